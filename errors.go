@@ -1,0 +1,41 @@
+package rowttl
+
+import "errors"
+
+// Sentinels. Every error the engine returns for a rejected request wraps one
+// of these with %w, and its message names the table, column, file or value
+// concerned. A rejected request leaves the table exactly as it was.
+var (
+	// ErrCorruption marks data that failed a checksum or a structural check.
+	// The message names the file. Corrupt data is never returned as rows.
+	ErrCorruption = errors.New("rowttl: corruption")
+
+	// ErrInvalidProperty marks a bad table property, the row TTL ones of
+	// SPEC §2 included.
+	ErrInvalidProperty = errors.New("rowttl: invalid table property")
+
+	// ErrInvalidSchema marks a bad table definition: unknown types, reserved
+	// column names, bad keys.
+	ErrInvalidSchema = errors.New("rowttl: invalid schema")
+
+	// ErrInvalidArgument marks a request whose data does not fit the table:
+	// a wrong column, a value of the wrong type, a NULL in a NOT NULL column,
+	// an expiration that overflows.
+	ErrInvalidArgument = errors.New("rowttl: invalid argument")
+
+	// ErrNotSupported marks a request the engine understands but refuses.
+	ErrNotSupported = errors.New("rowttl: not supported")
+
+	// ErrExists marks the creation of something that already exists.
+	ErrExists = errors.New("rowttl: already exists")
+
+	// ErrNotFound marks a reference to a table, database or column that does
+	// not exist.
+	ErrNotFound = errors.New("rowttl: not found")
+
+	// ErrClosed marks use of a table after Close.
+	ErrClosed = errors.New("rowttl: closed")
+
+	// ErrLabelExists marks a load whose label this table has already applied.
+	ErrLabelExists = errors.New("rowttl: Label Already Exists")
+)

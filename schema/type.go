@@ -1,0 +1,235 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Kind is a SQL column type of SPEC §1.
+type Kind uint8
+
+// The column kinds. Their numeric values are stored in manifests: append
+// only, never renumber.
+const (
+	Invalid Kind = iota
+	Boolean
+	TinyInt
+	SmallInt
+	Int
+	BigInt
+	Float
+	Double
+	Decimal
+	String
+	Varchar
+	Char
+	Date
+	Datetime
+	TimestampTZ
+	TimestampNS
+)
+
+var kindNames = [...]string{
+	Invalid:     "INVALID",
+	Boolean:     "BOOLEAN",
+	TinyInt:     "TINYINT",
+	SmallInt:    "SMALLINT",
+	Int:         "INT",
+	BigInt:      "BIGINT",
+	Float:       "FLOAT",
+	Double:      "DOUBLE",
+	Decimal:     "DECIMAL",
+	String:      "STRING",
+	Varchar:     "VARCHAR",
+	Char:        "CHAR",
+	Date:        "DATE",
+	Datetime:    "DATETIME",
+	TimestampTZ: "TIMESTAMPTZ",
+	TimestampNS: "TIMESTAMP_NS",
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// Type is a column type with its parameters.
+type Type struct {
+	Kind Kind `json:"kind"`
+	// Precision is p of DATETIME(p) and TIMESTAMPTZ(p) (0..6) and of
+	// DECIMAL(p,s).
+	Precision int `json:"precision,omitempty"`
+	// Scale is s of DECIMAL(p,s).
+	Scale int `json:"scale,omitempty"`
+	// Length is n of VARCHAR(n) and CHAR(n); 0 means unbounded.
+	Length int `json:"length,omitempty"`
+}
+
+// Common types, for callers building schemas in Go.
+var (
+	BooleanType  = Type{Kind: Boolean}
+	TinyIntType  = Type{Kind: TinyInt}
+	SmallIntType = Type{Kind: SmallInt}
+	IntType      = Type{Kind: Int}
+	BigIntType   = Type{Kind: BigInt}
+	FloatType    = Type{Kind: Float}
+	DoubleType   = Type{Kind: Double}
+	StringType   = Type{Kind: String}
+	DateType     = Type{Kind: Date}
+)
+
+// DatetimeType returns DATETIME(p).
+func DatetimeType(p int) Type { return Type{Kind: Datetime, Precision: p} }
+
+// TimestampTZType returns TIMESTAMPTZ(p).
+func TimestampTZType(p int) Type { return Type{Kind: TimestampTZ, Precision: p} }
+
+// VarcharType returns VARCHAR(n).
+func VarcharType(n int) Type { return Type{Kind: Varchar, Length: n} }
+
+// String renders the type as SQL, as SHOW CREATE TABLE and DESC print it.
+func (t Type) String() string {
+	switch t.Kind {
+	case Datetime, TimestampTZ:
+		return fmt.Sprintf("%s(%d)", t.Kind, t.Precision)
+	case Decimal:
+		return fmt.Sprintf("DECIMAL(%d,%d)", t.Precision, t.Scale)
+	case Varchar, Char:
+		if t.Length > 0 {
+			return fmt.Sprintf("%s(%d)", t.Kind, t.Length)
+		}
+		return t.Kind.String()
+	}
+	return t.Kind.String()
+}
+
+// Validate reports whether the type's parameters are in range.
+func (t Type) Validate() error {
+	switch t.Kind {
+	case Datetime, TimestampTZ:
+		if t.Precision < 0 || t.Precision > 6 {
+			return fmt.Errorf("%s precision must be between 0 and 6, got %d", t.Kind, t.Precision)
+		}
+	case Decimal:
+		if t.Precision < 1 || t.Precision > 38 || t.Scale < 0 || t.Scale > t.Precision {
+			return fmt.Errorf("invalid DECIMAL(%d,%d)", t.Precision, t.Scale)
+		}
+	case Varchar, Char:
+		if t.Length < 0 || t.Length > 1<<20 {
+			return fmt.Errorf("invalid %s length %d", t.Kind, t.Length)
+		}
+	case Invalid:
+		return fmt.Errorf("invalid column type")
+	}
+	if int(t.Kind) >= len(kindNames) {
+		return fmt.Errorf("unknown column type %d", t.Kind)
+	}
+	return nil
+}
+
+// IsInteger reports the integer kinds.
+func (t Type) IsInteger() bool {
+	switch t.Kind {
+	case TinyInt, SmallInt, Int, BigInt:
+		return true
+	}
+	return false
+}
+
+// IsString reports the character kinds.
+func (t Type) IsString() bool {
+	switch t.Kind {
+	case String, Varchar, Char:
+		return true
+	}
+	return false
+}
+
+// IsTemporal reports DATE, DATETIME, TIMESTAMPTZ and TIMESTAMP_NS.
+func (t Type) IsTemporal() bool {
+	switch t.Kind {
+	case Date, Datetime, TimestampTZ, TimestampNS:
+		return true
+	}
+	return false
+}
+
+// UTC is the time zone name Arrow carries for TIMESTAMPTZ columns.
+const UTC = "UTC"
+
+// Arrow returns the in-memory type of the column. DATETIME is a zone-less
+// microsecond timestamp holding the wall clock; TIMESTAMPTZ is a microsecond
+// instant marked UTC; DECIMAL is a 128-bit decimal.
+func (t Type) Arrow() arrow.DataType {
+	switch t.Kind {
+	case Boolean:
+		return arrow.FixedWidthTypes.Boolean
+	case TinyInt:
+		return arrow.PrimitiveTypes.Int8
+	case SmallInt:
+		return arrow.PrimitiveTypes.Int16
+	case Int:
+		return arrow.PrimitiveTypes.Int32
+	case BigInt:
+		return arrow.PrimitiveTypes.Int64
+	case Float:
+		return arrow.PrimitiveTypes.Float32
+	case Double:
+		return arrow.PrimitiveTypes.Float64
+	case Decimal:
+		return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
+	case String, Varchar, Char:
+		return arrow.BinaryTypes.String
+	case Date:
+		return arrow.FixedWidthTypes.Date32
+	case Datetime:
+		return &arrow.TimestampType{Unit: arrow.Microsecond}
+	case TimestampTZ:
+		return &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: UTC}
+	case TimestampNS:
+		return &arrow.TimestampType{Unit: arrow.Nanosecond}
+	}
+	return arrow.Null
+}
+
+// ParseKind maps a SQL type name (case-insensitive, aliases included) to a
+// kind. DATETIMEV2 and DATEV2 are Doris aliases.
+func ParseKind(name string) (Kind, bool) {
+	switch strings.ToUpper(name) {
+	case "BOOLEAN", "BOOL":
+		return Boolean, true
+	case "TINYINT":
+		return TinyInt, true
+	case "SMALLINT":
+		return SmallInt, true
+	case "INT", "INTEGER":
+		return Int, true
+	case "BIGINT":
+		return BigInt, true
+	case "FLOAT":
+		return Float, true
+	case "DOUBLE":
+		return Double, true
+	case "DECIMAL", "DECIMALV3":
+		return Decimal, true
+	case "STRING", "TEXT":
+		return String, true
+	case "VARCHAR":
+		return Varchar, true
+	case "CHAR":
+		return Char, true
+	case "DATE", "DATEV2":
+		return Date, true
+	case "DATETIME", "DATETIMEV2":
+		return Datetime, true
+	case "TIMESTAMPTZ":
+		return TimestampTZ, true
+	case "TIMESTAMP_NS":
+		return TimestampNS, true
+	}
+	return Invalid, false
+}
