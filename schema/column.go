@@ -147,3 +147,7 @@ func (c *Column) Field() arrow.Field {
 		Metadata: arrow.NewMetadata([]string{FieldIDKey}, []string{fmt.Sprint(c.ID)}),
 	}
 }
+
+// DeleteSignColumn is the hidden column of merge-on-read UNIQUE tables that
+// marks a row as the deletion of its key.
+const DeleteSignColumn = "__DORIS_DELETE_SIGN__"

@@ -1,0 +1,28 @@
+// Command rowttl is the engine's command line: the demo, and (as they land)
+// the SQL shell, loads, compaction, inspection and benchmarks.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// defaultDir is the data directory every subcommand uses unless told
+// otherwise.
+const defaultDir = "./rowttl-data"
+
+func main() {
+	root := &cobra.Command{
+		Use:           "rowttl",
+		Short:         "rowttl: an embedded analytic store whose rows expire one by one",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(demoCommand())
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "rowttl:", err)
+		os.Exit(1)
+	}
+}

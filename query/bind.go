@@ -1,0 +1,155 @@
+package query
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/ttlcol"
+)
+
+// ttlSlot is the logical position of the hidden __TTL__ column: one past the
+// user columns.
+func (s *Snapshot) ttlSlot() int { return len(s.Schema.Columns) }
+
+// resolve maps a column name to its logical slot and the type a user sees.
+func (s *Snapshot) resolve(name string) (int, schema.Type, error) {
+	if schema.IsTTLName(name) {
+		if s.Policy.Mode == ttlcol.NoTTL {
+			return 0, schema.Type{}, fmt.Errorf("table has no row TTL, unknown column %s: %w", name, rowttl.ErrNotFound)
+		}
+		return s.ttlSlot(), s.TTLType(), nil
+	}
+	i := s.Schema.Index(name)
+	if i < 0 {
+		return 0, schema.Type{}, fmt.Errorf("unknown column %s: %w", name, rowttl.ErrNotFound)
+	}
+	return i, s.Schema.Columns[i].Type, nil
+}
+
+// TTLType is the type __TTL__ is shown with: the source column's type in
+// source mode, BIGINT in direct mode.
+func (s *Snapshot) TTLType() schema.Type {
+	if s.Policy.Mode == ttlcol.SourceMode {
+		if c, ok := s.Schema.Column(s.Policy.SourceColumn); ok {
+			return c.Type
+		}
+	}
+	return schema.BigIntType
+}
+
+// toStoredTTL maps a value of the shown __TTL__ type to the stored domain.
+// The map is monotonic, so comparisons keep their meaning.
+func (s *Snapshot) toStoredTTL(v schema.Value) (schema.Value, error) {
+	if v.Kind != schema.IntValue || s.Policy.Mode != ttlcol.SourceMode {
+		return v, nil
+	}
+	var (
+		out int64
+		ok  bool
+	)
+	switch s.TTLType().Kind {
+	case schema.Date:
+		if v.Int < math.MinInt32 || v.Int > math.MaxInt32 {
+			return v, fmt.Errorf("date %d out of range: %w", v.Int, rowttl.ErrInvalidArgument)
+		}
+		out, ok = ttlcol.DateToMicros(int32(v.Int), s.Policy.ZoneOffset)
+	case schema.Datetime:
+		out, ok = ttlcol.DatetimeToMicros(v.Int, s.Policy.ZoneOffset)
+	default:
+		out, ok = v.Int, true
+	}
+	if !ok {
+		// Saturate: the constant lies beyond every storable instant.
+		if v.Int < 0 {
+			out = math.MinInt64
+		} else {
+			out = math.MaxInt64
+		}
+	}
+	return schema.IntVal(out), nil
+}
+
+// ToValue converts a Go value to the physical Value of a column type.
+func ToValue(t schema.Type, v any) (schema.Value, error) {
+	bad := func() (schema.Value, error) {
+		return schema.Null, fmt.Errorf("cannot compare %s with %T %v: %w", t, v, v, rowttl.ErrInvalidArgument)
+	}
+	switch x := v.(type) {
+	case nil:
+		return schema.Null, nil
+	case schema.Value:
+		return x, nil
+	case bool:
+		if x {
+			return schema.IntVal(1), nil
+		}
+		return schema.IntVal(0), nil
+	case int:
+		return numeric(t, int64(x))
+	case int8:
+		return numeric(t, int64(x))
+	case int16:
+		return numeric(t, int64(x))
+	case int32:
+		return numeric(t, int64(x))
+	case int64:
+		return numeric(t, x)
+	case uint8:
+		return numeric(t, int64(x))
+	case uint16:
+		return numeric(t, int64(x))
+	case uint32:
+		return numeric(t, int64(x))
+	case float32:
+		return schema.FloatVal(float64(x)), nil
+	case float64:
+		return schema.FloatVal(x), nil
+	case []byte:
+		if !t.IsString() {
+			return bad()
+		}
+		return schema.BytesVal(x), nil
+	case string:
+		switch {
+		case t.IsString():
+			return schema.BytesVal([]byte(x)), nil
+		case t.IsInteger():
+			n, err := strconv.ParseInt(x, 10, 64)
+			if err != nil {
+				return bad()
+			}
+			return schema.IntVal(n), nil
+		}
+		val, err := schema.ParseLiteral(t, x)
+		if err != nil {
+			return schema.Null, fmt.Errorf("%v: %w", err, rowttl.ErrInvalidArgument)
+		}
+		return val, nil
+	case time.Time:
+		switch t.Kind {
+		case schema.Date:
+			return schema.IntVal(int64(schema.DateFromTime(x))), nil
+		case schema.Datetime:
+			return schema.IntVal(schema.DatetimeFromTime(x)), nil
+		case schema.TimestampTZ:
+			return schema.IntVal(x.UnixMicro()), nil
+		case schema.TimestampNS:
+			return schema.IntVal(schema.DatetimeFromTime(x)*1000 + int64(x.Nanosecond()%1000)), nil
+		case schema.BigInt:
+			return schema.IntVal(x.UnixMicro()), nil
+		}
+		return bad()
+	}
+	return bad()
+}
+
+func numeric(t schema.Type, n int64) (schema.Value, error) {
+	if t.Kind == schema.Float || t.Kind == schema.Double {
+		return schema.FloatVal(float64(n)), nil
+	}
+	return schema.IntVal(n), nil
+}

@@ -1,0 +1,13 @@
+// Package query owns one scan: a single now for every row it reads, the
+// projection, the filter (used first on zone maps to skip pages, then on
+// rows), the TTL rule that hides expired rows, and the Arrow record batches
+// it streams out.
+//
+// Page skipping by TTL: a page whose __TTL__ zone map has no NULL and a
+// maximum at or below the scan's threshold is expired as a whole and never
+// decoded; a page whose minimum is above the threshold is live as a whole and
+// skips the per-row TTL check. A count over such pages needs no decoding.
+//
+// It must never write: it reads the rowsets of a snapshot that the caller
+// pinned, and releases the snapshot when the reader is released.
+package query

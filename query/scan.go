@@ -1,0 +1,531 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
+	"github.com/rowttl/rowttl/ttlcol"
+)
+
+// Snapshot is what one scan reads: a table's shape and the rowsets of one
+// pinned version, in version order.
+type Snapshot struct {
+	Schema  *schema.Schema
+	Policy  ttlcol.Policy
+	Model   schema.Model
+	Rowsets []*rowset.Handle
+	// Deleted holds, per rowset ID, the ordinals of rows that later
+	// versions deleted or (merge-on-write) superseded.
+	Deleted map[uint64]*roaring.Bitmap
+	// Release is called once when the scan no longer needs the rowsets.
+	Release func()
+}
+
+// Request describes a scan.
+type Request struct {
+	// Now is the single instant at which every row's expiry is judged; the
+	// zero time means the wall clock when the scan starts.
+	Now time.Time
+	// Columns to return, by name. Nil means every user column (and
+	// __TTL__ with ShowHidden); an empty non-nil slice means no column,
+	// which streams row counts alone (count(*)).
+	Columns []string
+	// Filter keeps the rows for which it is TRUE; nil keeps all.
+	Filter Expr
+	// ShowHidden adds __TTL__ to the default projection.
+	ShowHidden bool
+	// RowIDs appends the columns __ROWSET_ID__ and __ROW_ORDINAL__, which
+	// locate each returned row for a later delete.
+	RowIDs bool
+}
+
+// Names of the row-location columns of Request.RowIDs.
+const (
+	RowsetIDColumn   = "__ROWSET_ID__"
+	RowOrdinalColumn = "__ROW_ORDINAL__"
+)
+
+// Counters of one scan, for tests and observability.
+type Counters struct {
+	PagesExpired int64 // skipped: every row expired by its __TTL__ zone map
+	PagesLive    int64 // every row live: no per-row TTL check
+	PagesPruned  int64 // skipped by the filter's zone maps
+	PagesRead    int64 // decoded
+}
+
+// Scan streams the rows of a snapshot alive at one now. It implements
+// array.RecordReader.
+type Scan struct {
+	refs      atomic.Int64
+	ctx       context.Context
+	mem       memory.Allocator
+	snap      *Snapshot
+	hasTTL    bool
+	threshold int64
+	out       *arrow.Schema
+	outSlots  []int
+	need      []int // slots to decode: outputs and filter columns
+	filter    bound
+
+	rowIDs bool
+	// hidden holds, per rowset, the rows no scan may return: deleted, or
+	// superseded by a newer version of their key.
+	hidden map[uint64]*roaring.Bitmap
+
+	rs, seg, page int
+	segBase       int64 // ordinal of the current segment's first row in its rowset
+	segSlots      []int // slot -> column index in the current segment, -1 when absent
+	deleteSignIdx int   // column of the delete sign in the current segment, -1 when absent
+	cur           arrow.RecordBatch
+	err           error
+	released      bool
+	Counters      Counters
+}
+
+var _ array.RecordReader = (*Scan)(nil)
+
+// NewScan starts a scan. On error the snapshot is released.
+func NewScan(ctx context.Context, mem memory.Allocator, snap *Snapshot, req Request) (*Scan, error) {
+	s := &Scan{ctx: ctx, mem: mem, snap: snap}
+	s.refs.Store(1)
+	if err := s.init(req); err != nil {
+		s.releaseSnapshot()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Scan) init(req Request) error {
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	s.hasTTL = s.snap.Policy.Mode != ttlcol.NoTTL
+	s.threshold = s.snap.Policy.Threshold(now.UnixMicro())
+
+	cols := req.Columns
+	if cols == nil {
+		for _, c := range s.snap.Schema.Columns {
+			cols = append(cols, c.Name)
+		}
+		if req.ShowHidden && s.hasTTL {
+			cols = append(cols, schema.TTLColumn)
+		}
+	}
+	fields := make([]arrow.Field, 0, len(cols))
+	for _, name := range cols {
+		slot, typ, err := s.snap.resolve(name)
+		if err != nil {
+			return err
+		}
+		s.outSlots = append(s.outSlots, slot)
+		f := arrow.Field{Name: name, Type: typ.Arrow(), Nullable: true}
+		if slot < s.snap.ttlSlot() {
+			c := s.snap.Schema.Columns[slot]
+			f.Name, f.Nullable = c.Name, c.Nullable
+		} else {
+			f.Name = schema.TTLColumn
+		}
+		fields = append(fields, f)
+	}
+	if req.RowIDs {
+		s.rowIDs = true
+		fields = append(fields,
+			arrow.Field{Name: RowsetIDColumn, Type: arrow.PrimitiveTypes.Int64},
+			arrow.Field{Name: RowOrdinalColumn, Type: arrow.PrimitiveTypes.Int64})
+	}
+	s.out = arrow.NewSchema(fields, nil)
+	f, err := s.snap.bind(req.Filter)
+	if err != nil {
+		return err
+	}
+	s.filter = f
+	seen := map[int]bool{}
+	add := func(slot int) {
+		if !seen[slot] {
+			seen[slot] = true
+			s.need = append(s.need, slot)
+		}
+	}
+	for _, slot := range s.outSlots {
+		add(slot)
+	}
+	if f != nil {
+		f.slots(add)
+	}
+	s.hidden = s.snap.Deleted
+	if s.snap.Model == schema.UniqueMOR {
+		h, err := supersededByMerge(s.ctx, s.mem, s.snap.Rowsets, s.snap.Schema.KeyCount, s.snap.Deleted)
+		if err != nil {
+			return err
+		}
+		s.hidden = h
+	}
+	s.seg, s.page = 0, -1
+	return nil
+}
+
+// Schema returns the output schema.
+func (s *Scan) Schema() *arrow.Schema { return s.out }
+
+// RecordBatch returns the current batch, valid until the next call to Next.
+func (s *Scan) RecordBatch() arrow.RecordBatch { return s.cur }
+
+// Record is RecordBatch under its deprecated name.
+func (s *Scan) Record() arrow.RecordBatch { return s.cur }
+
+// Err returns the error that stopped the scan, if any.
+func (s *Scan) Err() error { return s.err }
+
+// Retain adds a reference.
+func (s *Scan) Retain() { s.refs.Add(1) }
+
+// Release drops a reference; the last one frees the current batch and
+// releases the snapshot.
+func (s *Scan) Release() {
+	if s.refs.Add(-1) == 0 {
+		if s.cur != nil {
+			s.cur.Release()
+			s.cur = nil
+		}
+		s.releaseSnapshot()
+	}
+}
+
+func (s *Scan) releaseSnapshot() {
+	if !s.released {
+		s.released = true
+		if s.snap.Release != nil {
+			s.snap.Release()
+		}
+	}
+}
+
+// Next advances to the next non-empty batch.
+func (s *Scan) Next() bool {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
+	if s.err != nil || s.released {
+		return false
+	}
+	for {
+		if err := s.ctx.Err(); err != nil {
+			s.err = err
+			return false
+		}
+		r, ok := s.advance()
+		if !ok {
+			return false
+		}
+		rec, err := s.readPage(r)
+		if err != nil {
+			s.err = err
+			return false
+		}
+		if rec != nil {
+			s.cur = rec
+			return true
+		}
+	}
+}
+
+// advance moves the cursor to the next page and returns its segment.
+func (s *Scan) advance() (*segment.Reader, bool) {
+	for s.rs < len(s.snap.Rowsets) {
+		h := s.snap.Rowsets[s.rs]
+		if s.seg < len(h.Segments) {
+			r := h.Segments[s.seg]
+			if s.page == -1 {
+				s.segSlots, s.deleteSignIdx = s.mapSegment(r)
+			}
+			s.page++
+			if s.page < r.NumPages() {
+				return r, true
+			}
+			s.segBase += r.NumRows()
+			s.seg++
+			s.page = -1
+			continue
+		}
+		s.rs++
+		s.seg, s.page, s.segBase = 0, -1, 0
+	}
+	return nil, false
+}
+
+// mapSegment finds each logical slot's column in a segment by column ID;
+// columns added after the segment was written are absent.
+func (s *Scan) mapSegment(r *segment.Reader) ([]int, int) {
+	sc := r.Schema()
+	byID := map[string]int{}
+	ttlIdx, signIdx := -1, -1
+	for i, f := range sc.Fields() {
+		if f.Name == schema.TTLColumn {
+			ttlIdx = i
+			continue
+		}
+		if f.Name == schema.DeleteSignColumn {
+			signIdx = i
+			continue
+		}
+		if k := f.Metadata.FindKey(schema.FieldIDKey); k >= 0 {
+			byID[f.Metadata.Values()[k]] = i
+		}
+	}
+	slots := make([]int, len(s.snap.Schema.Columns)+1)
+	for i, c := range s.snap.Schema.Columns {
+		if idx, ok := byID[strconv.FormatUint(uint64(c.ID), 10)]; ok {
+			slots[i] = idx
+		} else {
+			slots[i] = -1
+		}
+	}
+	slots[len(slots)-1] = ttlIdx
+	return slots, signIdx
+}
+
+// defaultValue is what a row written before a column existed reads.
+func (s *Scan) defaultValue(slot int) schema.Value {
+	if slot >= len(s.snap.Schema.Columns) {
+		return schema.Null
+	}
+	c := s.snap.Schema.Columns[slot]
+	if c.DefaultKind == schema.DefaultLiteral {
+		if v, err := schema.ParseLiteral(c.Type, c.Default); err == nil {
+			return v
+		}
+	}
+	return schema.Null
+}
+
+func (s *Scan) stats(r *segment.Reader, p int) func(int) segment.ZoneMap {
+	_, n := r.Page(p)
+	return func(slot int) segment.ZoneMap {
+		if idx := s.segSlots[slot]; idx >= 0 {
+			return r.PageStats(idx, p)
+		}
+		v := s.defaultValue(slot)
+		if v.IsNull() {
+			return segment.ZoneMap{Rows: int64(n), NullCount: int64(n)}
+		}
+		return segment.ZoneMap{Rows: int64(n), Min: v, Max: v}
+	}
+}
+
+// readPage returns the live, matching rows of the current page, or nil
+// when there are none.
+func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
+	p := s.page
+	firstRow, n := r.Page(p)
+	ord0 := s.segBase + firstRow
+	rsID := s.snap.Rowsets[s.rs].Meta.ID
+	ttlState := ttlcol.AllLive
+	ttlIdx := s.segSlots[len(s.segSlots)-1]
+	if s.hasTTL && ttlIdx >= 0 {
+		z := r.PageStats(ttlIdx, p)
+		hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
+		ttlState = ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, s.threshold)
+	}
+	if ttlState == ttlcol.AllExpired {
+		s.Counters.PagesExpired++
+		return nil, nil
+	}
+	hidden := s.hidden[rsID]
+	if hidden != nil && !hidden.IntersectsWithInterval(uint64(ord0), uint64(ord0)+uint64(n)) {
+		hidden = nil
+	}
+	if hidden != nil && hidden.CardinalityInRange(uint64(ord0), uint64(ord0)+uint64(n)) == uint64(n) {
+		return nil, nil
+	}
+	if s.filter != nil && !s.filter.may(s.stats(r, p), true) {
+		s.Counters.PagesPruned++
+		return nil, nil
+	}
+	if ttlState == ttlcol.AllLive {
+		s.Counters.PagesLive++
+		if s.filter == nil && len(s.outSlots) == 0 && !s.rowIDs && hidden == nil && s.deleteSignIdx < 0 {
+			return array.NewRecordBatch(s.out, nil, int64(n)), nil
+		}
+	}
+	s.Counters.PagesRead++
+
+	// Decode what the page needs.
+	decoded := map[int]arrow.Array{}
+	defer func() {
+		for _, a := range decoded {
+			a.Release()
+		}
+	}()
+	get := func(slot int) (arrow.Array, error) {
+		if a, ok := decoded[slot]; ok {
+			return a, nil
+		}
+		var a arrow.Array
+		if idx := s.segSlots[slot]; idx >= 0 {
+			var err error
+			if a, err = r.ReadPage(s.mem, idx, p); err != nil {
+				return nil, err
+			}
+		} else {
+			a = schema.ConstArray(s.mem, s.rawType(slot), s.defaultValue(slot), n)
+		}
+		decoded[slot] = a
+		return a, nil
+	}
+	for _, slot := range s.need {
+		if _, err := get(slot); err != nil {
+			return nil, err
+		}
+	}
+
+	mask := make([]byte, (n+7)/8)
+	if ttlState == ttlcol.Mixed {
+		ttl, err := get(s.snap.ttlSlot())
+		if err != nil {
+			return nil, err
+		}
+		d := ttl.Data()
+		vals := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+n]
+		var validity []byte
+		if ttl.NullN() > 0 {
+			validity = d.Buffers()[0].Bytes()
+		}
+		ttlcol.LiveMask(vals, validity, d.Offset(), s.threshold, mask)
+	} else {
+		setAll(mask, n)
+	}
+	if hidden != nil {
+		it := hidden.Iterator()
+		it.AdvanceIfNeeded(uint32(ord0))
+		for it.HasNext() {
+			o := int64(it.PeekNext())
+			if o >= ord0+int64(n) {
+				break
+			}
+			bitutil.ClearBit(mask, int(o-ord0))
+			it.Next()
+		}
+	}
+	if s.deleteSignIdx >= 0 {
+		sign, err := r.ReadPage(s.mem, s.deleteSignIdx, p)
+		if err != nil {
+			return nil, err
+		}
+		b := sign.(*array.Boolean)
+		for i := 0; i < n; i++ {
+			if b.IsValid(i) && b.Value(i) {
+				bitutil.ClearBit(mask, i)
+			}
+		}
+		sign.Release()
+	}
+	if s.filter != nil && countBits(mask, n) > 0 {
+		t, f := make([]byte, (n+7)/8), make([]byte, (n+7)/8)
+		s.filter.eval(func(slot int) arrow.Array { return decoded[slot] }, n, t, f)
+		for i := range mask {
+			mask[i] &= t[i]
+		}
+	}
+	selected := countBits(mask, n)
+	if selected == 0 {
+		return nil, nil
+	}
+	if len(s.out.Fields()) == 0 {
+		return array.NewRecordBatch(s.out, nil, int64(selected)), nil
+	}
+	cols := make([]arrow.Array, 0, len(s.out.Fields()))
+	for _, slot := range s.outSlots {
+		a := decoded[slot]
+		if slot == s.snap.ttlSlot() {
+			a = s.showTTL(a)
+		} else {
+			a.Retain()
+		}
+		cols = append(cols, a)
+	}
+	if s.rowIDs {
+		ids := array.NewInt64Builder(s.mem)
+		ords := array.NewInt64Builder(s.mem)
+		ids.Reserve(n)
+		ords.Reserve(n)
+		for i := 0; i < n; i++ {
+			ids.UnsafeAppend(int64(rsID))
+			ords.UnsafeAppend(ord0 + int64(i))
+		}
+		cols = append(cols, ids.NewArray(), ords.NewArray())
+		ids.Release()
+		ords.Release()
+	}
+	rec := array.NewRecordBatch(s.out, cols, int64(n))
+	for _, c := range cols {
+		c.Release()
+	}
+	if selected == n {
+		return rec, nil
+	}
+	defer rec.Release()
+	m := array.NewBoolean(n, memory.NewBufferBytes(mask), nil, 0)
+	defer m.Release()
+	ctx := compute.WithAllocator(s.ctx, s.mem)
+	out, err := compute.FilterRecordBatch(ctx, rec, m, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, fmt.Errorf("filter page: %w", err)
+	}
+	return out, nil
+}
+
+// rawType is the Arrow type a slot is stored with.
+func (s *Scan) rawType(slot int) arrow.DataType {
+	if slot == s.snap.ttlSlot() {
+		return arrow.PrimitiveTypes.Int64
+	}
+	return s.snap.Schema.Columns[slot].Type.Arrow()
+}
+
+// showTTL converts stored __TTL__ values to the type they are shown with.
+func (s *Scan) showTTL(a arrow.Array) arrow.Array {
+	typ := s.snap.TTLType()
+	if s.snap.Policy.Mode != ttlcol.SourceMode || typ.Kind == schema.BigInt {
+		a.Retain()
+		return a
+	}
+	ttl := a.(*array.Int64)
+	b := array.NewBuilder(s.mem, typ.Arrow())
+	defer b.Release()
+	b.Reserve(ttl.Len())
+	off := s.snap.Policy.ZoneOffset
+	for i := 0; i < ttl.Len(); i++ {
+		if ttl.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		v := ttl.Value(i)
+		switch typ.Kind {
+		case schema.Date:
+			b.(*array.Date32Builder).Append(arrow.Date32(ttlcol.MicrosToDate(v, off)))
+		case schema.Datetime:
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(ttlcol.MicrosToDatetime(v, off)))
+		default:
+			b.(*array.TimestampBuilder).Append(arrow.Timestamp(v))
+		}
+	}
+	return b.NewArray()
+}
+
+func countBits(bm []byte, n int) int {
+	return int(bitutilCount(bm, n))
+}

@@ -1,0 +1,177 @@
+package rowset
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
+	"github.com/rowttl/rowttl/vfs"
+)
+
+// DefaultSegmentRows is the number of rows after which a writer starts a new
+// segment file.
+const DefaultSegmentRows = 1 << 20
+
+// WriterOptions configures a rowset writer.
+type WriterOptions struct {
+	FS  vfs.FS
+	Dir string
+	// Schema is the physical schema of every segment.
+	Schema *arrow.Schema
+	// TTLIndex is the position of __TTL__ in Schema, or -1.
+	TTLIndex int
+	Segment  segment.WriterOptions
+	// SegmentRows cuts segments; 0 means DefaultSegmentRows.
+	SegmentRows int64
+	// NewFileNum allocates file numbers; it must never return a number in
+	// use.
+	NewFileNum func() uint64
+}
+
+// Writer writes the segments of one rowset. Rows are written in the order
+// given; the caller sorts them.
+type Writer struct {
+	opts    WriterOptions
+	cur     *openSegment
+	done    []SegmentMeta
+	created []string // every file created, for Abort
+	stats   TTLStats
+	rows    int64
+	bytes   int64
+}
+
+type openSegment struct {
+	fileNum uint64
+	tmp     string
+	f       vfs.File
+	w       *segment.Writer
+	rows    int64
+}
+
+// NewWriter returns a writer; no file is created before the first row.
+func NewWriter(opts WriterOptions) *Writer {
+	if opts.SegmentRows <= 0 {
+		opts.SegmentRows = DefaultSegmentRows
+	}
+	return &Writer{opts: opts}
+}
+
+// Write appends rows, cutting segments at SegmentRows.
+func (w *Writer) Write(rec arrow.RecordBatch) error {
+	n := rec.NumRows()
+	var off int64
+	for off < n {
+		if w.cur == nil {
+			if err := w.openSegment(); err != nil {
+				return err
+			}
+		}
+		take := min(n-off, w.opts.SegmentRows-w.cur.rows)
+		part := rec
+		if off != 0 || take != n {
+			part = rec.NewSlice(off, off+take)
+		}
+		err := w.cur.w.Write(part)
+		if part != rec {
+			part.Release()
+		}
+		if err != nil {
+			return err
+		}
+		w.cur.rows += take
+		off += take
+		if w.cur.rows >= w.opts.SegmentRows {
+			if err := w.finishSegment(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *Writer) openSegment() error {
+	num := w.opts.NewFileNum()
+	name := SegmentFileName(w.opts.Dir, num)
+	tmp := name + ".tmp"
+	f, err := w.opts.FS.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("create segment %s: %w", tmp, err)
+	}
+	w.created = append(w.created, tmp)
+	sw, err := segment.NewWriter(f, w.opts.Schema, w.opts.Segment)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	w.cur = &openSegment{fileNum: num, tmp: tmp, f: f, w: sw}
+	return nil
+}
+
+// finishSegment seals the current segment: footer, fsync, close, rename.
+func (w *Writer) finishSegment() error {
+	s := w.cur
+	w.cur = nil
+	sum, err := s.w.Finish()
+	if err == nil {
+		err = s.f.Sync()
+	}
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write segment %s: %w", s.tmp, err)
+	}
+	name := SegmentFileName(w.opts.Dir, s.fileNum)
+	if err := w.opts.FS.Rename(s.tmp, name); err != nil {
+		return fmt.Errorf("publish segment %s: %w", name, err)
+	}
+	w.created[len(w.created)-1] = name
+	w.done = append(w.done, SegmentMeta{FileNum: s.fileNum, Rows: sum.Rows, Bytes: sum.Bytes})
+	w.rows += sum.Rows
+	w.bytes += sum.Bytes
+	if w.opts.TTLIndex >= 0 {
+		w.stats = w.stats.Merge(statsOf(sum.Columns[w.opts.TTLIndex]))
+	}
+	return nil
+}
+
+func statsOf(z segment.ZoneMap) TTLStats {
+	s := TTLStats{Nulls: z.NullCount}
+	if z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue {
+		s.HasMinMax, s.Min, s.Max = true, z.Min.Int, z.Max.Int
+	}
+	return s
+}
+
+// Finish seals the last segment and makes the directory entries durable. It
+// returns a Meta without ID and versions, which the caller fills in before
+// publishing. A rowset of no rows has no segments.
+func (w *Writer) Finish() (Meta, error) {
+	if w.cur != nil {
+		if err := w.finishSegment(); err != nil {
+			return Meta{}, err
+		}
+	}
+	if len(w.done) > 0 {
+		if err := w.opts.FS.SyncDir(filepath.Clean(w.opts.Dir)); err != nil {
+			return Meta{}, fmt.Errorf("sync %s: %w", w.opts.Dir, err)
+		}
+	}
+	return Meta{Segments: w.done, Rows: w.rows, Bytes: w.bytes, TTL: w.stats}, nil
+}
+
+// Abort removes every file the writer created. Files of an aborted write are
+// never referenced by the manifest, so a failed removal only leaves an orphan
+// that the next open deletes.
+func (w *Writer) Abort() {
+	if w.cur != nil {
+		w.cur.f.Close()
+		w.cur = nil
+	}
+	for _, name := range w.created {
+		w.opts.FS.Remove(name)
+	}
+	w.created = nil
+}

@@ -1,0 +1,255 @@
+package segment
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+const benchRows = 1 << 16
+
+// benchCase is one column of data made for one encoding.
+type benchCase struct {
+	name string
+	enc  string // expected encoding
+	comp string // expected compression
+	zstd int
+	make func(mem memory.Allocator) arrow.Array
+}
+
+var benchCases = []benchCase{
+	{"for-int64", "for", "none", -1, func(mem memory.Allocator) arrow.Array {
+		rng := rngFor(1)
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for range benchRows {
+			b.Append(1<<40 + rng.Int64N(1<<20)) // 20 bits
+		}
+		return b.NewArray()
+	}},
+	{"delta-timestamp", "delta", "none", -1, func(mem memory.Allocator) arrow.Array {
+		rng := rngFor(2)
+		b := array.NewTimestampBuilder(mem, &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"})
+		defer b.Release()
+		t := int64(1_767_225_600_000_000)
+		for range benchRows {
+			t += 500 + rng.Int64N(1000) // ~1 ms apart, 10-bit deltas
+			b.Append(arrow.Timestamp(t))
+		}
+		return b.NewArray()
+	}},
+	{"plain-int64", "plain", "none", -1, func(mem memory.Allocator) arrow.Array {
+		rng := rngFor(3)
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for range benchRows {
+			b.Append(int64(rng.Uint64()))
+		}
+		return b.NewArray()
+	}},
+	{"dict-string", "dict", "none", -1, func(mem memory.Allocator) arrow.Array {
+		rng := rngFor(4)
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		for range benchRows {
+			b.Append(fmt.Sprintf("region-%02d", rng.IntN(50)))
+		}
+		return b.NewArray()
+	}},
+	{"plain-string", "plain", "none", -1, func(mem memory.Allocator) arrow.Array {
+		rng := rngFor(5)
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		for range benchRows {
+			b.Append(fmt.Sprintf("%016x%08x", rng.Uint64(), rng.Uint32()))
+		}
+		return b.NewArray()
+	}},
+	{"plain-float64", "plain", "none", -1, func(mem memory.Allocator) arrow.Array {
+		rng := rngFor(6)
+		b := array.NewFloat64Builder(mem)
+		defer b.Release()
+		for range benchRows {
+			b.Append(rng.NormFloat64())
+		}
+		return b.NewArray()
+	}},
+	{"zstd-string", "plain", "zstd", 0, func(mem memory.Allocator) arrow.Array {
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		for i := range benchRows {
+			b.Append(fmt.Sprintf("user-%08d@example.com", i))
+		}
+		return b.NewArray()
+	}},
+	{"for-int64-nulls", "for", "none", -1, func(mem memory.Allocator) arrow.Array {
+		rng := rngFor(7)
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for range benchRows {
+			if rng.IntN(10) == 0 {
+				b.AppendNull()
+			} else {
+				b.Append(rng.Int64N(1 << 20))
+			}
+		}
+		return b.NewArray()
+	}},
+}
+
+// decodedBytes is the size of the Arrow buffers of a: what a decode
+// produces.
+func decodedBytes(a arrow.Array) int64 {
+	var n int64
+	for _, b := range a.Data().Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	return n
+}
+
+func buildBenchSegment(b *testing.B, bc benchCase) (*Reader, int64) {
+	mem := memory.NewGoAllocator()
+	arr := bc.make(mem)
+	defer arr.Release()
+	rec := newRecord(arr)
+	defer rec.Release()
+	data, _ := writeBatches(b, rec, WriterOptions{ZstdLevel: bc.zstd}, 0)
+	r := openBytes(b, data, bc.name)
+	if enc, comp := r.PageEncoding(0, 0); enc != bc.enc || comp != bc.comp {
+		b.Fatalf("%s: encoding %s/%s, want %s/%s", bc.name, enc, comp, bc.enc, bc.comp)
+	}
+	var out int64
+	for p := 0; p < r.NumPages(); p++ {
+		a, err := r.ReadPage(mem, 0, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out += decodedBytes(a)
+		a.Release()
+	}
+	return r, out
+}
+
+// BenchmarkReadPage measures ReadPage (read, CRC, decompress, decode into
+// Arrow) over every page of a 64Ki-row column. Throughput is Arrow bytes
+// produced.
+func BenchmarkReadPage(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			r, out := buildBenchSegment(b, bc)
+			mem := memory.DefaultAllocator
+			b.SetBytes(out)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				for p := 0; p < r.NumPages(); p++ {
+					a, err := r.ReadPage(mem, 0, p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					a.Release()
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecode measures the decoders alone on already verified bodies
+// (no read, no CRC, no zstd), into Arrow buffers from a reused allocator.
+func BenchmarkDecode(b *testing.B) {
+	for _, bc := range benchCases {
+		if bc.comp != "none" {
+			continue
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			r, out := buildBenchSegment(b, bc)
+			var bodies [][]byte
+			sc := new(scratch)
+			for p := range r.f.pages {
+				body, err := r.readChunk(r.f.chunk(0, p), sc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bodies = append(bodies, bytes.Clone(body))
+			}
+			mem := newPoolAllocator()
+			ct := r.f.cols[0]
+			b.SetBytes(out)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				for p, body := range bodies {
+					c := r.f.chunk(0, p)
+					a, err := decodeChunk(mem, ct, r.f.pages[p], int(c.zone.NullCount), c.enc, body, sc)
+					if err != nil {
+						b.Fatal(err)
+					}
+					a.Release()
+				}
+			}
+		})
+	}
+}
+
+// poolAllocator recycles buffers by size, so BenchmarkDecode measures
+// decoding rather than the Go allocator zeroing fresh memory.
+type poolAllocator struct{ free map[int][][]byte }
+
+func newPoolAllocator() *poolAllocator { return &poolAllocator{free: map[int][][]byte{}} }
+
+func (p *poolAllocator) Allocate(size int) []byte {
+	if l := p.free[size]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[size] = l[:len(l)-1]
+		return b
+	}
+	return make([]byte, size)
+}
+
+func (p *poolAllocator) Reallocate(size int, b []byte) []byte {
+	nb := p.Allocate(size)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
+
+func (p *poolAllocator) Free(b []byte) { p.free[len(b)] = append(p.free[len(b)], b) }
+
+// BenchmarkWrite measures encoding 64Ki rows of each case into a segment.
+// Throughput is Arrow input bytes.
+func BenchmarkWrite(b *testing.B) {
+	for _, bc := range benchCases {
+		b.Run(bc.name, func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			arr := bc.make(mem)
+			defer arr.Release()
+			rec := newRecord(arr)
+			defer rec.Release()
+			b.SetBytes(decodedBytes(arr))
+			b.ReportAllocs()
+			var size int64
+			for b.Loop() {
+				w, err := NewWriter(io.Discard, rec.Schema(), WriterOptions{ZstdLevel: bc.zstd})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Write(rec); err != nil {
+					b.Fatal(err)
+				}
+				s, err := w.Finish()
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = s.Bytes
+			}
+			b.ReportMetric(float64(size)/float64(benchRows), "file-B/row")
+		})
+	}
+}

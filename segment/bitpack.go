@@ -1,0 +1,178 @@
+package segment
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
+
+// Bit packing. Value i of a packed run of width bw occupies bits
+// [i*bw, (i+1)*bw) of a little-endian bit stream, so n values take exactly
+// ⌈n*bw/8⌉ bytes and the unused high bits of the last byte are zero.
+//
+// The decoders load 8 bytes at a time at the byte holding a value's first bit
+// and shift: one unaligned load, a shift and a mask per value, no branches,
+// no per-value calls. Values whose 8-byte window would run past the end of
+// the input (the last few), and widths above 56 bits, take a slow path.
+
+// littleEndian reports whether the host stores integers little-endian; the
+// fast paths load words straight from memory and copy plain values into
+// Arrow buffers, which is only right on such hosts.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// packedLen returns the bytes n values of bw bits take.
+func packedLen(n int, bw uint) int { return (n*int(bw) + 7) / 8 }
+
+// bitWidth returns the bits needed to hold v.
+func bitWidth(v uint64) uint { return uint(bits.Len64(v)) }
+
+// appendPacked appends vals packed with width bw. Every value must fit in bw
+// bits.
+func appendPacked(dst []byte, vals []uint64, bw uint) []byte {
+	if bw == 0 {
+		return dst
+	}
+	var acc uint64 // pending bits, LSB first
+	var nb uint    // number of pending bits, < 64
+	for _, v := range vals {
+		acc |= v << nb
+		if nb+bw >= 64 {
+			dst = binary.LittleEndian.AppendUint64(dst, acc)
+			used := 64 - nb // bits of v already written
+			acc = 0
+			if used < 64 {
+				acc = v >> used
+			}
+			nb = nb + bw - 64
+		} else {
+			nb += bw
+		}
+	}
+	for nb > 0 {
+		dst = append(dst, byte(acc))
+		acc >>= 8
+		nb -= min(nb, 8)
+	}
+	return dst
+}
+
+// packedTailOK reports whether the unused high bits of the last byte of a
+// packed run of n values are zero, as the encoder leaves them.
+func packedTailOK(src []byte, n int, bw uint) bool {
+	rem := uint(n) * bw % 8
+	if rem == 0 || len(src) == 0 {
+		return true
+	}
+	return src[len(src)-1]>>rem == 0
+}
+
+// readBits returns the bw-bit value starting at bit of src, reading no byte
+// past the end of src.
+func readBits(src []byte, bit, bw uint) uint64 {
+	var buf [16]byte
+	copy(buf[:], src[bit>>3:])
+	s := bit & 7
+	v := binary.LittleEndian.Uint64(buf[:8]) >> s
+	if s != 0 {
+		v |= uint64(buf[8]) << (64 - s)
+	}
+	if bw < 64 {
+		v &= 1<<bw - 1
+	}
+	return v
+}
+
+// integer is what packed values decode into.
+type integer interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// fastCount returns how many leading values of a packed run the one-load
+// path may decode: those whose 8-byte window lies inside src.
+func fastCount(n int, srcLen int, bw uint) int {
+	if bw > 56 || srcLen < 8 || !littleEndian {
+		return 0
+	}
+	return min(n, ((srcLen-8)*8+7)/int(bw)+1)
+}
+
+// unpackFOR decodes len(dst) values of bw bits from src into dst[i] = base +
+// value (wrapping), truncated to T. src must hold packedLen(len(dst), bw)
+// bytes.
+func unpackFOR[T integer](dst []T, src []byte, bw uint, base int64) {
+	if bw == 0 {
+		v := T(base)
+		for i := range dst {
+			dst[i] = v
+		}
+		return
+	}
+	nf := fastCount(len(dst), len(src), bw)
+	if nf > 0 {
+		p := unsafe.Pointer(unsafe.SliceData(src))
+		mask := uint64(1)<<bw - 1
+		d := dst[:nf]
+		bit := uint(0)
+		i := 0
+		// Four values per round keeps more loads in flight.
+		for ; i+4 <= len(d); i += 4 {
+			b0, b1, b2, b3 := bit, bit+bw, bit+2*bw, bit+3*bw
+			w0 := *(*uint64)(unsafe.Add(p, b0>>3))
+			w1 := *(*uint64)(unsafe.Add(p, b1>>3))
+			w2 := *(*uint64)(unsafe.Add(p, b2>>3))
+			w3 := *(*uint64)(unsafe.Add(p, b3>>3))
+			d4 := d[i : i+4 : i+4]
+			d4[0] = T(base + int64(w0>>(b0&7)&mask))
+			d4[1] = T(base + int64(w1>>(b1&7)&mask))
+			d4[2] = T(base + int64(w2>>(b2&7)&mask))
+			d4[3] = T(base + int64(w3>>(b3&7)&mask))
+			bit += 4 * bw
+		}
+		for ; i < len(d); i++ {
+			w := *(*uint64)(unsafe.Add(p, bit>>3))
+			d[i] = T(base + int64(w>>(bit&7)&mask))
+			bit += bw
+		}
+	}
+	for i := nf; i < len(dst); i++ {
+		dst[i] = T(base + int64(readBits(src, uint(i)*bw, bw)))
+	}
+}
+
+// unpackDelta decodes a delta run: dst[0] = first and dst[i] = dst[i-1] +
+// minDelta + value i-1 (wrapping), for len(dst)-1 packed values of bw bits in
+// src. It returns the last value before truncation to T, so callers can check
+// that a sum did not overflow T.
+func unpackDelta[T integer](dst []T, src []byte, bw uint, first, minDelta int64) int64 {
+	if len(dst) == 0 {
+		return first
+	}
+	dst[0] = T(first)
+	acc := first
+	d := dst[1:]
+	if bw == 0 {
+		for i := range d {
+			acc += minDelta
+			d[i] = T(acc)
+		}
+		return acc
+	}
+	nf := fastCount(len(d), len(src), bw)
+	if nf > 0 {
+		p := unsafe.Pointer(unsafe.SliceData(src))
+		mask := uint64(1)<<bw - 1
+		df := d[:nf]
+		bit := uint(0)
+		for i := range df {
+			w := *(*uint64)(unsafe.Add(p, bit>>3))
+			acc += minDelta + int64(w>>(bit&7)&mask)
+			df[i] = T(acc)
+			bit += bw
+		}
+	}
+	for i := nf; i < len(d); i++ {
+		acc += minDelta + int64(readBits(src, uint(i)*bw, bw))
+		d[i] = T(acc)
+	}
+	return acc
+}

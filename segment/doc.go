@@ -1,0 +1,45 @@
+// Package segment owns the segment file format: one immutable file holding
+// the rows of one Arrow schema, cut into pages that share their row
+// boundaries across all columns, with light encodings that decode at GB/s,
+// zstd where it pays, a checksum on every chunk and on the footer, and zone
+// maps (rows, nulls, min, max) per page and per column.
+//
+// # Writing and reading
+//
+// A Writer takes Arrow record batches of any size and cuts them into pages of
+// exactly WriterOptions.PageRows rows (the last page shorter); Finish writes
+// the footer and returns a Summary. Open reads and verifies the trailer,
+// header and footer; ReadPage decodes one column of one page into a new Arrow
+// array. A Reader is safe for concurrent use.
+//
+// # Format
+//
+// The layout is drawn in format.go and the chunk encodings in
+// encoding_int.go (plain, constant, frame of reference, delta),
+// encoding_string.go (plain, constant, dictionary) and encoding_fixed.go
+// (floats and decimals plain or constant, booleans as a bitmap or constant).
+// The writer picks, for every chunk, the smallest encoding, then applies zstd
+// when the result is below 7/8 of the encoded size. Dump prints a file; the
+// golden files in testdata show its bytes, so a change of format cannot go
+// unnoticed: bump formatVersion when it is intended.
+//
+// Zone map bounds are physical scalars (schema.Value). String bounds longer
+// than MaxBoundLen bytes and decimal bounds are not kept: such zone maps have
+// no Min and Max. Null slots of a decoded array hold unspecified values.
+//
+// # Corruption
+//
+// Any damaged byte of a file, anywhere, makes Open or ReadPage fail with an
+// error that wraps rowttl.ErrCorruption and names the file; corrupt data is
+// never returned. Lengths and counts are checked against the bytes that
+// hold them before anything is allocated, and decoded pages are bounded, so
+// a hostile file cannot exhaust memory.
+//
+// # What it must never do
+//
+// The package knows nothing of tables, keys, versions, rowsets or TTL
+// policy: __TTL__ is just an int64 column to it, whose zone maps the layers
+// above read. It never returns unchecked data, never syncs or closes the
+// files it is given, and never changes a byte of a finished file. Only
+// little-endian hosts are supported.
+package segment

@@ -1,0 +1,361 @@
+package segment
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+)
+
+// Reader reads one segment. Its methods are safe for concurrent use: it keeps
+// no cursor, every read is an io.ReaderAt.ReadAt of its own.
+type Reader struct {
+	ra        io.ReaderAt
+	size      int64
+	name      string
+	f         footer
+	firstRows []int64 // first row of each page
+	footerOff int64
+	footerLen int
+	footerCRC uint32
+}
+
+var (
+	errShort   = errors.New("file too short")
+	errMagic   = errors.New("bad magic")
+	errVersion = errors.New("unsupported format version")
+	errFooter  = errors.New("checksum mismatch")
+	errTiling  = errors.New("chunks do not tile the file")
+	errCRC     = errors.New("chunk checksum mismatch")
+	errComp    = errors.New("chunk compression differs from the footer")
+	errNulls   = errors.New("validity bitmap differs from the null count")
+)
+
+// Open reads and verifies the trailer, header and footer of the segment held
+// by r, which is size bytes long. name identifies the file in errors. Every
+// corruption found, here or later in ReadPage, wraps rowttl.ErrCorruption.
+func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
+	rd := &Reader{ra: r, size: size, name: name}
+	if !littleEndian {
+		return nil, fmt.Errorf("segment %s: big-endian hosts: %w", name, rowttl.ErrNotSupported)
+	}
+	if size < int64(headerLen+trailerLen) {
+		return nil, rd.corrupt("open", errShort)
+	}
+	var hdr [headerLen]byte
+	if err := rd.readAt(hdr[:], 0); err != nil {
+		return nil, err
+	}
+	if string(hdr[:len(magic)]) != magic {
+		return nil, rd.corrupt("header", errMagic)
+	}
+	if v := binary.LittleEndian.Uint32(hdr[len(magic):]); v != formatVersion {
+		return nil, rd.corrupt("header", fmt.Errorf("%w %d", errVersion, v))
+	}
+	var tr [trailerLen]byte
+	if err := rd.readAt(tr[:], size-trailerLen); err != nil {
+		return nil, err
+	}
+	if string(tr[12:]) != magic {
+		return nil, rd.corrupt("trailer", errMagic)
+	}
+	if v := binary.LittleEndian.Uint32(tr[8:]); v != formatVersion {
+		return nil, rd.corrupt("trailer", fmt.Errorf("%w %d", errVersion, v))
+	}
+	footerLen := int64(binary.LittleEndian.Uint32(tr[0:]))
+	rd.footerCRC = binary.LittleEndian.Uint32(tr[4:])
+	rd.footerOff = size - trailerLen - footerLen
+	if rd.footerOff < int64(headerLen) {
+		return nil, rd.corrupt("trailer", errShort)
+	}
+	rd.footerLen = int(footerLen)
+	buf := make([]byte, footerLen)
+	if err := rd.readAt(buf, rd.footerOff); err != nil {
+		return nil, err
+	}
+	if checksum(buf) != rd.footerCRC {
+		return nil, rd.corrupt("footer", errFooter)
+	}
+	rest, err := rd.f.Unmarshal(buf)
+	if err != nil {
+		return nil, rd.corrupt("footer", err)
+	}
+	if len(rest) != 0 {
+		return nil, rd.corrupt("footer", errTrailing)
+	}
+	off := int64(headerLen)
+	for i := range rd.f.chunks {
+		c := &rd.f.chunks[i]
+		c.offset = off
+		off += c.length
+		if off > rd.footerOff {
+			return nil, rd.corrupt("footer", errTiling)
+		}
+	}
+	if off != rd.footerOff {
+		return nil, rd.corrupt("footer", errTiling)
+	}
+	rd.firstRows = make([]int64, len(rd.f.pages))
+	var first int64
+	for p, n := range rd.f.pages {
+		rd.firstRows[p] = first
+		first += int64(n)
+	}
+	return rd, nil
+}
+
+// corrupt returns an error naming the file and the place, wrapping cause and
+// rowttl.ErrCorruption.
+func (r *Reader) corrupt(where string, cause error) error {
+	return fmt.Errorf("segment %s: %s: %w: %w", r.name, where, cause, rowttl.ErrCorruption)
+}
+
+// readAt fills buf from offset off. A short read means the file is shorter
+// than its footer says: corruption. Other I/O errors are returned as such.
+func (r *Reader) readAt(buf []byte, off int64) error {
+	n, err := r.ra.ReadAt(buf, off)
+	if n == len(buf) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return r.corrupt(fmt.Sprintf("read of %d bytes at %d", len(buf), off), errShort)
+	}
+	return fmt.Errorf("segment %s: read at %d: %w", r.name, off, err)
+}
+
+// Name returns the name given to Open.
+func (r *Reader) Name() string { return r.name }
+
+// Schema returns the schema the segment was written with: field names,
+// types, nullability and metadata.
+func (r *Reader) Schema() *arrow.Schema { return r.f.schema }
+
+// NumRows returns the number of rows.
+func (r *Reader) NumRows() int64 { return r.f.rows }
+
+// NumPages returns the number of pages.
+func (r *Reader) NumPages() int { return len(r.f.pages) }
+
+// Page returns the rows page p covers in every column: [firstRow,
+// firstRow+rows). Like PageStats and ColumnStats it panics when an index is
+// out of range.
+func (r *Reader) Page(p int) (firstRow int64, rows int) { return r.firstRows[p], r.f.pages[p] }
+
+// PageStats returns the zone map of column col in page p.
+func (r *Reader) PageStats(col, p int) ZoneMap { return r.f.chunk(col, p).zone }
+
+// ColumnStats returns the zone map of column col over the whole segment.
+func (r *Reader) ColumnStats(col int) ZoneMap { return r.f.columns[col] }
+
+// Size returns the file size.
+func (r *Reader) Size() int64 { return r.size }
+
+// PageEncoding returns the encoding and compression of column col in page p,
+// by name ("plain", "constant", "for", "delta", "dict", "bitmap"; "none",
+// "zstd"), for tests and inspection.
+func (r *Reader) PageEncoding(col, p int) (enc, comp string) {
+	c := r.f.chunk(col, p)
+	return c.enc.String(), c.comp.String()
+}
+
+// scratch holds the temporary buffers of one ReadPage.
+type scratch struct {
+	raw, body []byte // the chunk read, the decompressed body
+	pad       []byte // padded dictionary entries
+	i32       []int32
+	u32       []uint32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// maxPooled is the largest buffer kept in the pool.
+const maxPooled = 4 << 20
+
+func (s *scratch) release() {
+	if cap(s.raw) > maxPooled {
+		s.raw = nil
+	}
+	if cap(s.body) > maxPooled {
+		s.body = nil
+	}
+	if cap(s.pad) > maxPooled {
+		s.pad = nil
+	}
+	if cap(s.i32) > maxPooled/4 {
+		s.i32 = nil
+	}
+	if cap(s.u32) > maxPooled/4 {
+		s.u32 = nil
+	}
+	scratchPool.Put(s)
+}
+
+func grow[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n)
+	}
+	return s[:n]
+}
+
+func (s *scratch) int32s(n int) []int32 {
+	s.i32 = grow(s.i32, n)
+	return s.i32
+}
+
+func (s *scratch) uint32s(n int) []uint32 {
+	s.u32 = grow(s.u32, n)
+	return s.u32
+}
+
+// ReadPage decodes column col of page p into a new Arrow array allocated from
+// mem; the caller releases it. The chunk checksum is verified first; a
+// corrupt chunk is an error wrapping rowttl.ErrCorruption, never data.
+func (r *Reader) ReadPage(mem memory.Allocator, col, p int) (arrow.Array, error) {
+	if col < 0 || col >= len(r.f.cols) || p < 0 || p >= len(r.f.pages) {
+		return nil, fmt.Errorf("segment %s: column %d page %d out of range (%d columns, %d pages): %w",
+			r.name, col, p, len(r.f.cols), len(r.f.pages), rowttl.ErrInvalidArgument)
+	}
+	c := r.f.chunk(col, p)
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	body, err := r.readChunk(c, sc)
+	if err != nil {
+		return nil, r.pageError(col, p, err)
+	}
+	arr, err := decodeChunk(mem, r.f.cols[col], r.f.pages[p], int(c.zone.NullCount), c.enc, body, sc)
+	if err != nil {
+		return nil, r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)
+	}
+	return arr, nil
+}
+
+func (r *Reader) pageError(col, p int, err error) error {
+	if errors.Is(err, rowttl.ErrCorruption) {
+		return err
+	}
+	return r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)
+}
+
+// readChunk reads and verifies a chunk and returns its body, which lives in
+// sc.
+func (r *Reader) readChunk(c *chunkMeta, sc *scratch) ([]byte, error) {
+	sc.raw = grow(sc.raw, int(c.length))
+	raw := sc.raw
+	if err := r.readAt(raw, c.offset); err != nil {
+		return nil, err
+	}
+	n := len(raw)
+	if checksum(raw[:n-4]) != binary.LittleEndian.Uint32(raw[n-4:]) {
+		return nil, errCRC
+	}
+	if compression(raw[n-5]) != c.comp {
+		return nil, errComp
+	}
+	block := raw[:n-chunkTrailer]
+	if c.comp == compNone {
+		if len(block) != c.bodyLen {
+			return nil, errBodyLen
+		}
+		return block, nil
+	}
+	sc.body = grow(sc.body, c.bodyLen)
+	return decompress(sc.body, block, c.bodyLen)
+}
+
+// newBuffer allocates an Arrow buffer of size bytes from mem.
+func newBuffer(mem memory.Allocator, size int) *memory.Buffer {
+	b := memory.NewResizableBuffer(mem)
+	b.Resize(size)
+	return b
+}
+
+// decodeChunk decodes a chunk body of n rows into an Arrow array.
+func decodeChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, body []byte, sc *scratch) (arrow.Array, error) {
+	var bufs [3]*memory.Buffer
+	nbufs := 2
+	release := func() {
+		for _, b := range bufs {
+			if b != nil {
+				b.Release()
+			}
+		}
+	}
+	bl := (n + 7) / 8
+	switch {
+	case nulls == 0:
+	case nulls == n:
+		bufs[0] = newBuffer(mem, bl)
+		clear(bufs[0].Bytes())
+	default:
+		if len(body) < bl {
+			return nil, errBodyLen
+		}
+		bm := body[:bl]
+		body = body[bl:]
+		if !bitmapTailOK(bm, n) {
+			return nil, errPadding
+		}
+		if popcount(bm) != n-nulls {
+			return nil, errNulls
+		}
+		bufs[0] = newBuffer(mem, bl)
+		copy(bufs[0].Bytes(), bm)
+	}
+	var err error
+	switch ct.kind {
+	case kindBool:
+		bufs[1] = newBuffer(mem, bl)
+		err = decodeBools(bufs[1].Bytes(), n, enc, body)
+	case kindInt:
+		bufs[1] = newBuffer(mem, n*ct.width)
+		err = decodeInts(bufs[1].Bytes(), n, ct.width, enc, body)
+	case kindFloat, kindDecimal:
+		bufs[1] = newBuffer(mem, n*ct.width)
+		err = decodeFixed(bufs[1].Bytes(), ct.width, enc, body)
+	case kindBytes:
+		nbufs = 3
+		bufs[1] = newBuffer(mem, (n+1)*4)
+		offsets := castSlice[int32](bufs[1].Bytes(), n+1)
+		err = decodeStrings(offsets, enc, body, func(size int) []byte {
+			// 16 bytes of slack for copyShortEntries.
+			bufs[2] = memory.NewResizableBuffer(mem)
+			if size == 0 {
+				return nil
+			}
+			bufs[2].Reserve(size + 16)
+			bufs[2].Resize(size)
+			return bufs[2].Buf()[: size : size+16]
+		}, sc)
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	data := array.NewData(ct.dt, n, bufs[:nbufs], nil, nulls, 0)
+	release()
+	arr := array.MakeFromData(data)
+	data.Release()
+	return arr, nil
+}
+
+// Verify reads and decodes every chunk of the file, checking every checksum
+// and structure; it returns the first error. Tests and consistency checks
+// call it; scans need not, as ReadPage verifies what it reads.
+func (r *Reader) Verify() error {
+	for p := range r.f.pages {
+		for c := range r.f.cols {
+			a, err := r.ReadPage(memory.DefaultAllocator, c, p)
+			if err != nil {
+				return err
+			}
+			a.Release()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package segment
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+)
+
+func TestWriterRejects(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var buf bytes.Buffer
+	unsupported := []arrow.DataType{
+		arrow.BinaryTypes.LargeString,
+		arrow.ListOf(arrow.PrimitiveTypes.Int64),
+		arrow.PrimitiveTypes.Uint32,
+		&arrow.Decimal256Type{Precision: 40, Scale: 0},
+	}
+	for _, dt := range unsupported {
+		sc := arrow.NewSchema([]arrow.Field{{Name: "x", Type: dt}}, nil)
+		if _, err := NewWriter(&buf, sc, WriterOptions{}); !errors.Is(err, rowttl.ErrNotSupported) {
+			t.Errorf("%s: %v", dt, err)
+		}
+	}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	for _, n := range []int{-1, MaxPageRows + 1} {
+		if _, err := NewWriter(&buf, sc, WriterOptions{PageRows: n}); !errors.Is(err, rowttl.ErrInvalidArgument) {
+			t.Errorf("page rows %d: %v", n, err)
+		}
+	}
+
+	w, err := NewWriter(&buf, sc, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []arrow.Array{
+		buildArray(t, mem, arrow.PrimitiveTypes.Int32, []any{int32(1)}),
+		buildArray(t, mem, arrow.PrimitiveTypes.Int64, []any{int64(1)}), // wrong name
+	} {
+		rec := newRecord(bad) // named c0
+		if err := w.Write(rec); !errors.Is(err, rowttl.ErrInvalidArgument) {
+			t.Errorf("batch %s: %v", rec.Schema(), err)
+		}
+		rec.Release()
+		bad.Release()
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(); err == nil {
+		t.Error("second Finish succeeded")
+	}
+}
+
+type failingWriter struct{ after int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	if f.after < len(p) {
+		return 0, errIO
+	}
+	f.after -= len(p)
+	return len(p), nil
+}
+
+func TestWriterIOError(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	arr := genArray(mem, arrow.PrimitiveTypes.Int64, 100, rngFor(1), shapeRandom, 0)
+	defer arr.Release()
+	rec := newRecord(arr)
+	defer rec.Release()
+	// Fail at every point of the write; the error sticks.
+	for after := 0; ; after++ {
+		w, err := NewWriter(&failingWriter{after: after}, rec.Schema(), WriterOptions{PageRows: 10})
+		if err != nil {
+			if !errors.Is(err, errIO) {
+				t.Fatal(err)
+			}
+			continue
+		}
+		err = w.Write(rec)
+		if err == nil {
+			_, err = w.Finish()
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errIO) {
+			t.Fatalf("after %d bytes: %v", after, err)
+		}
+		if _, err2 := w.Finish(); !errors.Is(err2, errIO) {
+			t.Fatalf("the error does not stick: %v", err2)
+		}
+	}
+}
+
+// TestSchemaPreserved checks names, types, nullability and metadata.
+func TestSchemaPreserved(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var fields []arrow.Field
+	for i, dt := range allTypes {
+		f := arrow.Field{Name: string(rune('a'+i)) + "é", Type: dt, Nullable: i%2 == 0}
+		if i%3 == 0 {
+			f.Metadata = arrow.NewMetadata([]string{"z", "a", ""}, []string{"1", "", "x"})
+		}
+		fields = append(fields, f)
+	}
+	md := arrow.NewMetadata([]string{"k"}, []string{"v"})
+	sc := arrow.NewSchema(fields, &md)
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, sc, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	r := openBytes(t, buf.Bytes(), "schema")
+	got := r.Schema()
+	if !got.Equal(sc) || !got.Metadata().Equal(sc.Metadata()) {
+		t.Fatalf("schema %s, want %s", got, sc)
+	}
+	for i, f := range got.Fields() {
+		want := sc.Field(i)
+		if !f.Equal(want) || f.Nullable != want.Nullable || !f.Metadata.Equal(want.Metadata) ||
+			f.Metadata.String() != want.Metadata.String() {
+			t.Fatalf("field %d: %v, want %v", i, f, want)
+		}
+	}
+}
+
+// TestConcurrentReads reads every page from many goroutines at once.
+func TestConcurrentReads(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := smallSegment(t, mem)
+	r := openBytes(t, b, "concurrent")
+	if err := r.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(b)
+	bad[headerLen+2] ^= 1
+	if err := openBytes(t, bad, "bad.seg").Verify(); !errors.Is(err, rowttl.ErrCorruption) {
+		t.Fatalf("Verify of a damaged chunk: %v", err)
+	}
+	want, err := readAll(mem, b, "concurrent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(want)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				for c := range want {
+					for p := range want[c] {
+						a, err := r.ReadPage(mem, c, p)
+						if err != nil {
+							errs <- err
+							return
+						}
+						if !arraysIdentical(a, want[c][p]) {
+							errs <- errors.New("concurrent read differs")
+						}
+						a.Release()
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func TestReadPageOutOfRange(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := openBytes(t, smallSegment(t, mem), "range")
+	for _, cp := range [][2]int{{-1, 0}, {0, -1}, {100, 0}, {0, r.NumPages()}} {
+		if _, err := r.ReadPage(mem, cp[0], cp[1]); !errors.Is(err, rowttl.ErrInvalidArgument) {
+			t.Errorf("ReadPage(%d, %d): %v", cp[0], cp[1], err)
+		}
+	}
+}
+
+// TestBatchBoundaries checks that pages are cut at exactly PageRows rows
+// whatever the batches, and that an empty batch is harmless.
+func TestBatchBoundaries(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	arr := genArray(mem, arrow.PrimitiveTypes.Int64, 1000, rngFor(9), shapeSorted, 0.1)
+	defer arr.Release()
+	rec := newRecord(arr)
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, rec.Schema(), WriterOptions{PageRows: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rngFor(10)
+	for off := 0; off < 1000; {
+		n := min(rng.IntN(300), 1000-off)
+		s := rec.NewSlice(int64(off), int64(off+n))
+		if err := w.Write(s); err != nil {
+			t.Fatal(err)
+		}
+		s.Release()
+		off += n
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	r := openBytes(t, buf.Bytes(), "batches")
+	if r.NumPages() != 8 {
+		t.Fatalf("%d pages", r.NumPages())
+	}
+	got := readColumn(t, r, mem, 0)
+	defer got.Release()
+	if !array.Equal(got, arr) {
+		t.Fatal("differs")
+	}
+}

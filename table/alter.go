@@ -1,0 +1,242 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/ttlcol"
+)
+
+// errTTLCreateOnly is SPEC §5's answer to any ALTER of the TTL switches.
+func errTTLCreateOnly() error {
+	return propErr("TTL properties can only be specified when creating a table")
+}
+
+// SetProperties changes table properties (ALTER TABLE t SET (...)). Of the
+// row TTL properties only function_column.ttl can change, in source mode,
+// to the same or a shorter retention; the new policy is made durable before
+// anything else sees it, so it may already be in force if the call fails
+// later. The other properties a table accepts after creation are
+// disable_auto_compaction and rowttl.reclaim_deadline; any other name is
+// recorded as given.
+func (t *Table) SetProperties(ctx context.Context, props map[string]string) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	v, err := t.writable()
+	if err != nil {
+		return err
+	}
+	defer v.unref()
+	def := v.def.Clone()
+	pol := v.policy
+	for k, val := range props {
+		key := strings.ToLower(strings.TrimSpace(k))
+		switch key {
+		case PropEnableRowTTL, PropTTLCol, PropTTLTimeZone:
+			return errTTLCreateOnly()
+		case PropTTL:
+			if pol.Mode != ttlcol.SourceMode {
+				return errTTLCreateOnly()
+			}
+			secs, err := ttlcol.ParseRetention(val)
+			if err != nil {
+				return err
+			}
+			if secs > pol.Retention {
+				return propErr("Increasing function_column.ttl is not supported: %d seconds is longer than the current %d", secs, pol.Retention)
+			}
+			pol.Retention = secs
+			def.Properties[PropTTL] = strconv.FormatInt(secs, 10)
+		case PropSequenceCol, PropSequenceType:
+			if pol.Mode != ttlcol.NoTTL {
+				return propErr("row ttl and sequence column cannot be enabled at the same time")
+			}
+			return fmt.Errorf("sequence columns: %w", rowttl.ErrNotSupported)
+		case PropMergeOnWrite:
+			return propErr("%s can only be specified when creating a table", PropMergeOnWrite)
+		case PropDisableAutoComp:
+			lv := strings.ToLower(strings.TrimSpace(val))
+			if lv != "true" && lv != "false" {
+				return propErr("%s must be true or false, got %q", key, val)
+			}
+			def.Properties[key] = lv
+		case PropReclaimDeadline:
+			secs, err := ttlcol.ParseRetention(val)
+			if err != nil {
+				return err
+			}
+			def.Properties[key] = strconv.FormatInt(secs, 10)
+		default:
+			if strings.HasPrefix(key, propFunctionPrefix) {
+				return propErr("unknown property %s", k)
+			}
+			def.Properties[key] = val
+		}
+	}
+	return t.installDefinition(v, def, pol)
+}
+
+// installDefinition makes a new definition and policy durable, then
+// current.
+func (t *Table) installDefinition(v *version, def *Definition, pol ttlcol.Policy) error {
+	e := &versionEdit{Definition: def, Policy: &pol}
+	if err := t.manifest.append(e); err != nil {
+		t.mu.Lock()
+		t.mu.failed = err
+		t.mu.Unlock()
+		return err
+	}
+	t.mu.Lock()
+	old := t.mu.current
+	t.mu.current = newVersion(def, pol, old.with(nil), old.lastVersion, old.deleted)
+	t.mu.Unlock()
+	old.unref()
+	return nil
+}
+
+// hiddenOrSource reports whether name is __TTL__ (or its alias) or the row
+// TTL source column.
+func hiddenOrSource(pol ttlcol.Policy, name string) bool {
+	if schema.IsTTLName(name) || strings.EqualFold(name, schema.DeleteSignColumn) {
+		return true
+	}
+	return pol.Mode == ttlcol.SourceMode && strings.EqualFold(name, pol.SourceColumn)
+}
+
+// AddColumn adds a value column (metadata only: rows written before read
+// its default). after names the column it follows; empty means last.
+func (t *Table) AddColumn(ctx context.Context, c schema.Column, after string) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	v, err := t.writable()
+	if err != nil {
+		return err
+	}
+	defer v.unref()
+	def := v.def.Clone()
+	if schema.IsReservedName(c.Name) {
+		return fmt.Errorf("column name %s is reserved for hidden columns: %w", c.Name, rowttl.ErrInvalidSchema)
+	}
+	if def.Schema.Index(c.Name) >= 0 {
+		return fmt.Errorf("column %s already exists: %w", c.Name, rowttl.ErrExists)
+	}
+	if err := c.Type.Validate(); err != nil {
+		return fmt.Errorf("column %s: %v: %w", c.Name, err, rowttl.ErrInvalidSchema)
+	}
+	if !c.Nullable && c.DefaultKind == schema.NoDefault {
+		return fmt.Errorf("column %s is NOT NULL, so adding it needs a DEFAULT: %w", c.Name, rowttl.ErrInvalidSchema)
+	}
+	if c.DefaultKind == schema.DefaultLiteral {
+		if _, err := schema.ParseLiteral(c.Type, c.Default); err != nil {
+			return fmt.Errorf("column %s: bad default: %v: %w", c.Name, err, rowttl.ErrInvalidSchema)
+		}
+	}
+	if def.Model == schema.Aggregate && c.Agg == "" {
+		return fmt.Errorf("value column %s of an AGGREGATE KEY table needs an aggregation: %w", c.Name, rowttl.ErrInvalidSchema)
+	}
+	c.ID = def.NextColumnID
+	def.NextColumnID++
+	pos := len(def.Schema.Columns)
+	if after != "" {
+		i := def.Schema.Index(after)
+		if i < 0 {
+			return fmt.Errorf("unknown column %s: %w", after, rowttl.ErrNotFound)
+		}
+		pos = max(i+1, def.Schema.KeyCount)
+	}
+	cols := append([]schema.Column{}, def.Schema.Columns[:pos]...)
+	cols = append(cols, c)
+	def.Schema.Columns = append(cols, def.Schema.Columns[pos:]...)
+	return t.installDefinition(v, def, v.policy)
+}
+
+// DropColumn removes a value column (metadata only). The row TTL source
+// column and the hidden columns cannot be dropped, nor can key columns.
+func (t *Table) DropColumn(ctx context.Context, name string) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	v, err := t.writable()
+	if err != nil {
+		return err
+	}
+	defer v.unref()
+	if hiddenOrSource(v.policy, name) {
+		return propErr("Can not drop a row ttl source or hidden column: %s", name)
+	}
+	def := v.def.Clone()
+	i := def.Schema.Index(name)
+	if i < 0 {
+		return fmt.Errorf("unknown column %s: %w", name, rowttl.ErrNotFound)
+	}
+	if i < def.Schema.KeyCount {
+		return fmt.Errorf("key column %s cannot be dropped: %w", name, rowttl.ErrNotSupported)
+	}
+	if len(def.Schema.Columns) == 1 {
+		return fmt.Errorf("the last column cannot be dropped: %w", rowttl.ErrNotSupported)
+	}
+	def.Schema.Columns = append(def.Schema.Columns[:i:i], def.Schema.Columns[i+1:]...)
+	return t.installDefinition(v, def, v.policy)
+}
+
+// RenameColumn renames a column (metadata only). The row TTL source column
+// and the hidden columns cannot be renamed.
+func (t *Table) RenameColumn(ctx context.Context, oldName, newName string) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	v, err := t.writable()
+	if err != nil {
+		return err
+	}
+	defer v.unref()
+	if hiddenOrSource(v.policy, oldName) || schema.IsTTLName(newName) {
+		return propErr("Can not rename a row ttl source or hidden column: %s", oldName)
+	}
+	def := v.def.Clone()
+	i := def.Schema.Index(oldName)
+	if i < 0 {
+		return fmt.Errorf("unknown column %s: %w", oldName, rowttl.ErrNotFound)
+	}
+	if schema.IsReservedName(newName) {
+		return fmt.Errorf("column name %s is reserved for hidden columns: %w", newName, rowttl.ErrInvalidSchema)
+	}
+	if j := def.Schema.Index(newName); j >= 0 && j != i {
+		return fmt.Errorf("column %s already exists: %w", newName, rowttl.ErrExists)
+	}
+	def.Schema.Columns[i].Name = newName
+	return t.installDefinition(v, def, v.policy)
+}
+
+// ModifyColumn changes a column's comment, default or nullability to NULL
+// (metadata only); changing the type needs a rewrite and is refused. The row
+// TTL source column and the hidden columns cannot be modified at all.
+func (t *Table) ModifyColumn(ctx context.Context, c schema.Column) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	v, err := t.writable()
+	if err != nil {
+		return err
+	}
+	defer v.unref()
+	if hiddenOrSource(v.policy, c.Name) {
+		return propErr("Can not modify a row ttl source or hidden column: %s", c.Name)
+	}
+	def := v.def.Clone()
+	i := def.Schema.Index(c.Name)
+	if i < 0 {
+		return fmt.Errorf("unknown column %s: %w", c.Name, rowttl.ErrNotFound)
+	}
+	cur := def.Schema.Columns[i]
+	if cur.Type != c.Type {
+		return fmt.Errorf("changing the type of column %s from %s to %s: %w", c.Name, cur.Type, c.Type, rowttl.ErrNotSupported)
+	}
+	if cur.Nullable && !c.Nullable {
+		return fmt.Errorf("column %s cannot become NOT NULL: %w", c.Name, rowttl.ErrNotSupported)
+	}
+	c.ID, c.Name = cur.ID, cur.Name
+	def.Schema.Columns[i] = c
+	return t.installDefinition(v, def, v.policy)
+}

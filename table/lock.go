@@ -1,0 +1,38 @@
+package table
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/rowttl/rowttl"
+)
+
+// fileLock keeps a second process (or a second Open in this one) from
+// opening the same table: two writers would each append to the manifest
+// believing they own it.
+type fileLock struct{ f *os.File }
+
+// ErrLocked marks a table that another Open holds.
+var ErrLocked = fmt.Errorf("table is open elsewhere: %w", rowttl.ErrNotSupported)
+
+func lockDir(dir string) (*fileLock, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
+	}
+	return &fileLock{f: f}, nil
+}
+
+func (l *fileLock) release() {
+	if l != nil && l.f != nil {
+		syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+		l.f.Close()
+		l.f = nil
+	}
+}

@@ -1,0 +1,181 @@
+package table
+
+import (
+	"context"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/ttlcol"
+)
+
+// Stats describe a table's storage at one now.
+type Stats struct {
+	Rowsets int
+	// RowsOnDisk counts physical rows in live data files, superseded,
+	// deleted and expired ones included; BytesOnDisk their files' size.
+	RowsOnDisk  int64
+	BytesOnDisk int64
+	// VisibleRows is what count(*) returns at now.
+	VisibleRows int64
+	// ExpiredRowsOnDisk counts physical rows whose own expiration has
+	// passed at now (exact, from zone maps and the __TTL__ pages).
+	ExpiredRowsOnDisk int64
+	// ExpiredBytesOnDisk estimates their bytes (rows × the rowset's average
+	// row size).
+	ExpiredBytesOnDisk int64
+	// OldestExpiration is the earliest expiration (µs) among expired rows
+	// still on disk, or 0 when there is none.
+	OldestExpiration int64
+	ReclaimedRows    int64
+	ReclaimedBytes   int64
+	// Compactions counts compactions run, by kind.
+	Compactions map[string]int64
+	// IngestedBytes and CompactedBytes are the bytes written by writes and
+	// by compactions; their ratio is the write amplification.
+	IngestedBytes  int64
+	CompactedBytes int64
+}
+
+// TotalCompactions sums Compactions.
+func (s Stats) TotalCompactions() int64 {
+	var n int64
+	for _, v := range s.Compactions {
+		n += v
+	}
+	return n
+}
+
+// RowsetInfo describes one rowset at one now.
+type RowsetInfo struct {
+	ID     uint64
+	Lo, Hi int64
+	Rows   int64
+	Bytes  int64
+	// MinTTL and MaxTTL bound the rowset's expirations (µs, retention
+	// applied); nil when no row has one.
+	MinTTL, MaxTTL *int64
+	// ExpiredRows counts rows whose expiration has passed at now.
+	ExpiredRows int64
+}
+
+// Rowsets describes the current rowsets in version order.
+func (t *Table) Rowsets(ctx context.Context, now time.Time) ([]RowsetInfo, error) {
+	v, err := t.pin()
+	if err != nil {
+		return nil, err
+	}
+	defer v.unref()
+	if now.IsZero() {
+		now = t.opts.Clock()
+	}
+	threshold := v.policy.Threshold(now.UnixMicro())
+	out := make([]RowsetInfo, 0, len(v.rowsets))
+	for _, h := range v.rowsets {
+		info := RowsetInfo{ID: h.Meta.ID, Lo: h.Meta.Lo, Hi: h.Meta.Hi, Rows: h.Meta.Rows, Bytes: h.Meta.Bytes}
+		if v.policy.Mode != ttlcol.NoTTL && h.Meta.TTL.HasMinMax {
+			lo, _ := v.policy.Expiration(h.Meta.TTL.Min)
+			hi, _ := v.policy.Expiration(h.Meta.TTL.Max)
+			info.MinTTL, info.MaxTTL = &lo, &hi
+			n, _, err := expiredRows(h, threshold)
+			if err != nil {
+				return nil, err
+			}
+			info.ExpiredRows = n
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// expiredRows counts the rows of a rowset whose stored __TTL__ is at or
+// below threshold, and returns the smallest such value.
+func expiredRows(h *rowset.Handle, threshold int64) (int64, int64, error) {
+	m := h.Meta.TTL
+	if !m.HasMinMax || m.Min > threshold {
+		return 0, 0, nil
+	}
+	var n int64
+	oldest := m.Min
+	mem := memory.DefaultAllocator
+	for _, r := range h.Segments {
+		idx := -1
+		for i, f := range r.Schema().Fields() {
+			if f.Name == schema.TTLColumn {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			continue
+		}
+		for p := 0; p < r.NumPages(); p++ {
+			z := r.PageStats(idx, p)
+			hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
+			switch ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, threshold) {
+			case ttlcol.AllLive:
+				continue
+			case ttlcol.AllExpired:
+				n += z.Rows
+				continue
+			}
+			a, err := r.ReadPage(mem, idx, p)
+			if err != nil {
+				return 0, 0, err
+			}
+			d := a.Data()
+			vals := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+a.Len()]
+			var validity []byte
+			if a.NullN() > 0 {
+				validity = d.Buffers()[0].Bytes()
+			}
+			n += int64(a.Len()-a.NullN()) - int64(ttlcol.CountLive(vals, validity, d.Offset(), threshold)-a.NullN())
+			a.Release()
+		}
+	}
+	return n, oldest, nil
+}
+
+// Stats reports the table's storage at now (the table's clock when zero).
+func (t *Table) Stats(ctx context.Context, now time.Time) (Stats, error) {
+	if now.IsZero() {
+		now = t.opts.Clock()
+	}
+	v, err := t.pin()
+	if err != nil {
+		return Stats{}, err
+	}
+	t.mu.Lock()
+	tot := t.mu.totals.clone()
+	t.mu.Unlock()
+	s := Stats{
+		Rowsets: len(v.rowsets), ReclaimedRows: tot.ReclaimedRows, ReclaimedBytes: tot.ReclaimedBytes,
+		Compactions: tot.Compactions, IngestedBytes: tot.IngestedBytes, CompactedBytes: tot.CompactedBytes,
+	}
+	threshold := v.policy.Threshold(now.UnixMicro())
+	for _, h := range v.rowsets {
+		s.RowsOnDisk += h.Meta.Rows
+		s.BytesOnDisk += h.Meta.Bytes
+		if v.policy.Mode == ttlcol.NoTTL {
+			continue
+		}
+		n, oldest, err := expiredRows(h, threshold)
+		if err != nil {
+			v.unref()
+			return Stats{}, err
+		}
+		if n > 0 {
+			s.ExpiredRowsOnDisk += n
+			if h.Meta.Rows > 0 {
+				s.ExpiredBytesOnDisk += n * h.Meta.Bytes / h.Meta.Rows
+			}
+			if exp, ok := v.policy.Expiration(oldest); ok && (s.OldestExpiration == 0 || exp < s.OldestExpiration) {
+				s.OldestExpiration = exp
+			}
+		}
+	}
+	v.unref()
+	s.VisibleRows, err = t.Count(ctx, now, nil)
+	return s, err
+}

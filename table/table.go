@@ -1,0 +1,464 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/query"
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
+	"github.com/rowttl/rowttl/ttlcol"
+	"github.com/rowttl/rowttl/vfs"
+)
+
+// Options tune a table. The zero value is usable.
+type Options struct {
+	// FS is the file system; nil means the operating system's.
+	FS vfs.FS
+	// Allocator is used for every Arrow buffer the table makes; nil means
+	// the Go allocator.
+	Allocator memory.Allocator
+	// PageRows is the number of rows of a segment page.
+	PageRows int
+	// SegmentRows is the number of rows after which a write starts a new
+	// segment file.
+	SegmentRows int64
+	// ZstdLevel is passed to the segment writer (<0 disables zstd).
+	ZstdLevel int
+	// Clock gives the time used when a request names none; nil means the
+	// wall clock.
+	Clock func() time.Time
+	// ManifestRotateBytes is the manifest size beyond which the next open
+	// rewrites it as one snapshot record.
+	ManifestRotateBytes int64
+}
+
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.ManifestRotateBytes == 0 {
+		o.ManifestRotateBytes = 8 << 20
+	}
+	return o
+}
+
+// Table is one table in its own directory. All methods are safe for
+// concurrent use: writes are serialised, scans run alongside them and see
+// the version they pinned.
+type Table struct {
+	dir  string
+	opts Options
+	fs   vfs.FS
+	lock *fileLock
+
+	// writeMu serialises writers: writes, ALTERs and compaction installs.
+	writeMu sync.Mutex
+
+	mu struct {
+		sync.Mutex
+		current      *version
+		nextFileNum  uint64
+		nextRowsetID uint64
+		labels       map[string]bool
+		totals       Totals
+		closed       bool
+		// failed is set when the manifest may hold a record the table
+		// could not confirm; the table refuses writes until reopened.
+		failed error
+	}
+	manifest *manifest
+}
+
+// Create makes a new table in dir, which must not hold one already.
+func Create(dir string, def *Definition, opts *Options) (*Table, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	d, pol, err := Validate(def)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := o.FS.Stat(filepath.Join(dir, currentFile)); err == nil {
+		return nil, fmt.Errorf("a table already exists in %s: %w", dir, rowttl.ErrExists)
+	}
+	if err := o.FS.MkdirAll(dir); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	snap := &versionEdit{Format: manifestFormat, Definition: d, Policy: &pol, NextFileNum: 1, NextRowsetID: 1, Totals: &Totals{}}
+	m, err := createManifest(o.FS, dir, 1, snap)
+	if err != nil {
+		lock.release()
+		return nil, fmt.Errorf("create table in %s: %w", dir, err)
+	}
+	if err := o.FS.SyncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
+		m.close()
+		lock.release()
+		return nil, err
+	}
+	t := &Table{dir: dir, opts: o, fs: o.FS, lock: lock, manifest: m}
+	t.mu.current = newVersion(d, pol, nil, 0, nil)
+	t.mu.nextFileNum = 2 // 1 is the manifest
+	t.mu.nextRowsetID = 1
+	t.mu.labels = map[string]bool{}
+	t.mu.totals = Totals{Compactions: map[string]int64{}}
+	return t, nil
+}
+
+// Open opens the table in dir: it replays the manifest, cuts a torn final
+// record (never acknowledged), opens every live rowset and deletes files
+// that no rowset lists (left by a crash).
+func Open(dir string, opts *Options) (*Table, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	num, err := readCurrent(o.FS, dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no table in %s: %w", dir, rowttl.ErrNotFound)
+		}
+		return nil, err
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	t, err := openLocked(dir, o, num, lock)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	return t, nil
+}
+
+func openLocked(dir string, o Options, num uint64, lock *fileLock) (*Table, error) {
+	edits, size, err := replayManifest(o.FS, dir, num)
+	if err != nil {
+		return nil, err
+	}
+	st := replayState{rowsets: map[uint64]rowset.Meta{}, labels: map[string]bool{}, totals: Totals{Compactions: map[string]int64{}}, deleted: map[uint64]*roaring.Bitmap{}}
+	for i, e := range edits {
+		if err := st.apply(e); err != nil {
+			return nil, fmt.Errorf("manifest %s: record %d: %v: %w", filepath.Join(dir, manifestName(num)), i, err, rowttl.ErrCorruption)
+		}
+	}
+	t := &Table{dir: dir, opts: o, fs: o.FS, lock: lock}
+	var handles []*rowset.Handle
+	for _, m := range st.sortedRowsets() {
+		h, err := rowset.Open(o.FS, dir, m, t.onRelease)
+		if err != nil {
+			for _, h := range handles {
+				h.Unref()
+			}
+			return nil, err
+		}
+		handles = append(handles, h)
+	}
+	t.mu.current = newVersion(st.def, st.policy, handles, st.lastVersion, st.deleted)
+	for _, h := range handles {
+		h.Unref() // the version holds them now
+	}
+	t.mu.nextFileNum = max(st.nextFileNum, num+1)
+	t.mu.nextRowsetID = st.nextRowsetID
+	t.mu.labels = st.labels
+	t.mu.totals = st.totals
+
+	if size > o.ManifestRotateBytes {
+		if err := t.rotateManifestLocked(); err != nil {
+			t.mu.current.unref()
+			return nil, err
+		}
+	} else {
+		f, err := o.FS.OpenAppend(filepath.Join(dir, manifestName(num)))
+		if err != nil {
+			t.mu.current.unref()
+			return nil, err
+		}
+		t.manifest = &manifest{fs: o.FS, dir: dir, num: num, f: f, size: size}
+	}
+	if err := t.removeOrphans(); err != nil {
+		t.manifest.close()
+		t.mu.current.unref()
+		return nil, err
+	}
+	return t, nil
+}
+
+type replayState struct {
+	def          *Definition
+	policy       ttlcol.Policy
+	rowsets      map[uint64]rowset.Meta
+	labels       map[string]bool
+	totals       Totals
+	nextFileNum  uint64
+	nextRowsetID uint64
+	lastVersion  int64
+	deleted      map[uint64]*roaring.Bitmap
+}
+
+func (s *replayState) apply(e *versionEdit) error {
+	if e.Definition != nil {
+		s.def = e.Definition
+	}
+	if e.Policy != nil {
+		s.policy = *e.Policy
+	}
+	for _, id := range e.Removed {
+		delete(s.rowsets, id)
+		delete(s.deleted, id)
+	}
+	for _, m := range e.Added {
+		s.rowsets[m.ID] = m
+	}
+	for _, l := range e.Labels {
+		s.labels[l] = true
+	}
+	if e.Totals != nil {
+		s.totals = e.Totals.clone()
+	}
+	s.nextFileNum = max(s.nextFileNum, e.NextFileNum)
+	s.nextRowsetID = max(s.nextRowsetID, e.NextRowsetID)
+	s.lastVersion = max(s.lastVersion, e.LastVersion)
+	for _, d := range e.Deletes {
+		b := roaring.New()
+		if _, err := b.FromBuffer(append([]byte(nil), d.Bits...)); err != nil {
+			return fmt.Errorf("delete bitmap of rowset %d: %v", d.Rowset, err)
+		}
+		if cur, ok := s.deleted[d.Rowset]; ok {
+			cur.Or(b)
+		} else {
+			s.deleted[d.Rowset] = b
+		}
+	}
+	return nil
+}
+
+func (s *replayState) sortedRowsets() []rowset.Meta {
+	out := make([]rowset.Meta, 0, len(s.rowsets))
+	for _, m := range s.rowsets {
+		out = append(out, m)
+	}
+	sortMetas(out)
+	return out
+}
+
+// snapshotEditLocked describes the whole current state as one edit.
+func (t *Table) snapshotEditLocked() *versionEdit {
+	v := t.mu.current
+	pol := v.policy
+	tot := t.mu.totals.clone()
+	e := &versionEdit{
+		Format: manifestFormat, Definition: v.def, Policy: &pol,
+		NextFileNum: t.mu.nextFileNum, NextRowsetID: t.mu.nextRowsetID,
+		LastVersion: v.lastVersion, Totals: &tot,
+	}
+	for _, h := range v.rowsets {
+		e.Added = append(e.Added, h.Meta)
+	}
+	for l := range t.mu.labels {
+		e.Labels = append(e.Labels, l)
+	}
+	sort.Strings(e.Labels)
+	e.Deletes = encodeMarks(v.deleted)
+	return e
+}
+
+// rotateManifestLocked writes the state into a fresh manifest and switches
+// CURRENT to it; the old manifest becomes an orphan.
+func (t *Table) rotateManifestLocked() error {
+	num := t.mu.nextFileNum
+	t.mu.nextFileNum++
+	e := t.snapshotEditLocked()
+	m, err := createManifest(t.fs, t.dir, num, e)
+	if err != nil {
+		return fmt.Errorf("rewrite manifest: %w", err)
+	}
+	if t.manifest != nil {
+		t.manifest.close()
+	}
+	t.manifest = m
+	return nil
+}
+
+// removeOrphans deletes what no live state refers to: segment files of
+// failed writes and replaced rowsets, temporary files, old manifests.
+func (t *Table) removeOrphans() error {
+	names, err := t.fs.List(t.dir)
+	if err != nil {
+		return err
+	}
+	live := map[uint64]bool{}
+	for _, h := range t.mu.current.rowsets {
+		for _, s := range h.Meta.Segments {
+			live[s.FileNum] = true
+		}
+	}
+	removed := false
+	for _, n := range names {
+		orphan := false
+		switch {
+		case strings.HasSuffix(n, ".tmp"):
+			orphan = true
+		case strings.HasPrefix(n, "MANIFEST-"):
+			orphan = n != manifestName(t.manifest.num)
+		default:
+			if num, ok := rowset.ParseSegmentFileName(n); ok {
+				orphan = !live[num]
+			}
+		}
+		if orphan {
+			if err := t.fs.Remove(filepath.Join(t.dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove orphan %s: %w", n, err)
+			}
+			removed = true
+		}
+	}
+	if removed {
+		return t.fs.SyncDir(t.dir)
+	}
+	return nil
+}
+
+// onRelease is called when a rowset's last reader lets go.
+func (t *Table) onRelease(h *rowset.Handle, removed bool) {}
+
+// Dir returns the table's directory.
+func (t *Table) Dir() string { return t.dir }
+
+// Definition returns a copy of the table's current definition.
+func (t *Table) Definition() *Definition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.current.def.Clone()
+}
+
+// Policy returns the table's row TTL policy.
+func (t *Table) Policy() ttlcol.Policy {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.current.policy
+}
+
+// LastVersion returns the number of the newest published version.
+func (t *Table) LastVersion() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.current.lastVersion
+}
+
+// Close waits for nothing: scans that are still open keep their files until
+// they are released. Further calls fail with ErrClosed.
+func (t *Table) Close() error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	t.mu.Lock()
+	if t.mu.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.mu.closed = true
+	v := t.mu.current
+	t.mu.Unlock()
+	v.unref()
+	err := t.manifest.close()
+	t.lock.release()
+	return err
+}
+
+// pin returns the current version with a reference.
+func (t *Table) pin() (*version, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed {
+		return nil, fmt.Errorf("table %s: %w", t.dir, rowttl.ErrClosed)
+	}
+	v := t.mu.current
+	v.ref()
+	return v, nil
+}
+
+// Scan reads the rows alive at req.Now (the table's clock when zero). The
+// reader pins the version current at the call: it sees neither later
+// writes nor the effects of later compactions, and keeps its files until
+// released.
+func (t *Table) Scan(ctx context.Context, req query.Request) (array.RecordReader, error) {
+	v, err := t.pin()
+	if err != nil {
+		return nil, err
+	}
+	if req.Now.IsZero() {
+		req.Now = t.opts.Clock()
+	}
+	snap := &query.Snapshot{
+		Schema:  &v.def.Schema,
+		Policy:  v.policy,
+		Model:   v.def.Model,
+		Rowsets: v.rowsets,
+		Deleted: v.deleted,
+		Release: v.unref,
+	}
+	return query.NewScan(ctx, t.opts.Allocator, snap, req)
+}
+
+// Count returns the number of rows alive at now that match filter.
+func (t *Table) Count(ctx context.Context, now time.Time, filter query.Expr) (int64, error) {
+	r, err := t.Scan(ctx, query.Request{Now: now, Columns: []string{}, Filter: filter})
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	var n int64
+	for r.Next() {
+		n += r.RecordBatch().NumRows()
+	}
+	return n, r.Err()
+}
+
+// physicalSchema is the schema segments are written with: the user columns
+// in table order, then __TTL__ for a row TTL table.
+func physicalSchema(def *Definition, pol ttlcol.Policy) *arrow.Schema {
+	fields := make([]arrow.Field, 0, len(def.Schema.Columns)+1)
+	for i := range def.Schema.Columns {
+		f := def.Schema.Columns[i].Field()
+		f.Nullable = true
+		fields = append(fields, f)
+	}
+	if pol.Mode != ttlcol.NoTTL {
+		fields = append(fields, arrow.Field{Name: schema.TTLColumn, Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	}
+	if def.Model == schema.UniqueMOR {
+		fields = append(fields, arrow.Field{Name: schema.DeleteSignColumn, Type: arrow.FixedWidthTypes.Boolean, Nullable: true})
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+func (t *Table) segmentOptions() segment.WriterOptions {
+	return segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: t.opts.ZstdLevel}
+}

@@ -1,0 +1,145 @@
+package table
+
+import (
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"sync/atomic"
+
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/ttlcol"
+)
+
+// versionEdit is one manifest record: a delta from the previous state. The
+// first record of a manifest is a snapshot (Definition set, every live
+// rowset in Added).
+type versionEdit struct {
+	Format       int            `json:"format,omitempty"`
+	Definition   *Definition    `json:"def,omitempty"`
+	Policy       *ttlcol.Policy `json:"policy,omitempty"`
+	NextFileNum  uint64         `json:"next_file,omitempty"`
+	NextRowsetID uint64         `json:"next_rowset,omitempty"`
+	LastVersion  int64          `json:"last_version,omitempty"`
+	Added        []rowset.Meta  `json:"added,omitempty"`
+	Removed      []uint64       `json:"removed,omitempty"`
+	Labels       []string       `json:"labels,omitempty"`
+	// Deletes adds marks to rowsets' delete bitmaps: rows deleted by a
+	// DELETE, or superseded by a newer version of their key (merge-on-write).
+	Deletes []DeleteMarks `json:"deletes,omitempty"`
+	Totals  *Totals       `json:"totals,omitempty"`
+}
+
+// Totals are counters that survive restarts.
+type Totals struct {
+	ReclaimedRows  int64            `json:"reclaimed_rows,omitempty"`
+	ReclaimedBytes int64            `json:"reclaimed_bytes,omitempty"`
+	Compactions    map[string]int64 `json:"compactions,omitempty"`
+	// IngestedBytes and CompactedBytes measure write amplification.
+	IngestedBytes  int64 `json:"ingested_bytes,omitempty"`
+	CompactedBytes int64 `json:"compacted_bytes,omitempty"`
+}
+
+func (t Totals) clone() Totals {
+	c := t
+	c.Compactions = make(map[string]int64, len(t.Compactions))
+	for k, v := range t.Compactions {
+		c.Compactions[k] = v
+	}
+	return c
+}
+
+// DeleteMarks are rows of one rowset, as a serialised roaring bitmap of
+// row ordinals.
+type DeleteMarks struct {
+	Rowset uint64 `json:"rowset"`
+	Bits   []byte `json:"bits"`
+}
+
+func encodeMarks(m map[uint64]*roaring.Bitmap) []DeleteMarks {
+	ids := make([]uint64, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	out := make([]DeleteMarks, 0, len(ids))
+	for _, id := range ids {
+		b := m[id]
+		b.RunOptimize()
+		data, err := b.ToBytes()
+		if err != nil {
+			panic(err) // writing to memory cannot fail
+		}
+		out = append(out, DeleteMarks{Rowset: id, Bits: data})
+	}
+	return out
+}
+
+// version is an immutable state of the table: its definition and its
+// rowsets in version order. Readers pin one with ref; the table holds a
+// reference to the current one.
+type version struct {
+	refs        atomic.Int32
+	def         *Definition
+	policy      ttlcol.Policy
+	rowsets     []*rowset.Handle
+	lastVersion int64
+	// deleted maps rowset IDs to the ordinals of their deleted rows. The
+	// bitmaps are never changed once a version holds them.
+	deleted map[uint64]*roaring.Bitmap
+}
+
+func newVersion(def *Definition, pol ttlcol.Policy, rowsets []*rowset.Handle, last int64, deleted map[uint64]*roaring.Bitmap) *version {
+	sort.Slice(rowsets, func(i, j int) bool { return rowsets[i].Meta.Lo < rowsets[j].Meta.Lo })
+	live := make(map[uint64]*roaring.Bitmap, len(deleted))
+	for _, h := range rowsets {
+		if b, ok := deleted[h.Meta.ID]; ok {
+			live[h.Meta.ID] = b
+		}
+	}
+	v := &version{def: def, policy: pol, rowsets: rowsets, lastVersion: last, deleted: live}
+	v.refs.Store(1)
+	for _, h := range rowsets {
+		h.Ref()
+	}
+	return v
+}
+
+func (v *version) ref() { v.refs.Add(1) }
+
+func (v *version) unref() {
+	if v.refs.Add(-1) == 0 {
+		for _, h := range v.rowsets {
+			h.Unref()
+		}
+	}
+}
+
+// withMarks returns v's delete bitmaps with more marks added; the bitmaps
+// it changes are copies.
+func (v *version) withMarks(marks map[uint64]*roaring.Bitmap) map[uint64]*roaring.Bitmap {
+	out := make(map[uint64]*roaring.Bitmap, len(v.deleted)+len(marks))
+	for id, b := range v.deleted {
+		out[id] = b
+	}
+	for id, m := range marks {
+		if b, ok := out[id]; ok {
+			c := b.Clone()
+			c.Or(m)
+			out[id] = c
+		} else {
+			out[id] = m.Clone()
+		}
+	}
+	return out
+}
+
+// with returns the rowsets of v after removing and adding some.
+func (v *version) with(removed map[uint64]bool, added ...*rowset.Handle) []*rowset.Handle {
+	out := make([]*rowset.Handle, 0, len(v.rowsets)+len(added))
+	for _, h := range v.rowsets {
+		if !removed[h.Meta.ID] {
+			out = append(out, h)
+		}
+	}
+	return append(out, added...)
+}

@@ -1,0 +1,267 @@
+package table
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// WriteOptions qualify one write.
+type WriteOptions struct {
+	// Now is the statement's now: CURRENT_TIMESTAMP defaults take it. Zero
+	// means the table's clock.
+	Now time.Time
+	// TimeZone reads DATETIME and DATE values written into __TTL__ in
+	// direct mode, and renders CURRENT_TIMESTAMP defaults; nil means UTC.
+	TimeZone *time.Location
+	// Label makes the write idempotent: a second write with a label this
+	// table has applied fails with ErrLabelExists and changes nothing.
+	Label string
+	// Partial marks a partial-column update, which row TTL tables refuse.
+	Partial bool
+}
+
+// Write appends the rows of rec as one new version: atomic (all rows become
+// visible together, or none do) and durable when it returns nil. Columns of
+// rec are matched to the table's by name; omitted columns take their
+// defaults. In direct mode __TTL__ (or __DORIS_TTL_COL__) is an optional
+// column; in source mode it is derived from the source column.
+func (t *Table) Write(ctx context.Context, rec arrow.RecordBatch) error {
+	return t.WriteWith(ctx, rec, WriteOptions{})
+}
+
+// WriteWith is Write with options.
+func (t *Table) WriteWith(ctx context.Context, rec arrow.RecordBatch, o WriteOptions) error {
+	return t.WriteBatches(ctx, []arrow.RecordBatch{rec}, o)
+}
+
+// WriteBatches writes several batches as one version.
+func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, o WriteOptions) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	v, err := t.writable()
+	if err != nil {
+		return err
+	}
+	defer v.unref()
+	if o.Partial && v.policy.Mode != 0 {
+		return fmt.Errorf("table %s: Partial update is not supported on tables with row TTL: %w", t.dir, rowttl.ErrNotSupported)
+	}
+	if o.Partial {
+		return fmt.Errorf("table %s: partial-column updates: %w", t.dir, rowttl.ErrNotSupported)
+	}
+	if o.Label != "" {
+		t.mu.Lock()
+		dup := t.mu.labels[o.Label]
+		t.mu.Unlock()
+		if dup {
+			return fmt.Errorf("label %q: %w", o.Label, rowttl.ErrLabelExists)
+		}
+	}
+	return t.writeLocked(ctx, v, recs, o, writeExtras{})
+}
+
+// writeExtras are what a version carries besides ordinary rows.
+type writeExtras struct {
+	// marks are rows of older rowsets this version deletes.
+	marks map[uint64]*roaring.Bitmap
+	// tombstones makes every written row the deletion of its key
+	// (merge-on-read DELETE).
+	tombstones bool
+}
+
+// writeLocked publishes recs (in the caller's shape) as one version. The
+// caller holds writeMu and a reference to v, the current version.
+func (t *Table) writeLocked(ctx context.Context, v *version, recs []arrow.RecordBatch, o WriteOptions, x writeExtras) error {
+	if o.Now.IsZero() {
+		o.Now = t.opts.Clock()
+	}
+	if o.TimeZone == nil {
+		o.TimeZone = time.UTC
+	}
+	p := newPreparer(t.opts.Allocator, v.def, v.policy, o)
+	p.deleteSign = x.tombstones
+	w := t.newRowsetWriter(v)
+	fail := func(err error) error {
+		w.Abort()
+		return err
+	}
+	unique := v.def.Model.IsUnique()
+	var pending []arrow.RecordBatch
+	defer func() {
+		for _, r := range pending {
+			r.Release()
+		}
+	}()
+	for _, rec := range recs {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		phys, err := p.prepare(ctx, rec)
+		if err != nil {
+			return fail(err)
+		}
+		if unique {
+			// The rows of one write are merged before they are stored, so
+			// that a rowset holds each key once: the last row written wins.
+			pending = append(pending, phys)
+			continue
+		}
+		err = w.Write(phys)
+		phys.Release()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if unique && len(pending) > 0 {
+		all, err := concatBatches(t.opts.Allocator, pending)
+		if err != nil {
+			return fail(err)
+		}
+		sorted, err := sortByKey(ctx, t.opts.Allocator, all, v.def.Schema.KeyCount)
+		all.Release()
+		if err != nil {
+			return fail(err)
+		}
+		deduped, err := dedupLastWins(ctx, t.opts.Allocator, sorted, v.def.Schema.KeyCount)
+		sorted.Release()
+		if err != nil {
+			return fail(err)
+		}
+		err = w.Write(deduped)
+		deduped.Release()
+		if err != nil {
+			return fail(err)
+		}
+	}
+	meta, err := w.Finish()
+	if err != nil {
+		return fail(err)
+	}
+	meta.Overlapping = !unique && len(meta.Segments) > 1
+	return t.publish(ctx, v, meta, w, o.Label, x.marks)
+}
+
+// writable pins the current version of a table that accepts writes.
+func (t *Table) writable() (*version, error) {
+	v, err := t.pin()
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	failed := t.mu.failed
+	t.mu.Unlock()
+	if failed != nil {
+		v.unref()
+		return nil, fmt.Errorf("table %s refuses writes after a failed manifest sync (%v); reopen it: %w", t.dir, failed, rowttl.ErrNotSupported)
+	}
+	return v, nil
+}
+
+func (t *Table) newRowsetWriter(v *version) *rowset.Writer {
+	phys := physicalSchema(v.def, v.policy)
+	ttlIdx := -1
+	if v.policy.Mode != 0 {
+		ttlIdx = phys.NumFields() - 1
+	}
+	return rowset.NewWriter(rowset.WriterOptions{
+		FS: t.fs, Dir: t.dir, Schema: phys, TTLIndex: ttlIdx,
+		Segment: t.segmentOptions(), SegmentRows: t.opts.SegmentRows,
+		NewFileNum: t.newFileNum,
+	})
+}
+
+func (t *Table) newFileNum() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := t.mu.nextFileNum
+	t.mu.nextFileNum++
+	return n
+}
+
+// publish makes a written rowset the next version: it opens the files (so
+// that a bad file fails the write, not a later scan), appends one manifest
+// record, and installs the new version.
+func (t *Table) publish(ctx context.Context, v *version, meta rowset.Meta, w *rowset.Writer, label string, marks map[uint64]*roaring.Bitmap) error {
+	t.mu.Lock()
+	meta.ID = t.mu.nextRowsetID
+	t.mu.nextRowsetID++
+	meta.Lo = v.lastVersion + 1
+	meta.Hi = meta.Lo
+	t.mu.Unlock()
+
+	h, err := rowset.Open(t.fs, t.dir, meta, t.onRelease)
+	if err != nil {
+		w.Abort()
+		return err
+	}
+	if v.def.Model == schema.UniqueMOW && meta.Rows > 0 {
+		// Merge-on-write: the new rows supersede every older row of their
+		// keys, expired or not, in the same record that publishes them.
+		m, err := mowMarks(ctx, t.opts.Allocator, h, v.rowsets, v.deleted, v.def.Schema.KeyCount)
+		if err != nil {
+			h.Unref()
+			w.Abort()
+			return err
+		}
+		for id, b := range marks {
+			if cur, ok := m[id]; ok {
+				cur.Or(b)
+			} else {
+				if m == nil {
+					m = map[uint64]*roaring.Bitmap{}
+				}
+				m[id] = b
+			}
+		}
+		marks = m
+	}
+	t.mu.Lock()
+	tot := t.mu.totals.clone()
+	tot.IngestedBytes += meta.Bytes
+	e := &versionEdit{
+		NextFileNum: t.mu.nextFileNum, NextRowsetID: t.mu.nextRowsetID,
+		LastVersion: meta.Hi, Totals: &tot, Deletes: encodeMarks(marks),
+	}
+	if meta.Rows > 0 {
+		e.Added = []rowset.Meta{meta}
+	}
+	t.mu.Unlock()
+	if label != "" {
+		e.Labels = []string{label}
+	}
+	if err := t.manifest.append(e); err != nil {
+		h.Unref()
+		w.Abort()
+		t.mu.Lock()
+		t.mu.failed = err
+		t.mu.Unlock()
+		return err
+	}
+	t.mu.Lock()
+	old := t.mu.current
+	rowsets := old.with(nil)
+	if meta.Rows > 0 {
+		rowsets = append(rowsets, h)
+	}
+	t.mu.current = newVersion(old.def, old.policy, rowsets, meta.Hi, old.withMarks(marks))
+	t.mu.totals = tot
+	if label != "" {
+		t.mu.labels[label] = true
+	}
+	t.mu.Unlock()
+	h.Unref()
+	old.unref()
+	return nil
+}
+
+func sortMetas(ms []rowset.Meta) {
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Lo < ms[j].Lo })
+}
