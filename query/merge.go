@@ -117,3 +117,10 @@ func (h *cursorHeap) Pop() any {
 	h.items = h.items[:len(h.items)-1]
 	return x
 }
+
+// Superseded returns deleted plus every row of rowsets (in version order,
+// each one sorted run of unique keys) that a newer version of its key in
+// rowsets hides. The result can serve as Snapshot.Deleted with Merged set.
+func Superseded(ctx context.Context, mem memory.Allocator, rowsets []*rowset.Handle, keyCount int, deleted map[uint64]*roaring.Bitmap) (map[uint64]*roaring.Bitmap, error) {
+	return supersededByMerge(ctx, mem, rowsets, keyCount, deleted)
+}

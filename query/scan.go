@@ -29,6 +29,10 @@ type Snapshot struct {
 	// Deleted holds, per rowset ID, the ordinals of rows that later
 	// versions deleted or (merge-on-write) superseded.
 	Deleted map[uint64]*roaring.Bitmap
+	// Merged says that Deleted already holds the rows superseded by newer
+	// versions of their keys (see Superseded), so a merge-on-read scan need
+	// not merge again.
+	Merged bool
 	// Release is called once when the scan no longer needs the rowsets.
 	Release func()
 }
@@ -49,6 +53,17 @@ type Request struct {
 	// RowIDs appends the columns __ROWSET_ID__ and __ROW_ORDINAL__, which
 	// locate each returned row for a later delete.
 	RowIDs bool
+
+	// The options below serve compaction, which must see rows as stored.
+
+	// IncludeExpired returns expired rows too.
+	IncludeExpired bool
+	// RawTTL returns __TTL__ as stored (int64 µs of the source instant in
+	// source mode) instead of in the source column's type.
+	RawTTL bool
+	// DeleteSign appends the merge-on-read delete sign column and returns
+	// deletion rows instead of hiding them.
+	DeleteSign bool
 }
 
 // Names of the row-location columns of Request.RowIDs.
@@ -79,7 +94,10 @@ type Scan struct {
 	need      []int // slots to decode: outputs and filter columns
 	filter    bound
 
-	rowIDs bool
+	rowIDs         bool
+	includeExpired bool
+	rawTTL         bool
+	deleteSign     bool
 	// hidden holds, per rowset, the rows no scan may return: deleted, or
 	// superseded by a newer version of their key.
 	hidden map[uint64]*roaring.Bitmap
@@ -140,6 +158,18 @@ func (s *Scan) init(req Request) error {
 		}
 		fields = append(fields, f)
 	}
+	s.includeExpired, s.rawTTL = req.IncludeExpired, req.RawTTL
+	if req.RawTTL {
+		for i, slot := range s.outSlots {
+			if slot == s.snap.ttlSlot() {
+				fields[i].Type = arrow.PrimitiveTypes.Int64
+			}
+		}
+	}
+	if req.DeleteSign {
+		s.deleteSign = true
+		fields = append(fields, arrow.Field{Name: schema.DeleteSignColumn, Type: arrow.FixedWidthTypes.Boolean, Nullable: true})
+	}
 	if req.RowIDs {
 		s.rowIDs = true
 		fields = append(fields,
@@ -166,7 +196,7 @@ func (s *Scan) init(req Request) error {
 		f.slots(add)
 	}
 	s.hidden = s.snap.Deleted
-	if s.snap.Model == schema.UniqueMOR {
+	if s.snap.Model == schema.UniqueMOR && !s.snap.Merged {
 		h, err := supersededByMerge(s.ctx, s.mem, s.snap.Rowsets, s.snap.Schema.KeyCount, s.snap.Deleted)
 		if err != nil {
 			return err
@@ -335,7 +365,7 @@ func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
 	rsID := s.snap.Rowsets[s.rs].Meta.ID
 	ttlState := ttlcol.AllLive
 	ttlIdx := s.segSlots[len(s.segSlots)-1]
-	if s.hasTTL && ttlIdx >= 0 {
+	if s.hasTTL && ttlIdx >= 0 && !s.includeExpired {
 		z := r.PageStats(ttlIdx, p)
 		hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
 		ttlState = ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, s.threshold)
@@ -357,7 +387,7 @@ func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
 	}
 	if ttlState == ttlcol.AllLive {
 		s.Counters.PagesLive++
-		if s.filter == nil && len(s.outSlots) == 0 && !s.rowIDs && hidden == nil && s.deleteSignIdx < 0 {
+		if s.filter == nil && len(s.out.Fields()) == 0 && hidden == nil && s.deleteSignIdx < 0 {
 			return array.NewRecordBatch(s.out, nil, int64(n)), nil
 		}
 	}
@@ -420,18 +450,21 @@ func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
 			it.Next()
 		}
 	}
+	var sign arrow.Array
 	if s.deleteSignIdx >= 0 {
-		sign, err := r.ReadPage(s.mem, s.deleteSignIdx, p)
-		if err != nil {
+		var err error
+		if sign, err = r.ReadPage(s.mem, s.deleteSignIdx, p); err != nil {
 			return nil, err
 		}
-		b := sign.(*array.Boolean)
-		for i := 0; i < n; i++ {
-			if b.IsValid(i) && b.Value(i) {
-				bitutil.ClearBit(mask, i)
+		defer sign.Release()
+		if !s.deleteSign {
+			b := sign.(*array.Boolean)
+			for i := 0; i < n; i++ {
+				if b.IsValid(i) && b.Value(i) {
+					bitutil.ClearBit(mask, i)
+				}
 			}
 		}
-		sign.Release()
 	}
 	if s.filter != nil && countBits(mask, n) > 0 {
 		t, f := make([]byte, (n+7)/8), make([]byte, (n+7)/8)
@@ -450,12 +483,20 @@ func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, 0, len(s.out.Fields()))
 	for _, slot := range s.outSlots {
 		a := decoded[slot]
-		if slot == s.snap.ttlSlot() {
+		if slot == s.snap.ttlSlot() && !s.rawTTL {
 			a = s.showTTL(a)
 		} else {
 			a.Retain()
 		}
 		cols = append(cols, a)
+	}
+	if s.deleteSign {
+		if sign != nil {
+			sign.Retain()
+			cols = append(cols, sign)
+		} else {
+			cols = append(cols, schema.ConstArray(s.mem, arrow.FixedWidthTypes.Boolean, schema.IntVal(0), n))
+		}
 	}
 	if s.rowIDs {
 		ids := array.NewInt64Builder(s.mem)

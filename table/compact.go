@@ -1,19 +1,35 @@
 package table
 
 import (
+	"context"
 	"fmt"
+	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/compaction"
+	"github.com/rowttl/rowttl/query"
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/ttlcol"
 )
 
 // CompactionKind names a compaction of SPEC §3.
 type CompactionKind string
 
-// The compaction kinds ADMIN COMPACT and Compact accept.
+// The compaction kinds. Cumulative merges the recent rowsets after the base
+// one; base merges the base rowset (the one holding the oldest versions,
+// which covers from version 0) with the compaction outputs that follow it;
+// full merges everything. TTLDrop removes rowsets whose rows have all
+// expired, by a manifest change alone.
 const (
 	Cumulative CompactionKind = "cumulative"
 	Base       CompactionKind = "base"
 	Full       CompactionKind = "full"
+	TTLDrop    CompactionKind = "ttl_drop"
 )
 
 // ParseCompactionKind accepts "cumulative", "base" or "full".
@@ -23,4 +39,288 @@ func ParseCompactionKind(s string) (CompactionKind, error) {
 		return k, nil
 	}
 	return "", fmt.Errorf("unknown compaction type %q (want cumulative, base or full): %w", s, rowttl.ErrInvalidArgument)
+}
+
+// Compact runs one compaction of the given kind and returns when it is
+// published (or when there was nothing to do). Expiry is judged at the
+// table's clock, bounded by the latest now a request has used. Readers that
+// pinned an earlier version keep its files until they let go.
+func (t *Table) Compact(ctx context.Context, kind CompactionKind) error {
+	return t.CompactAt(ctx, kind, time.Time{})
+}
+
+// CompactAt is Compact judging expiry at now (zero: as Compact does). Rows
+// that expired by now may be reclaimed, so a later read at an earlier now
+// may miss them: reads do not travel back in time.
+func (t *Table) CompactAt(ctx context.Context, kind CompactionKind, now time.Time) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	if now.IsZero() {
+		now = t.reclaimNow()
+	} else {
+		t.noteNow(now)
+	}
+	_, err := t.compactLocked(ctx, kind, now)
+	return err
+}
+
+// pick chooses the inputs of a compaction: a contiguous run of rowsets in
+// version order. fromBase reports that the run starts with the base rowset,
+// so nothing older lies below it.
+func pick(v *version, kind CompactionKind) (inputs []*rowset.Handle, fromBase bool) {
+	rs := v.rowsets
+	switch kind {
+	case Full:
+		return rs, true
+	case Base:
+		if len(rs) == 0 {
+			return nil, false
+		}
+		n := 1
+		for n < len(rs) && rs[n].Meta.Hi > rs[n].Meta.Lo {
+			n++
+		}
+		if n == 1 && len(rs) > 1 {
+			n = 2
+		}
+		return rs[:n], true
+	case Cumulative:
+		if len(rs) < 3 {
+			return nil, false
+		}
+		return rs[1:], false
+	}
+	return nil, false
+}
+
+// dropsExpired tells whether a compaction may drop expired rows (SPEC §3):
+// everywhere on DUPLICATE and merge-on-write tables of published rowsets;
+// on merge-on-read tables only when nothing older lies below the inputs.
+func dropsExpired(model schema.Model, fromBase bool) bool {
+	if model == schema.UniqueMOR {
+		return fromBase
+	}
+	return true
+}
+
+// whollyExpired reports a rowset whose every row has expired at threshold:
+// on DUPLICATE and merge-on-write tables it can go by a manifest change
+// alone.
+func wholyExpired(h *rowset.Handle, pol ttlcol.Policy, threshold int64) bool {
+	m := h.Meta.TTL
+	return pol.Mode != ttlcol.NoTTL && h.Meta.Rows > 0 && m.Nulls == 0 && m.HasMinMax && m.Max <= threshold
+}
+
+// compactLocked runs one compaction with writeMu held; it reports whether
+// anything changed.
+func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time.Time) (bool, error) {
+	v, err := t.writable()
+	if err != nil {
+		return false, err
+	}
+	defer v.unref()
+	threshold := v.policy.Threshold(now.UnixMicro())
+	model := v.def.Model
+
+	if kind == TTLDrop {
+		if model == schema.UniqueMOR {
+			return false, nil
+		}
+		var drop []*rowset.Handle
+		for _, h := range v.rowsets {
+			if wholyExpired(h, v.policy, threshold) {
+				drop = append(drop, h)
+			}
+		}
+		if len(drop) == 0 {
+			return false, nil
+		}
+		return true, t.installCompaction(v, kind, drop, nil, rowset.Meta{}, nil)
+	}
+
+	inputs, fromBase := pick(v, kind)
+	if len(inputs) == 0 || (len(inputs) == 1 && kind != Full && kind != Base) {
+		return false, nil
+	}
+	drop := dropsExpired(model, fromBase)
+
+	// Rows that newer versions of their keys hide go first (merge-on-read);
+	// the delete bitmaps already say so for the other models.
+	hidden := v.deleted
+	if model == schema.UniqueMOR {
+		hidden, err = query.Superseded(ctx, t.opts.Allocator, inputs, v.def.Schema.KeyCount, v.deleted)
+		if err != nil {
+			return false, err
+		}
+	}
+	phys := physicalSchema(v.def, v.policy)
+	var readers []array.RecordReader
+	defer func() {
+		for _, r := range readers {
+			r.Release()
+		}
+	}()
+	var read []*rowset.Handle
+	for _, h := range inputs {
+		if drop && model != schema.UniqueMOR && wholyExpired(h, v.policy, threshold) {
+			continue // nothing to read: every row goes
+		}
+		read = append(read, h)
+		v.ref()
+		snap := &query.Snapshot{
+			Schema: &v.def.Schema, Policy: v.policy, Model: model,
+			Rowsets: []*rowset.Handle{h}, Deleted: hidden, Merged: true, Release: v.unref,
+		}
+		req := query.Request{
+			Now: now, ShowHidden: true, RawTTL: true,
+			IncludeExpired: !drop,
+			// A merge-on-read compaction that cannot drop expired rows keeps
+			// the newest version of every key, deletions included: they hide
+			// what lies below the inputs.
+			DeleteSign: model == schema.UniqueMOR && !fromBase,
+		}
+		if v.policy.Mode == ttlcol.NoTTL {
+			req.ShowHidden = false
+		}
+		r, err := query.NewScan(ctx, t.opts.Allocator, snap, req)
+		if err != nil {
+			return false, err
+		}
+		readers = append(readers, &physReader{Scan: r, phys: phys, mem: t.opts.Allocator, addSign: model == schema.UniqueMOR && fromBase})
+	}
+
+	w := t.newRowsetWriter(v)
+	var rows int64
+	if model.IsUnique() {
+		rows, err = compaction.MergeByKey(ctx, t.opts.Allocator, phys, readers, v.def.Schema.KeyCount, w)
+	} else {
+		rows, err = compaction.Concat(ctx, t.opts.Allocator, phys, readers, w)
+	}
+	if err != nil {
+		w.Abort()
+		return false, err
+	}
+	meta, err := w.Finish()
+	if err != nil {
+		w.Abort()
+		return false, err
+	}
+	_ = rows
+	meta.Overlapping = !model.IsUnique() && len(meta.Segments) > 1
+	meta.Lo, meta.Hi = inputs[0].Meta.Lo, inputs[len(inputs)-1].Meta.Hi
+	if fromBase {
+		meta.Lo = 0
+	}
+	return true, t.installCompaction(v, kind, inputs, nil, meta, w)
+}
+
+// installCompaction publishes the swap of inputs for the output (if it has
+// rows) in one manifest record, and marks the inputs obsolete: their files
+// go when the last reader lets go.
+func (t *Table) installCompaction(v *version, kind CompactionKind, inputs []*rowset.Handle, _ map[uint64]*roaring.Bitmap, out rowset.Meta, w *rowset.Writer) error {
+	var h *rowset.Handle
+	if w != nil && out.Rows > 0 {
+		t.mu.Lock()
+		out.ID = t.mu.nextRowsetID
+		t.mu.nextRowsetID++
+		t.mu.Unlock()
+		var err error
+		if h, err = rowset.Open(t.fs, t.dir, out, t.onRelease); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	removed := map[uint64]bool{}
+	var inRows, inBytes int64
+	for _, in := range inputs {
+		removed[in.Meta.ID] = true
+		inRows += in.Meta.Rows
+		inBytes += in.Meta.Bytes
+	}
+	t.mu.Lock()
+	tot := t.mu.totals.clone()
+	tot.ReclaimedRows += inRows - out.Rows
+	tot.ReclaimedBytes += inBytes - out.Bytes
+	tot.CompactedBytes += out.Bytes
+	tot.Compactions[string(kind)]++
+	e := &versionEdit{NextFileNum: t.mu.nextFileNum, NextRowsetID: t.mu.nextRowsetID, Totals: &tot}
+	t.mu.Unlock()
+	for id := range removed {
+		e.Removed = append(e.Removed, id)
+	}
+	if h != nil {
+		e.Added = []rowset.Meta{out}
+	}
+	if err := t.manifest.append(e); err != nil {
+		if h != nil {
+			h.Unref()
+		}
+		if w != nil {
+			w.Abort()
+		}
+		t.mu.Lock()
+		t.mu.failed = err
+		t.mu.Unlock()
+		return err
+	}
+	t.mu.Lock()
+	old := t.mu.current
+	var add []*rowset.Handle
+	if h != nil {
+		add = append(add, h)
+	}
+	t.mu.current = newVersion(old.def, old.policy, old.with(removed, add...), old.lastVersion, old.deleted)
+	t.mu.totals = tot
+	t.mu.Unlock()
+	for _, in := range inputs {
+		in.MarkObsolete()
+	}
+	if h != nil {
+		h.Unref()
+	}
+	old.unref()
+	return nil
+}
+
+// physReader turns scan batches into batches of the physical schema.
+type physReader struct {
+	*query.Scan
+	phys    *arrow.Schema
+	mem     memory.Allocator
+	addSign bool
+	cur     arrow.RecordBatch
+}
+
+func (p *physReader) Next() bool {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	if !p.Scan.Next() {
+		return false
+	}
+	rec := p.Scan.RecordBatch()
+	cols := append([]arrow.Array{}, rec.Columns()...)
+	var sign arrow.Array
+	if p.addSign {
+		sign = schema.ConstArray(p.mem, arrow.FixedWidthTypes.Boolean, schema.IntVal(0), int(rec.NumRows()))
+		cols = append(cols, sign)
+	}
+	p.cur = array.NewRecordBatch(p.phys, cols, rec.NumRows())
+	if sign != nil {
+		sign.Release()
+	}
+	return true
+}
+
+func (p *physReader) Schema() *arrow.Schema          { return p.phys }
+func (p *physReader) RecordBatch() arrow.RecordBatch { return p.cur }
+func (p *physReader) Record() arrow.RecordBatch      { return p.cur }
+
+func (p *physReader) Release() {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	p.Scan.Release()
 }

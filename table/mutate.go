@@ -96,6 +96,7 @@ func (t *Table) DeleteWhere(ctx context.Context, m Matcher, o WriteOptions) (int
 	if o.Now.IsZero() {
 		o.Now = t.opts.Clock()
 	}
+	t.noteNow(o.Now)
 	var n int64
 	marks := map[uint64]*roaring.Bitmap{}
 	var tomb []arrow.RecordBatch

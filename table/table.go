@@ -44,6 +44,12 @@ type Options struct {
 	// ManifestRotateBytes is the manifest size beyond which the next open
 	// rewrites it as one snapshot record.
 	ManifestRotateBytes int64
+	// DisableAutoCompaction turns background compaction off whatever the
+	// table property says; Compact and CompactAuto still work.
+	DisableAutoCompaction bool
+	// CompactionInterval is how often background compaction looks for work
+	// besides after each write; 0 means one second.
+	CompactionInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -85,8 +91,17 @@ type Table struct {
 		// failed is set when the manifest may hold a record the table
 		// could not confirm; the table refuses writes until reopened.
 		failed error
+		// latestNow is the latest now (µs) any request of this process has
+		// used; background compaction never reclaims rows that expire after
+		// it (see reclaimNow).
+		latestNow int64
 	}
 	manifest *manifest
+
+	// Background compaction.
+	kick   chan struct{}
+	stop   chan struct{}
+	bgDone chan struct{}
 }
 
 // Create makes a new table in dir, which must not hold one already.
@@ -127,6 +142,7 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	t.mu.nextRowsetID = 1
 	t.mu.labels = map[string]bool{}
 	t.mu.totals = Totals{Compactions: map[string]int64{}}
+	t.startBackground()
 	return t, nil
 }
 
@@ -155,6 +171,7 @@ func Open(dir string, opts *Options) (*Table, error) {
 		lock.release()
 		return nil, err
 	}
+	t.startBackground()
 	return t, nil
 }
 
@@ -376,6 +393,7 @@ func (t *Table) LastVersion() int64 {
 // Close waits for nothing: scans that are still open keep their files until
 // they are released. Further calls fail with ErrClosed.
 func (t *Table) Close() error {
+	t.stopBackground()
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
 	t.mu.Lock()
@@ -416,6 +434,7 @@ func (t *Table) Scan(ctx context.Context, req query.Request) (array.RecordReader
 	if req.Now.IsZero() {
 		req.Now = t.opts.Clock()
 	}
+	t.noteNow(req.Now)
 	snap := &query.Snapshot{
 		Schema:  &v.def.Schema,
 		Policy:  v.policy,
@@ -425,6 +444,32 @@ func (t *Table) Scan(ctx context.Context, req query.Request) (array.RecordReader
 		Release: v.unref,
 	}
 	return query.NewScan(ctx, t.opts.Allocator, snap, req)
+}
+
+// noteNow records the now of a request.
+func (t *Table) noteNow(now time.Time) {
+	us := now.UnixMicro()
+	t.mu.Lock()
+	if us > t.mu.latestNow {
+		t.mu.latestNow = us
+	}
+	t.mu.Unlock()
+}
+
+// reclaimNow is the instant at which background compaction judges expiry:
+// the table's clock, but never later than the latest now a request has used.
+// A process that reads and writes with a clock of its own (a test clock, a
+// session_now in the shell) is thus never surprised by rows reclaimed at the
+// wall clock, and a process that has served no request reclaims nothing.
+func (t *Table) reclaimNow() time.Time {
+	c := t.opts.Clock()
+	t.mu.Lock()
+	latest := t.mu.latestNow
+	t.mu.Unlock()
+	if latest < c.UnixMicro() {
+		return time.UnixMicro(latest)
+	}
+	return c
 }
 
 // Count returns the number of rows alive at now that match filter.

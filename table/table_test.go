@@ -42,7 +42,7 @@ func TestRoundTripMillion(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
-	opts := &Options{Allocator: mem, SegmentRows: 300_000}
+	opts := &Options{Allocator: mem, SegmentRows: 300_000, DisableAutoCompaction: true}
 	tbl := mustCreate(t, dir, directDef(), opts)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var all []eventRow

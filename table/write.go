@@ -83,6 +83,7 @@ func (t *Table) writeLocked(ctx context.Context, v *version, recs []arrow.Record
 	if o.Now.IsZero() {
 		o.Now = t.opts.Clock()
 	}
+	t.noteNow(o.Now)
 	if o.TimeZone == nil {
 		o.TimeZone = time.UTC
 	}
@@ -259,6 +260,7 @@ func (t *Table) publish(ctx context.Context, v *version, meta rowset.Meta, w *ro
 	t.mu.Unlock()
 	h.Unref()
 	old.unref()
+	t.wake()
 	return nil
 }
 
