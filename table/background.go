@@ -92,25 +92,26 @@ func (t *Table) startBackground() {
 	t.kick = make(chan struct{}, 1)
 	t.stop = make(chan struct{})
 	t.bgDone = make(chan struct{})
+	kick, stop, done := t.kick, t.stop, t.bgDone
 	interval := t.opts.CompactionInterval
 	if interval <= 0 {
 		interval = time.Second
 	}
 	go func() {
-		defer close(t.bgDone)
+		defer close(done)
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() {
-			<-t.stop
+			<-stop
 			cancel()
 		}()
 		for {
 			select {
-			case <-t.stop:
+			case <-stop:
 				return
-			case <-t.kick:
+			case <-kick:
 			case <-tick.C:
 			}
 			for t.autoCompactionOn() {
@@ -135,9 +136,10 @@ func (t *Table) wake() {
 }
 
 func (t *Table) stopBackground() {
-	if t.stop != nil {
-		close(t.stop)
-		<-t.bgDone
-		t.stop = nil
-	}
+	t.stopOnce.Do(func() {
+		if t.stop != nil {
+			close(t.stop)
+			<-t.bgDone
+		}
+	})
 }

@@ -99,9 +99,10 @@ type Table struct {
 	manifest *manifest
 
 	// Background compaction.
-	kick   chan struct{}
-	stop   chan struct{}
-	bgDone chan struct{}
+	kick     chan struct{}
+	stop     chan struct{}
+	bgDone   chan struct{}
+	stopOnce sync.Once
 }
 
 // Create makes a new table in dir, which must not hold one already.
