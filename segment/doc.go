@@ -12,6 +12,13 @@
 // header and footer; ReadPage decodes one column of one page into a new Arrow
 // array. A Reader is safe for concurrent use.
 //
+// Writer.CopyPage appends a page of another segment whose columns match
+// (Reader.SameLayout) as it is: its chunks' bytes, encodings, checksums and
+// zone maps are copied, after their checksums are verified, without
+// decoding. Compaction uses it for the pages it keeps whole. Pages of one
+// segment may therefore have any size up to MaxPageRows; readers take the
+// size of every page from the footer.
+//
 // # Format
 //
 // The layout is drawn in format.go and the chunk encodings in

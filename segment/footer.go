@@ -11,7 +11,7 @@ import (
 // footer is the decoded footer of a segment: everything Open needs to plan
 // reads without touching a page.
 type footer struct {
-	pageRows int // the writer's PageRows option, informational
+	pageRows int // the writer's PageRows option, or its largest copied page if larger; informational
 	rows     int64
 	schema   *arrow.Schema
 	cols     []colType

@@ -23,10 +23,13 @@ import (
 //	           the bitmap is present only when 0 < nulls < rows; it is
 //	           LSB-first like Arrow's, 1 = valid, unused high bits zero
 //
-//	footer  := | page rows option (uvarint) | rows (uvarint) | schema |
+//	footer  := | page rows (uvarint) | rows (uvarint) | schema |
 //	           | pages (uvarint) | rows of each page (uvarint each) |
 //	           | chunk meta for each page p, each column c (page-major) |
 //	           | zone map of each column |
+//	           page rows is informational (Dump): the writer's PageRows
+//	           option, or the largest page it copied if larger; pages may
+//	           have any size from 1 to MaxPageRows rows
 //	chunk meta := | length (uvarint) | encoding (1B) | compression (1B) |
 //	           | body length (uvarint) | zone map |
 //	zone map   := | nulls (uvarint) | bounds (1B, 0 or 1) | [min | max] |

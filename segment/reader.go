@@ -136,6 +136,23 @@ func (r *Reader) Name() string { return r.name }
 // types, nullability and metadata.
 func (r *Reader) Schema() *arrow.Schema { return r.f.schema }
 
+// SameLayout reports whether the segment's columns match those of sc: the
+// same number of fields, with the same names and types in the same order.
+// Nullability and metadata are not compared. Writer.CopyPage accepts the
+// pages of a segment exactly when SameLayout holds for the writer's schema.
+func (r *Reader) SameLayout(sc *arrow.Schema) bool {
+	if sc == nil || sc.NumFields() != r.f.schema.NumFields() {
+		return false
+	}
+	for i, f := range r.f.schema.Fields() {
+		g := sc.Field(i)
+		if g.Name != f.Name || !arrow.TypeEqual(g.Type, f.Type) {
+			return false
+		}
+	}
+	return true
+}
+
 // NumRows returns the number of rows.
 func (r *Reader) NumRows() int64 { return r.f.rows }
 
@@ -250,7 +267,17 @@ func (r *Reader) readChunk(c *chunkMeta, sc *scratch) ([]byte, error) {
 	if err := r.readAt(raw, c.offset); err != nil {
 		return nil, err
 	}
-	n := len(raw)
+	block, err := checkChunk(raw, c)
+	if err != nil {
+		return nil, err
+	}
+	return chunkBody(block, c, sc)
+}
+
+// checkChunk verifies the checksum and compression byte of raw, the bytes of
+// chunk c as stored, and returns its block.
+func checkChunk(raw []byte, c *chunkMeta) ([]byte, error) {
+	n := len(raw) // c.length, at least chunkTrailer (checked by Open)
 	if checksum(raw[:n-4]) != binary.LittleEndian.Uint32(raw[n-4:]) {
 		return nil, errCRC
 	}
@@ -258,10 +285,16 @@ func (r *Reader) readChunk(c *chunkMeta, sc *scratch) ([]byte, error) {
 		return nil, errComp
 	}
 	block := raw[:n-chunkTrailer]
+	if c.comp == compNone && len(block) != c.bodyLen {
+		return nil, errBodyLen
+	}
+	return block, nil
+}
+
+// chunkBody returns the body held by the verified block of chunk c: the
+// block itself, or its decompression into sc.
+func chunkBody(block []byte, c *chunkMeta, sc *scratch) ([]byte, error) {
 	if c.comp == compNone {
-		if len(block) != c.bodyLen {
-			return nil, errBodyLen
-		}
 		return block, nil
 	}
 	sc.body = grow(sc.body, c.bodyLen)

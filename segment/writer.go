@@ -59,6 +59,10 @@ type Writer struct {
 	ints        []uint64
 	strs        stringEncoder
 
+	maxPage   int       // rows of the largest page copied by CopyPage
+	copyBuf   []byte    // CopyPage: the chunks of the page copied
+	copyZones []zoneAcc // CopyPage: the zone maps of the page copied
+
 	err      error // sticky: the first failure
 	finished bool
 }
@@ -121,8 +125,9 @@ func (w *Writer) write(b []byte) error {
 var errFinished = errors.New("segment: writer already finished")
 
 // Write adds the rows of rec, whose schema must have the writer's field names
-// and types. Rows are cut into pages of exactly PageRows rows (the last page
-// of the segment may be shorter) whatever the batch sizes.
+// and types. Rows are cut into pages of exactly PageRows rows whatever the
+// batch sizes; only the last page of the segment, and a page that CopyPage
+// flushes, may be shorter.
 func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.err != nil {
 		return w.err
@@ -250,7 +255,7 @@ func (w *Writer) Finish() (Summary, error) {
 		}
 	}
 	f := footer{
-		pageRows: w.pageRows,
+		pageRows: max(w.pageRows, w.maxPage),
 		rows:     w.rows,
 		schema:   w.sc,
 		cols:     w.cols,
