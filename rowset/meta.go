@@ -3,6 +3,8 @@ package rowset
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/rowttl/rowttl/ttlcol"
 )
 
 // SegmentMeta describes one segment file of a rowset.
@@ -49,6 +51,9 @@ type Meta struct {
 	Rows     int64         `json:"rows"`
 	Bytes    int64         `json:"bytes"`
 	TTL      TTLStats      `json:"ttl"`
+	// Hist counts the stored __TTL__ values by bucket, so that the reclaim
+	// scheduler knows how many rows expire when without reading the files.
+	Hist *ttlcol.Histogram `json:"hist,omitempty"`
 	// Overlapping is set when the segments' key ranges may overlap (a large
 	// write cut into several sorted runs); clear when the rowset is one
 	// sorted run across its segments.

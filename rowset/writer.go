@@ -2,11 +2,15 @@ package rowset
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
+	"github.com/rowttl/rowttl/ttlcol"
 	"github.com/rowttl/rowttl/vfs"
 )
 
@@ -28,6 +32,12 @@ type WriterOptions struct {
 	// NewFileNum allocates file numbers; it must never return a number in
 	// use.
 	NewFileNum func() uint64
+	// MayRemove, when set, is asked by Abort before it deletes published
+	// segment files: a write whose manifest record failed to sync may be
+	// durable after all, and then its files must stay for the next open
+	// to find (if the record is not durable, that open deletes them as
+	// orphans). Temporary files are always removed.
+	MayRemove func() bool
 }
 
 // Writer writes the segments of one rowset. Rows are written in the order
@@ -38,6 +48,7 @@ type Writer struct {
 	done    []SegmentMeta
 	created []string // every file created, for Abort
 	stats   TTLStats
+	hist    *ttlcol.Histogram
 	rows    int64
 	bytes   int64
 }
@@ -74,6 +85,9 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 			part = rec.NewSlice(off, off+take)
 		}
 		err := w.cur.w.Write(part)
+		if err == nil && w.opts.TTLIndex >= 0 {
+			w.addHist(part.Column(w.opts.TTLIndex))
+		}
 		if part != rec {
 			part.Release()
 		}
@@ -145,6 +159,69 @@ func statsOf(z segment.ZoneMap) TTLStats {
 	return s
 }
 
+// Histogram buckets start one minute wide and are widened to keep at most
+// histBuckets of them: enough to schedule reclaim, small in the manifest.
+const (
+	histStartWidth = 60 * 1000000
+	histBuckets    = 64
+)
+
+// addHist counts a batch's __TTL__ values, through a dense array when
+// their range is narrow (the usual case: a batch of recent events).
+func (w *Writer) addHist(a arrow.Array) {
+	if w.hist == nil {
+		w.hist = ttlcol.NewHistogram(histStartWidth)
+	}
+	h := w.hist
+	n := a.Len()
+	h.AddNulls(int64(a.NullN()))
+	if a.NullN() == n {
+		return
+	}
+	d := a.Data()
+	vals := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+n]
+	valid := func(i int) bool { return true }
+	if a.NullN() > 0 {
+		valid = a.IsValid
+	}
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for i, v := range vals {
+		if valid(i) {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	width := h.BucketMicros()
+	blo, bhi := floorDiv(lo, width), floorDiv(hi, width)
+	if bhi-blo < 1<<16 {
+		dense := make([]int64, bhi-blo+1)
+		for i, v := range vals {
+			if valid(i) {
+				dense[floorDiv(v, width)-blo]++
+			}
+		}
+		for b, c := range dense {
+			h.AddCounts((blo+int64(b))*width, c)
+		}
+	} else {
+		for i, v := range vals {
+			if valid(i) {
+				h.AddCounts(v, 1)
+			}
+		}
+	}
+	for h.Buckets() > 4*histBuckets {
+		h.Coarsen(2)
+	}
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
 // Finish seals the last segment and makes the directory entries durable. It
 // returns a Meta without ID and versions, which the caller fills in before
 // publishing. A rowset of no rows has no segments.
@@ -159,7 +236,12 @@ func (w *Writer) Finish() (Meta, error) {
 			return Meta{}, fmt.Errorf("sync %s: %w", w.opts.Dir, err)
 		}
 	}
-	return Meta{Segments: w.done, Rows: w.rows, Bytes: w.bytes, TTL: w.stats}, nil
+	if w.hist != nil {
+		for w.hist.Buckets() > histBuckets {
+			w.hist.Coarsen(2)
+		}
+	}
+	return Meta{Segments: w.done, Rows: w.rows, Bytes: w.bytes, TTL: w.stats, Hist: w.hist}, nil
 }
 
 // Abort removes every file the writer created. Files of an aborted write are
@@ -170,8 +252,40 @@ func (w *Writer) Abort() {
 		w.cur.f.Close()
 		w.cur = nil
 	}
+	keep := w.opts.MayRemove != nil && !w.opts.MayRemove()
 	for _, name := range w.created {
+		if keep && !strings.HasSuffix(name, ".tmp") {
+			continue
+		}
 		w.opts.FS.Remove(name)
 	}
 	w.created = nil
+}
+
+// CopyPage appends page p of segment r without decoding it (see
+// segment.Writer.CopyPage); r must have the writer's schema. The page's
+// __TTL__ values are decoded to keep the histogram whole.
+func (w *Writer) CopyPage(mem memory.Allocator, r *segment.Reader, p int) error {
+	if w.cur == nil {
+		if err := w.openSegment(); err != nil {
+			return err
+		}
+	}
+	if err := w.cur.w.CopyPage(r, p); err != nil {
+		return err
+	}
+	_, n := r.Page(p)
+	w.cur.rows += int64(n)
+	if w.opts.TTLIndex >= 0 {
+		a, err := r.ReadPage(mem, w.opts.TTLIndex, p)
+		if err != nil {
+			return err
+		}
+		w.addHist(a)
+		a.Release()
+	}
+	if w.cur.rows >= w.opts.SegmentRows {
+		return w.finishSegment()
+	}
+	return nil
 }

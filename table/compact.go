@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -111,38 +110,91 @@ func wholyExpired(h *rowset.Handle, pol ttlcol.Policy, threshold int64) bool {
 	return pol.Mode != ttlcol.NoTTL && h.Meta.Rows > 0 && m.Nulls == 0 && m.HasMinMax && m.Max <= threshold
 }
 
-// compactLocked runs one compaction with writeMu held; it reports whether
-// anything changed.
+// job is one compaction to run: its inputs are a contiguous run of the
+// rowsets of the version it was planned on.
+type job struct {
+	kind CompactionKind
+	// trigger says why it runs: "manual", "size", "ttl" or "deadline".
+	trigger  string
+	inputs   []*rowset.Handle
+	fromBase bool
+	// dropOnly removes the inputs without writing anything: every row of
+	// each has expired.
+	dropOnly bool
+}
+
+// manualJob plans a compaction that was asked for by kind.
+func manualJob(v *version, kind CompactionKind, threshold int64) (job, bool) {
+	j := job{kind: kind, trigger: "manual"}
+	if kind == TTLDrop {
+		if v.def.Model == schema.UniqueMOR {
+			return j, false
+		}
+		for _, h := range v.rowsets {
+			if wholyExpired(h, v.policy, threshold) {
+				j.inputs = append(j.inputs, h)
+			}
+		}
+		j.dropOnly = true
+		return j, len(j.inputs) > 0
+	}
+	j.inputs, j.fromBase = pick(v, kind)
+	if len(j.inputs) == 0 || (len(j.inputs) == 1 && kind != Full && kind != Base) {
+		return j, false
+	}
+	return j, true
+}
+
+// compactLocked runs one compaction of a kind with writeMu held; it
+// reports whether anything changed.
 func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time.Time) (bool, error) {
 	v, err := t.writable()
 	if err != nil {
 		return false, err
 	}
 	defer v.unref()
-	threshold := v.policy.Threshold(now.UnixMicro())
-	model := v.def.Model
-
-	if kind == TTLDrop {
-		if model == schema.UniqueMOR {
-			return false, nil
-		}
-		var drop []*rowset.Handle
-		for _, h := range v.rowsets {
-			if wholyExpired(h, v.policy, threshold) {
-				drop = append(drop, h)
-			}
-		}
-		if len(drop) == 0 {
-			return false, nil
-		}
-		return true, t.installCompaction(v, kind, drop, nil, rowset.Meta{}, nil)
-	}
-
-	inputs, fromBase := pick(v, kind)
-	if len(inputs) == 0 || (len(inputs) == 1 && kind != Full && kind != Base) {
+	j, ok := manualJob(v, kind, v.policy.Threshold(now.UnixMicro()))
+	if !ok {
 		return false, nil
 	}
+	return true, t.runJob(ctx, v, j, now)
+}
+
+// runJob runs a planned compaction on v (pinned by the caller, writeMu
+// held) and publishes it.
+func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) error {
+	threshold := v.policy.Threshold(now.UnixMicro())
+	model := v.def.Model
+	if j.dropOnly {
+		return t.installCompaction(v, j, nil, rowset.Meta{}, nil)
+	}
+	inputs, fromBase, kind := j.inputs, j.fromBase, j.kind
+	_ = kind
 	drop := dropsExpired(model, fromBase)
+	var err error
+
+	phys0 := physicalSchema(v.def, v.policy)
+	if model == schema.Duplicate || (model == schema.UniqueMOW && len(inputs) == 1) {
+		w := t.newRowsetWriter(v)
+		handled, err := t.rewriteByPages(ctx, v, inputs, drop, threshold, phys0, w)
+		if err != nil {
+			w.Abort()
+			return err
+		}
+		if handled {
+			meta, err := w.Finish()
+			if err != nil {
+				w.Abort()
+				return err
+			}
+			meta.Overlapping = !model.IsUnique() && len(meta.Segments) > 1
+			meta.Lo, meta.Hi = inputs[0].Meta.Lo, inputs[len(inputs)-1].Meta.Hi
+			if fromBase {
+				meta.Lo = 0
+			}
+			return t.installCompaction(v, j, inputs, meta, w)
+		}
+	}
 
 	// Rows that newer versions of their keys hide go first (merge-on-read);
 	// the delete bitmaps already say so for the other models.
@@ -150,7 +202,7 @@ func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time
 	if model == schema.UniqueMOR {
 		hidden, err = query.Superseded(ctx, t.opts.Allocator, inputs, v.def.Schema.KeyCount, v.deleted)
 		if err != nil {
-			return false, err
+			return err
 		}
 	}
 	phys := physicalSchema(v.def, v.policy)
@@ -160,12 +212,10 @@ func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time
 			r.Release()
 		}
 	}()
-	var read []*rowset.Handle
 	for _, h := range inputs {
 		if drop && model != schema.UniqueMOR && wholyExpired(h, v.policy, threshold) {
 			continue // nothing to read: every row goes
 		}
-		read = append(read, h)
 		v.ref()
 		snap := &query.Snapshot{
 			Schema: &v.def.Schema, Policy: v.policy, Model: model,
@@ -184,7 +234,7 @@ func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time
 		}
 		r, err := query.NewScan(ctx, t.opts.Allocator, snap, req)
 		if err != nil {
-			return false, err
+			return err
 		}
 		readers = append(readers, &physReader{Scan: r, phys: phys, mem: t.opts.Allocator, addSign: model == schema.UniqueMOR && fromBase})
 	}
@@ -198,12 +248,12 @@ func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time
 	}
 	if err != nil {
 		w.Abort()
-		return false, err
+		return err
 	}
 	meta, err := w.Finish()
 	if err != nil {
 		w.Abort()
-		return false, err
+		return err
 	}
 	_ = rows
 	meta.Overlapping = !model.IsUnique() && len(meta.Segments) > 1
@@ -211,13 +261,14 @@ func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time
 	if fromBase {
 		meta.Lo = 0
 	}
-	return true, t.installCompaction(v, kind, inputs, nil, meta, w)
+	return t.installCompaction(v, j, inputs, meta, w)
 }
 
 // installCompaction publishes the swap of inputs for the output (if it has
 // rows) in one manifest record, and marks the inputs obsolete: their files
 // go when the last reader lets go.
-func (t *Table) installCompaction(v *version, kind CompactionKind, inputs []*rowset.Handle, _ map[uint64]*roaring.Bitmap, out rowset.Meta, w *rowset.Writer) error {
+func (t *Table) installCompaction(v *version, j job, outIn []*rowset.Handle, out rowset.Meta, w *rowset.Writer) error {
+	inputs := j.inputs
 	var h *rowset.Handle
 	if w != nil && out.Rows > 0 {
 		t.mu.Lock()
@@ -242,7 +293,11 @@ func (t *Table) installCompaction(v *version, kind CompactionKind, inputs []*row
 	tot.ReclaimedRows += inRows - out.Rows
 	tot.ReclaimedBytes += inBytes - out.Bytes
 	tot.CompactedBytes += out.Bytes
-	tot.Compactions[string(kind)]++
+	tot.Compactions[string(j.kind)]++
+	if tot.Triggers == nil {
+		tot.Triggers = map[string]int64{}
+	}
+	tot.Triggers[j.trigger]++
 	e := &versionEdit{NextFileNum: t.mu.nextFileNum, NextRowsetID: t.mu.nextRowsetID, Totals: &tot}
 	t.mu.Unlock()
 	for id := range removed {

@@ -125,7 +125,7 @@ func TestCreateNormalisesProperties(t *testing.T) {
 		t.Errorf("policy %+v", pol)
 	}
 	checkClose(t, tbl)
-	tbl, err := Open(dir, nil)
+	tbl, err := Open(dir, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,9 +137,9 @@ func TestCreateNormalisesProperties(t *testing.T) {
 
 func TestCreateExisting(t *testing.T) {
 	dir := t.TempDir()
-	tbl := mustCreate(t, dir, directDef(), nil)
+	tbl := mustCreate(t, dir, directDef(), quiet())
 	checkClose(t, tbl)
-	if _, err := Create(dir, directDef(), nil); !errors.Is(err, rowttl.ErrExists) {
+	if _, err := Create(dir, directDef(), quiet()); !errors.Is(err, rowttl.ErrExists) {
 		t.Fatalf("create over a table: %v", err)
 	}
 	if _, err := Open(filepath.Join(dir, "missing"), nil); !errors.Is(err, rowttl.ErrNotFound) {

@@ -159,3 +159,7 @@ func scanAll(t testing.TB, tbl *Table, req query.Request) [][]schema.Value {
 	}
 	return out
 }
+
+// quiet returns options without background compaction: tests that read at
+// nows in the past must not race with reclamation at the wall clock.
+func quiet() *Options { return &Options{DisableAutoCompaction: true} }

@@ -37,6 +37,35 @@ type Stats struct {
 	// by compactions; their ratio is the write amplification.
 	IngestedBytes  int64
 	CompactedBytes int64
+	// Triggers counts compactions by what started them.
+	Triggers map[string]int64
+	// LiveBytes estimates the bytes of the visible rows: bytes on disk at
+	// the average row size.
+	LiveBytes int64
+	// ReclaimDeadline is the table's rowttl.reclaim_deadline (0: none).
+	// Behind is set when an expired row has stayed on disk longer than the
+	// deadline after its expiration, and BehindBy says by how much.
+	ReclaimDeadline time.Duration
+	Behind          bool
+	BehindBy        time.Duration
+}
+
+// WriteAmplification is the bytes written by compactions per byte
+// ingested.
+func (s Stats) WriteAmplification() float64 {
+	if s.IngestedBytes == 0 {
+		return 0
+	}
+	return float64(s.CompactedBytes) / float64(s.IngestedBytes)
+}
+
+// OldestExpiredAge is how long the oldest expired row still on disk has
+// been expired at now.
+func (s Stats) OldestExpiredAge(now time.Time) time.Duration {
+	if s.OldestExpiration == 0 {
+		return 0
+	}
+	return now.Sub(time.UnixMicro(s.OldestExpiration))
 }
 
 // TotalCompactions sums Compactions.
@@ -152,6 +181,8 @@ func (t *Table) Stats(ctx context.Context, now time.Time) (Stats, error) {
 	s := Stats{
 		Rowsets: len(v.rowsets), ReclaimedRows: tot.ReclaimedRows, ReclaimedBytes: tot.ReclaimedBytes,
 		Compactions: tot.Compactions, IngestedBytes: tot.IngestedBytes, CompactedBytes: tot.CompactedBytes,
+		Triggers:        tot.Triggers,
+		ReclaimDeadline: time.Duration(reclaimDeadline(v.def)) * time.Microsecond,
 	}
 	threshold := v.policy.Threshold(now.UnixMicro())
 	for _, h := range v.rowsets {
@@ -177,5 +208,13 @@ func (t *Table) Stats(ctx context.Context, now time.Time) (Stats, error) {
 	}
 	v.unref()
 	s.VisibleRows, err = t.Count(ctx, now, nil)
+	if s.RowsOnDisk > 0 {
+		s.LiveBytes = s.BytesOnDisk * s.VisibleRows / s.RowsOnDisk
+	}
+	if s.ReclaimDeadline > 0 && s.OldestExpiration != 0 {
+		if age := s.OldestExpiredAge(now); age > s.ReclaimDeadline {
+			s.Behind, s.BehindBy = true, age-s.ReclaimDeadline
+		}
+	}
 	return s, err
 }

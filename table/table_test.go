@@ -82,7 +82,7 @@ func TestRoundTripMillion(t *testing.T) {
 func TestScanReturnsLiveRowsExactly(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem, PageRows: 64})
+	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem, PageRows: 64, DisableAutoCompaction: true})
 	defer checkClose(t, tbl)
 	rng := rand.New(rand.NewPCG(3, 4))
 	rows := genEvents(rng, 0, 1000)
@@ -121,7 +121,7 @@ func TestScanReturnsLiveRowsExactly(t *testing.T) {
 func TestExpiryBoundary(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem})
+	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem, DisableAutoCompaction: true})
 	defer checkClose(t, tbl)
 	exp := base.UnixMicro()
 	rec := eventBatch(mem, []eventRow{{id: 1, ttl: &exp}, {id: 2}}, true)
@@ -138,7 +138,7 @@ func TestExpiryBoundary(t *testing.T) {
 func TestSourceModeShowsTTLAsSourceType(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	tbl := mustCreate(t, t.TempDir(), sourceDef("1 day", "+08:00"), &Options{Allocator: mem})
+	tbl := mustCreate(t, t.TempDir(), sourceDef("1 day", "+08:00"), &Options{Allocator: mem, DisableAutoCompaction: true})
 	defer checkClose(t, tbl)
 	// Wall clock 2026-01-01 08:00 at +08:00 is 00:00 UTC; it expires a day later.
 	wall := base.Add(8 * time.Hour).UnixMicro()
@@ -168,7 +168,7 @@ func TestSourceModeShowsTTLAsSourceType(t *testing.T) {
 func TestSourceModeRejectsWrittenTTL(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	tbl := mustCreate(t, t.TempDir(), sourceDef("1 day", "UTC"), &Options{Allocator: mem})
+	tbl := mustCreate(t, t.TempDir(), sourceDef("1 day", "UTC"), &Options{Allocator: mem, DisableAutoCompaction: true})
 	defer checkClose(t, tbl)
 	v := int64(5)
 	rec := eventBatch(mem, []eventRow{{id: 1, ttl: &v}}, true)
@@ -186,7 +186,7 @@ func TestSourceOverflowRejectsWholeWrite(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
-	tbl := mustCreate(t, dir, sourceDef("9223372036854", "UTC"), &Options{Allocator: mem})
+	tbl := mustCreate(t, dir, sourceDef("9223372036854", "UTC"), &Options{Allocator: mem, DisableAutoCompaction: true})
 	defer checkClose(t, tbl)
 	rec := eventBatch(mem, []eventRow{{id: 1, eventTime: 0}, {id: 2, eventTime: base.UnixMicro()}}, false)
 	defer rec.Release()
@@ -213,7 +213,7 @@ func assertNoSegments(t *testing.T, dir string) {
 func TestPageSkipping(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem, PageRows: 100})
+	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem, PageRows: 100, DisableAutoCompaction: true})
 	defer checkClose(t, tbl)
 	// Expirations rise with the key: pages are wholly expired, wholly live,
 	// or (one) mixed.
@@ -245,7 +245,7 @@ func TestPageSkipping(t *testing.T) {
 
 func TestTornManifestTailIsCut(t *testing.T) {
 	dir := t.TempDir()
-	tbl := mustCreate(t, dir, directDef(), nil)
+	tbl := mustCreate(t, dir, directDef(), quiet())
 	rec := eventBatch(memory.DefaultAllocator, genEvents(rand.New(rand.NewPCG(5, 6)), 0, 100), true)
 	mustWrite(t, tbl, rec)
 	rec.Release()
@@ -258,7 +258,7 @@ func TestTornManifestTailIsCut(t *testing.T) {
 		}
 		f.Write(tail)
 		f.Close()
-		tbl, err := Open(dir, nil)
+		tbl, err := Open(dir, quiet())
 		if err != nil {
 			t.Fatalf("open after a torn tail: %v", err)
 		}
@@ -271,7 +271,7 @@ func TestTornManifestTailIsCut(t *testing.T) {
 
 func TestCorruptManifestIsReported(t *testing.T) {
 	dir := t.TempDir()
-	tbl := mustCreate(t, dir, directDef(), nil)
+	tbl := mustCreate(t, dir, directDef(), quiet())
 	rec := eventBatch(memory.DefaultAllocator, genEvents(rand.New(rand.NewPCG(5, 6)), 0, 10), true)
 	mustWrite(t, tbl, rec)
 	rec.Release()
@@ -285,7 +285,7 @@ func TestCorruptManifestIsReported(t *testing.T) {
 		data := append([]byte(nil), orig...)
 		data[i] ^= 0x40
 		os.WriteFile(man, data, 0o644)
-		tbl, err := Open(dir, nil)
+		tbl, err := Open(dir, quiet())
 		if err == nil {
 			tbl.Close()
 			t.Fatalf("flipped byte %d of %d: open succeeded", i, len(orig))
@@ -299,12 +299,12 @@ func TestCorruptManifestIsReported(t *testing.T) {
 
 func TestOrphansRemovedOnOpen(t *testing.T) {
 	dir := t.TempDir()
-	tbl := mustCreate(t, dir, directDef(), nil)
+	tbl := mustCreate(t, dir, directDef(), quiet())
 	checkClose(t, tbl)
 	for _, n := range []string{"000099.seg", "000100.seg.tmp", "MANIFEST-000077"} {
 		os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644)
 	}
-	tbl, err := Open(dir, nil)
+	tbl, err := Open(dir, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,9 +317,9 @@ func TestOrphansRemovedOnOpen(t *testing.T) {
 
 func TestSecondOpenIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	tbl := mustCreate(t, dir, directDef(), nil)
+	tbl := mustCreate(t, dir, directDef(), quiet())
 	defer checkClose(t, tbl)
-	if _, err := Open(dir, nil); !errors.Is(err, ErrLocked) {
+	if _, err := Open(dir, quiet()); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: %v", err)
 	}
 }
@@ -330,7 +330,7 @@ func TestWriteErrorsLeaveTableUnchanged(t *testing.T) {
 	dir := t.TempDir()
 	s := eventsSchema()
 	s.Columns[2].Nullable = false // user_id NOT NULL, no default
-	tbl := mustCreate(t, dir, &Definition{Schema: s, Properties: map[string]string{PropEnableRowTTL: "true"}}, &Options{Allocator: mem})
+	tbl := mustCreate(t, dir, &Definition{Schema: s, Properties: map[string]string{PropEnableRowTTL: "true"}}, &Options{Allocator: mem, DisableAutoCompaction: true})
 	defer checkClose(t, tbl)
 	good := eventBatch(mem, genEvents(rand.New(rand.NewPCG(1, 1)), 0, 10), true)
 	mustWrite(t, tbl, good)

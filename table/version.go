@@ -34,6 +34,9 @@ type Totals struct {
 	ReclaimedRows  int64            `json:"reclaimed_rows,omitempty"`
 	ReclaimedBytes int64            `json:"reclaimed_bytes,omitempty"`
 	Compactions    map[string]int64 `json:"compactions,omitempty"`
+	// Triggers counts compactions by what started them: manual, size,
+	// ttl, deadline.
+	Triggers map[string]int64 `json:"triggers,omitempty"`
 	// IngestedBytes and CompactedBytes measure write amplification.
 	IngestedBytes  int64 `json:"ingested_bytes,omitempty"`
 	CompactedBytes int64 `json:"compacted_bytes,omitempty"`
@@ -44,6 +47,10 @@ func (t Totals) clone() Totals {
 	c.Compactions = make(map[string]int64, len(t.Compactions))
 	for k, v := range t.Compactions {
 		c.Compactions[k] = v
+	}
+	c.Triggers = make(map[string]int64, len(t.Triggers))
+	for k, v := range t.Triggers {
+		c.Triggers[k] = v
 	}
 	return c
 }

@@ -156,6 +156,10 @@ func (t *Table) writable() (*version, error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.opts.ReadOnly {
+		v.unref()
+		return nil, fmt.Errorf("table %s is open read-only: %w", t.dir, rowttl.ErrNotSupported)
+	}
 	t.mu.Lock()
 	failed := t.mu.failed
 	t.mu.Unlock()
@@ -169,13 +173,15 @@ func (t *Table) writable() (*version, error) {
 func (t *Table) newRowsetWriter(v *version) *rowset.Writer {
 	phys := physicalSchema(v.def, v.policy)
 	ttlIdx := -1
-	if v.policy.Mode != 0 {
-		ttlIdx = phys.NumFields() - 1
+	if idx := phys.FieldIndices(schema.TTLColumn); len(idx) > 0 {
+		ttlIdx = idx[0]
 	}
 	return rowset.NewWriter(rowset.WriterOptions{
 		FS: t.fs, Dir: t.dir, Schema: phys, TTLIndex: ttlIdx,
 		Segment: t.segmentOptions(), SegmentRows: t.opts.SegmentRows,
 		NewFileNum: t.newFileNum,
+		// Called with writeMu held, as every manifest append is.
+		MayRemove: func() bool { return t.manifest.mayRemoveFiles() },
 	})
 }
 

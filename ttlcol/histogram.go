@@ -207,3 +207,78 @@ func straddle(threshold, w int64) (into, span uint64) {
 	}
 	return uint64(threshold-lo) + 1, uint64(hi-lo) + 1
 }
+
+// Coarsen multiplies the bucket width by factor (> 1), merging buckets, so
+// that a histogram built at a fine width can be kept small.
+func (h *Histogram) Coarsen(factor int64) {
+	if factor <= 1 || h.width > math.MaxInt64/factor {
+		return
+	}
+	counts := make(map[int64]int64, len(h.counts)/int(min(factor, 1<<20))+1)
+	for b, n := range h.counts {
+		counts[floorDiv(b, factor)] += n
+	}
+	h.counts = counts
+	h.width *= factor
+}
+
+// AddCounts adds n rows to the bucket holding value v.
+func (h *Histogram) AddCounts(v, n int64) {
+	if n == 0 {
+		return
+	}
+	if h.counts == nil {
+		h.counts = make(map[int64]int64)
+	}
+	h.counts[floorDiv(v, h.width)] += n
+	h.rows += n
+}
+
+// AddNulls counts n rows whose value is NULL.
+func (h *Histogram) AddNulls(n int64) { h.nulls += n }
+
+// Clone returns a copy.
+func (h *Histogram) Clone() *Histogram {
+	c := &Histogram{width: h.width, nulls: h.nulls, rows: h.rows, counts: make(map[int64]int64, len(h.counts))}
+	for b, n := range h.counts {
+		c.counts[b] = n
+	}
+	return c
+}
+
+// Bounds returns the first value of the lowest non-empty bucket and the
+// last value of the highest, or ok false when there is none.
+func (h *Histogram) Bounds() (lo, hi int64, ok bool) {
+	first := true
+	var bl, bh int64
+	for b := range h.counts {
+		if first || b < bl {
+			bl = b
+		}
+		if first || b > bh {
+			bh = b
+		}
+		first = false
+	}
+	if first {
+		return 0, 0, false
+	}
+	hiStart := bh * h.width
+	if hiStart > math.MaxInt64-(h.width-1) {
+		return bl * h.width, math.MaxInt64, true
+	}
+	return bl * h.width, hiStart + h.width - 1, true
+}
+
+// Each calls fn for every non-empty bucket in order of value, with the
+// bucket's first value, width and rows.
+func (h *Histogram) Each(fn func(start, width, rows int64)) {
+	idx := make([]int64, 0, len(h.counts))
+	for b := range h.counts {
+		idx = append(idx, b)
+	}
+	slices.Sort(idx)
+	for _, b := range idx {
+		fn(b*h.width, h.width, h.counts[b])
+	}
+}

@@ -1,0 +1,132 @@
+package table
+
+import (
+	"context"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/ttlcol"
+)
+
+// rewriteByPages writes the rows a compaction keeps to w page by page,
+// copying without decoding every page that keeps all its rows (TTL zone map
+// proves them live, no row deleted) and filtering the others. It serves
+// where the output need not be a key-ordered merge: DUPLICATE tables, and a
+// merge-on-write rewrite of one rowset. It returns false, having written
+// nothing, when an input's layout differs from the table's (a schema
+// change), so the caller falls back to scans.
+func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset.Handle, drop bool, threshold int64, phys *arrow.Schema, w *rowset.Writer) (bool, error) {
+	for _, h := range inputs {
+		for _, r := range h.Segments {
+			if !r.SameLayout(phys) {
+				return false, nil
+			}
+		}
+	}
+	mem := t.opts.Allocator
+	ttlIdx := -1
+	if idx := phys.FieldIndices(schema.TTLColumn); len(idx) > 0 {
+		ttlIdx = idx[0]
+	}
+	for _, h := range inputs {
+		if drop && wholyExpired(h, v.policy, threshold) {
+			continue
+		}
+		del := v.deleted[h.Meta.ID]
+		var base int64
+		for _, r := range h.Segments {
+			for p := 0; p < r.NumPages(); p++ {
+				if err := ctx.Err(); err != nil {
+					return true, err
+				}
+				first, n := r.Page(p)
+				ord0 := base + first
+				state := ttlcol.AllLive
+				if drop && ttlIdx >= 0 {
+					z := r.PageStats(ttlIdx, p)
+					hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
+					state = ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, threshold)
+				}
+				if state == ttlcol.AllExpired {
+					continue
+				}
+				hidden := del != nil && del.IntersectsWithInterval(uint64(ord0), uint64(ord0)+uint64(n))
+				if state == ttlcol.AllLive && !hidden {
+					if err := w.CopyPage(mem, r, p); err != nil {
+						return true, err
+					}
+					continue
+				}
+				if err := t.filterPage(ctx, mem, r, p, ord0, n, state, threshold, ttlIdx, del, phys, w); err != nil {
+					return true, err
+				}
+			}
+			base += r.NumRows()
+		}
+	}
+	return true, nil
+}
+
+// filterPage decodes one page and writes the rows that are neither expired
+// (when state says some are) nor deleted.
+func (t *Table) filterPage(ctx context.Context, mem memory.Allocator, r interface {
+	ReadPage(memory.Allocator, int, int) (arrow.Array, error)
+}, p int, ord0 int64, n int, state ttlcol.PageState, threshold int64, ttlIdx int, del *roaring.Bitmap, phys *arrow.Schema, w *rowset.Writer) error {
+	cols := make([]arrow.Array, phys.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for c := range cols {
+		a, err := r.ReadPage(mem, c, p)
+		if err != nil {
+			return err
+		}
+		cols[c] = a
+	}
+	mask := make([]byte, (n+7)/8)
+	if state == ttlcol.Mixed {
+		d := cols[ttlIdx].Data()
+		vals := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+n]
+		var validity []byte
+		if cols[ttlIdx].NullN() > 0 {
+			validity = d.Buffers()[0].Bytes()
+		}
+		ttlcol.LiveMask(vals, validity, d.Offset(), threshold, mask)
+	} else {
+		bitutil.SetBitsTo(mask, 0, int64(n), true)
+	}
+	if del != nil {
+		for i := 0; i < n; i++ {
+			if del.Contains(uint32(ord0 + int64(i))) {
+				bitutil.ClearBit(mask, i)
+			}
+		}
+	}
+	kept := bitutil.CountSetBits(mask, 0, n)
+	if kept == 0 {
+		return nil
+	}
+	rec := array.NewRecordBatch(phys, cols, int64(n))
+	defer rec.Release()
+	if kept == n {
+		return w.Write(rec)
+	}
+	m := array.NewBoolean(n, memory.NewBufferBytes(mask), nil, 0)
+	defer m.Release()
+	out, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), rec, m, compute.DefaultFilterOptions())
+	if err != nil {
+		return err
+	}
+	defer out.Release()
+	return w.Write(out)
+}
