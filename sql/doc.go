@@ -1,11 +1,84 @@
 // Package sql owns the Doris-compatible SQL dialect of SPEC §4: the lexer,
-// the AST, the parser, the statement splitter and the canonical expression
-// formatter, and (added later) the executor that runs parsed statements
-// against tables.
+// the AST, the parser, the statement splitter, the canonical expression
+// formatter, and the executor (Session) that runs statements against the
+// tables of a table.DB and formats their results.
 //
 // It must never touch files directly: everything it reads or writes goes
 // through the table and query packages, so that every durability, atomicity
-// and TTL rule is enforced in one place below it.
+// and TTL rule is enforced in one place below it. It must never show an
+// expired row (it reads only through scans that apply the TTL rule), never
+// use more than one now in a statement, and never let a SPEC §5 error text
+// be reworded: engine errors surface unchanged (only a table's directory is
+// replaced by its db.table name), and errors.Is still finds their sentinel.
+//
+// # Executing
+//
+// NewSession opens a session on a table.DB; Session.Exec parses and runs one
+// statement and returns a Result whose rows are already formatted;
+// Session.ExecScript runs a script statement by statement. Each statement
+// takes one now when it starts (the wall clock, or the frozen clock of SET
+// session_now) and uses it for NOW(), CURRENT_TIMESTAMP, defaults and the
+// TTL check of every row it reads or matches.
+//
+// Expressions are compiled once per statement (compiler, eval.go) into
+// closures over rows of schema.Value with a static type, constants folded;
+// rows come from table scans, and the simple conjuncts of a WHERE clause
+// (column op constant, IS NULL, IN, BETWEEN) are also pushed into the scan's
+// filter so that zone maps skip pages. UPDATE and DELETE evaluate the whole
+// WHERE in the table's Matcher.
+//
+// # Dialect choices where SPEC is silent
+//
+//   - Databases: a data directory always has the database "default", where
+//     sessions start; `default` may be written unquoted as a database name.
+//     Database and table names are case-sensitive, column names are not.
+//   - CREATE TABLE: a column that says neither NULL nor NOT NULL is NOT NULL
+//     in the key and nullable otherwise. Without a key clause the table is
+//     DUPLICATE KEY on its leading columns (up to three, stopping before a
+//     FLOAT, DOUBLE or STRING column). AGGREGATE KEY tables, generated and
+//     AUTO_INCREMENT columns and sequence columns are refused with
+//     ErrNotSupported (with row TTL, AGGREGATE KEY is SPEC's error).
+//     DISTRIBUTED BY and COMMENT are recorded and shown, not acted upon.
+//   - Types: integer + - * and DIV compute in BIGINT and fail on overflow;
+//     / is DOUBLE; division or modulo by zero is NULL. A literal with a
+//     fraction (1.50) is a DOUBLE. DECIMAL columns are stored exactly; in
+//     arithmetic they become DOUBLE, sum() keeps their scale.
+//   - Conversions are strict: a text that is not a valid number or date, or
+//     a value out of its type's range, is an error (CAST included), not
+//     NULL. CAST to VARCHAR(n) does not truncate; storing checks lengths.
+//   - Comparisons: numbers compare across types; a text compared with a date
+//     or time is read as one; DATE compared with DATETIME is its midnight;
+//     DATETIME compared with TIMESTAMPTZ is read in the session time zone.
+//   - Results: DOUBLE in the shortest text that reads back exactly, with an
+//     exponent only below 1e-6 or from 1e16 up; TIMESTAMPTZ as the session
+//     time zone's wall clock followed by its offset (+08:00); a select item
+//     is headed by its alias or its text as written.
+//   - ORDER BY takes positions, aliases and expressions; NULLs sort first
+//     ascending and last descending unless NULLS FIRST/LAST says otherwise;
+//     without ORDER BY rows come in scan order. GROUP BY and HAVING take
+//     aliases too.
+//   - INSERT: DEFAULT and omitted columns take the column's default (the
+//     statement's now for CURRENT_TIMESTAMP, in the session time zone).
+//     __TTL__ (or __DORIS_TTL_COL__) is written with the value's own type so
+//     that the table converts it (SPEC §2); when the rows of one INSERT give
+//     it values of different types they are converted here by the same
+//     rules.
+//   - UPDATE works on UNIQUE tables only; SET expressions see the row's old
+//     values; key columns cannot be set; in source mode __TTL__ cannot be set
+//     (update the source column). Reading __TTL__ anywhere (SELECT, WHERE,
+//     SET expressions) needs show_hidden_columns.
+//   - enable_unique_key_partial_update = true makes INSERT and UPDATE on a
+//     row TTL table fail with SPEC's text; on other UNIQUE tables an INSERT
+//     naming only some columns is refused (partial updates are not
+//     supported yet), a full-row INSERT is an ordinary upsert.
+//   - ALTER TABLE applies its operations one by one, each durable; a failing
+//     one leaves the earlier ones applied. MODIFY COLUMN replaces the whole
+//     column definition (keep its DEFAULT by repeating it).
+//   - SET: time_zone takes UTC, Z, ±HH:MM and IANA names (CST is
+//     Asia/Shanghai, as in Doris); session_now takes a date-time read in the
+//     session time zone, or one with an explicit offset; other variables are
+//     accepted and ignored, so that Doris scripts run; SET GLOBAL is refused.
+//   - ADMIN COMPACT judges expiry at the statement's now, like every read.
 //
 // # Parsing
 //

@@ -217,8 +217,24 @@ func (p *parser) name(what string) string {
 	return ""
 }
 
+// dbName consumes a database name. The bare word DEFAULT is accepted (as
+// "default"): it names the database every data directory has.
+func (p *parser) dbName() string {
+	if t := p.peek(); t.kind == tokIdent && strings.EqualFold(t.val, "DEFAULT") {
+		p.i++
+		return "default"
+	}
+	return p.name("database name")
+}
+
 // tableName parses [db.]t.
 func (p *parser) tableName() TableName {
+	if t := p.peek(); t.kind == tokIdent && strings.EqualFold(t.val, "DEFAULT") {
+		if n := p.peekAt(1); n.kind == tokOp && n.val == "." {
+			p.i += 2
+			return TableName{DB: "default", Name: p.name("table name")}
+		}
+	}
 	n := p.name("table name")
 	if p.acceptOp(".") {
 		return TableName{DB: n, Name: p.name("table name")}
@@ -288,7 +304,7 @@ func (p *parser) parseStatement() Stmt {
 		case p.acceptKw("DATABASE"), p.acceptKw("SCHEMA"):
 			s := &DropDatabase{}
 			s.IfExists = p.acceptKw("IF", "EXISTS")
-			s.Name = p.name("database name")
+			s.Name = p.dbName()
 			s.Force = p.acceptKw("FORCE")
 			return s
 		case p.acceptKw("TABLE"):
@@ -301,7 +317,7 @@ func (p *parser) parseStatement() Stmt {
 		p.fail("expected DATABASE or TABLE")
 	case "USE":
 		p.i++
-		return &Use{DB: p.name("database name")}
+		return &Use{DB: p.dbName()}
 	case "SHOW":
 		p.i++
 		return p.parseShow()
@@ -343,7 +359,7 @@ func (p *parser) parseStatement() Stmt {
 func (p *parser) parseCreateDatabase() Stmt {
 	s := &CreateDatabase{}
 	s.IfNotExists = p.acceptKw("IF", "NOT", "EXISTS")
-	s.Name = p.name("database name")
+	s.Name = p.dbName()
 	if p.acceptKw("PROPERTIES") {
 		s.Properties = p.propertyList()
 	}
@@ -367,7 +383,7 @@ func (p *parser) parseShow() Stmt {
 	case p.acceptKw("TABLES"):
 		s := &ShowTables{Full: full}
 		if p.acceptKw("FROM") || p.acceptKw("IN") {
-			s.DB = p.name("database name")
+			s.DB = p.dbName()
 		}
 		if p.acceptKw("LIKE") {
 			s.Like = p.stringLit("a LIKE pattern string")
@@ -377,7 +393,7 @@ func (p *parser) parseShow() Stmt {
 		p.fromOrIn()
 		s := &ShowColumns{Table: p.tableName(), Full: full}
 		if p.acceptKw("FROM") || p.acceptKw("IN") {
-			s.Table.DB = p.name("database name")
+			s.Table.DB = p.dbName()
 		}
 		return s
 	}

@@ -21,6 +21,8 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(demoCommand())
+	root.AddCommand(sqlCommand())
+	root.AddCommand(benchCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "rowttl:", err)
 		os.Exit(1)

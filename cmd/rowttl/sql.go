@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/chzyer/readline"
+	"github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/table"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// statementsFailed makes the command exit with status 1 after a script in
+// which some statement failed (each failure was already printed as an ERROR
+// line).
+type statementsFailed struct{ n int }
+
+func (e *statementsFailed) Error() string { return fmt.Sprintf("%d statement(s) failed", e.n) }
+
+type sqlOptions struct {
+	dir     string
+	now     string
+	execute string
+	file    string
+	bail    bool
+}
+
+func sqlCommand() *cobra.Command {
+	var o sqlOptions
+	cmd := &cobra.Command{
+		Use:   "sql",
+		Short: "Run SQL statements (the Doris-compatible dialect) on the data directory",
+		Long: `sql runs statements of rowttl's Doris-compatible SQL dialect.
+
+Script mode (-e, -f, or standard input that is not a terminal): each result
+set prints as a header line and one line per row, fields separated by TAB;
+other statements print nothing; a failed statement prints one line
+"ERROR: <message>" and the script goes on unless --bail is given. The exit
+status is 1 when any statement failed.
+
+Interactive mode (standard input is a terminal): statements end with ';',
+with line editing and history.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return runSQL(ctx, o, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", defaultDir, "data directory")
+	f.StringVar(&o.now, "now", "", "freeze the session clock at this time (read in UTC unless it names a zone), like SET session_now")
+	f.StringVarP(&o.execute, "execute", "e", "", "statements to run")
+	f.StringVarP(&o.file, "file", "f", "", "script file to run")
+	f.BoolVar(&o.bail, "bail", false, "stop at the first failed statement")
+	return cmd
+}
+
+func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+	db, err := table.OpenDB(o.dir, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	s := sql.NewSession(db)
+	if o.now != "" {
+		t, err := s.ParseSessionNow(o.now)
+		if err != nil {
+			return fmt.Errorf("--now: %w", err)
+		}
+		s.FreezeNow(t)
+	}
+	var scripts []string
+	if o.file != "" {
+		b, err := os.ReadFile(o.file)
+		if err != nil {
+			return err
+		}
+		scripts = append(scripts, string(b))
+	}
+	if o.execute != "" {
+		scripts = append(scripts, o.execute)
+	}
+	if len(scripts) == 0 {
+		if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return interactive(ctx, s, stdout)
+		}
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return err
+		}
+		scripts = append(scripts, string(b))
+	}
+	failed := 0
+	for _, src := range scripts {
+		var werr error
+		errs := s.ExecScript(ctx, src, o.bail, func(_ sql.Piece, res *sql.Result, err error) {
+			if werr == nil {
+				werr = sql.PrintScriptResult(stdout, res, err)
+			}
+		})
+		if werr != nil {
+			return werr
+		}
+		failed += len(errs)
+		if failed > 0 && o.bail {
+			break
+		}
+	}
+	if failed > 0 {
+		return &statementsFailed{n: failed}
+	}
+	return nil
+}
+
+// interactive runs the shell on a terminal: statements end with ';'.
+func interactive(ctx context.Context, s *sql.Session, out io.Writer) error {
+	cfg := &readline.Config{Prompt: "rowttl> ", Stdout: out, InterruptPrompt: "^C", EOFPrompt: "exit"}
+	if home, err := os.UserHomeDir(); err == nil {
+		cfg.HistoryFile = filepath.Join(home, ".rowttl_history")
+	}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	fmt.Fprintln(out, "rowttl SQL shell. End statements with ';'. Type exit or quit to leave.")
+	var buf strings.Builder
+	for {
+		line, err := rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			buf.Reset()
+			rl.SetPrompt("rowttl> ")
+			continue
+		}
+		if err != nil { // io.EOF
+			return nil
+		}
+		trimmed := strings.TrimSpace(line)
+		if buf.Len() == 0 {
+			switch strings.ToLower(strings.TrimSuffix(trimmed, ";")) {
+			case "exit", "quit", `\q`:
+				return nil
+			case "":
+				continue
+			}
+		}
+		buf.WriteString(line)
+		buf.WriteByte('\n')
+		if !strings.HasSuffix(trimmed, ";") {
+			rl.SetPrompt("     -> ")
+			continue
+		}
+		src := buf.String()
+		buf.Reset()
+		rl.SetPrompt("rowttl> ")
+		s.ExecScript(ctx, src, false, func(_ sql.Piece, res *sql.Result, err error) {
+			if err != nil {
+				fmt.Fprintf(out, "ERROR: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+				return
+			}
+			if res.HasResultSet() {
+				res.WriteTSV(out)
+				fmt.Fprintf(out, "%d row(s) in set\n", len(res.Rows))
+				return
+			}
+			fmt.Fprintf(out, "Query OK, %d row(s) affected\n", res.RowsAffected)
+		})
+	}
+}

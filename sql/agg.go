@@ -1,0 +1,414 @@
+package sql
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"strings"
+
+	"github.com/rowttl/rowttl/schema"
+)
+
+// aggCall is one aggregate function call of a query: count, sum, min, max
+// or avg, with its arguments compiled over input rows.
+type aggCall struct {
+	name     string
+	star     bool
+	distinct bool
+	args     []*compiled
+	t        schema.Type // result type
+	text     string
+}
+
+// aggState accumulates one aggregate over one group.
+type aggState struct {
+	n    int64
+	i    int64
+	f    float64
+	v    schema.Value
+	has  bool
+	seen map[string]bool
+}
+
+// aggregator runs GROUP BY and the aggregates. Its output rows ("post
+// rows") hold the GROUP BY values followed by the aggregate results; select
+// items, HAVING and ORDER BY are compiled over them by a compiler whose
+// subst maps aggregate calls and GROUP BY expressions to those slots.
+type aggregator struct {
+	base  *compiler
+	post  *compiler
+	items []outItem
+	// inAlias guards against an alias whose expression names itself.
+	inAlias    map[string]bool
+	groupExprs []Expr
+	groupKeys  []*compiled
+	aggs       []*aggCall
+}
+
+type group struct {
+	keys   []schema.Value
+	states []aggState
+}
+
+func slotRef(slot int, t schema.Type) *compiled {
+	return &compiled{t: t, eval: func(row []schema.Value) (schema.Value, error) { return row[slot], nil }}
+}
+
+// sameExpr reports whether two expressions denote the same value: column
+// references resolving to the same column, or the same canonical text.
+func (ag *aggregator) sameExpr(a, b Expr) bool {
+	ra, okA := a.(*ColumnRef)
+	rb, okB := b.(*ColumnRef)
+	if okA && okB {
+		sa, errA := ag.base.sc.resolve(ra)
+		sb, errB := ag.base.sc.resolve(rb)
+		return errA == nil && errB == nil && sa == sb
+	}
+	return Format(a) == Format(b)
+}
+
+func (ag *aggregator) subst(e Expr) (*compiled, bool, error) {
+	if f, ok := e.(*FuncCall); ok && IsAggregate(f.Name) {
+		slot, t, err := ag.addAgg(f)
+		if err != nil {
+			return nil, true, err
+		}
+		return slotRef(slot, t), true, nil
+	}
+	for i, g := range ag.groupExprs {
+		if ag.sameExpr(e, g) {
+			return slotRef(i, ag.groupKeys[i].t), true, nil
+		}
+	}
+	if ref, ok := e.(*ColumnRef); ok {
+		if _, err := ag.base.sc.resolve(ref); err != nil {
+			// HAVING and ORDER BY may name a select item by its alias.
+			if ref.Table == "" && !ag.inAlias[strings.ToLower(ref.Name)] {
+				for _, it := range ag.items {
+					if it.alias != "" && strings.EqualFold(it.alias, ref.Name) {
+						ag.inAlias[strings.ToLower(ref.Name)] = true
+						x, err := ag.post.compile(it.expr)
+						delete(ag.inAlias, strings.ToLower(ref.Name))
+						return x, true, err
+					}
+				}
+			}
+			return nil, true, err
+		}
+		return nil, true, invalidf("'%s' must appear in the GROUP BY clause or be used in an aggregate function", Format(ref))
+	}
+	return nil, false, nil
+}
+
+func (ag *aggregator) addAgg(f *FuncCall) (int, schema.Type, error) {
+	text := Format(f)
+	for i, a := range ag.aggs {
+		if a.text == text {
+			return len(ag.groupExprs) + i, a.t, nil
+		}
+	}
+	call := &aggCall{name: strings.ToLower(f.Name), star: f.Star, distinct: f.Distinct, text: text}
+	for _, a := range f.Args {
+		if ContainsAggregate(a) {
+			return 0, nullType, invalidf("aggregate functions cannot be nested: %s", text)
+		}
+	}
+	if f.Star && call.name != "count" {
+		return 0, nullType, invalidf("%s(*) is not supported; only count(*)", call.name)
+	}
+	if !f.Star && (len(f.Args) == 0 || (len(f.Args) > 1 && !(call.name == "count" && f.Distinct))) {
+		return 0, nullType, invalidf("%s() takes one argument", call.name)
+	}
+	args, err := ag.base.compileAll(f.Args)
+	if err != nil {
+		return 0, nullType, err
+	}
+	switch call.name {
+	case "count":
+		call.t = bigintType
+	case "sum", "avg":
+		a := args[0]
+		switch {
+		case isIntLike(a.t):
+			if args[0], err = ag.base.convert(a, bigintType); err != nil {
+				return 0, nullType, err
+			}
+			call.t = bigintType
+		case a.t.Kind == schema.Decimal:
+			call.t = schema.Type{Kind: schema.Decimal, Precision: 38, Scale: a.t.Scale}
+		case isFloat(a.t) || a.t.IsString() || isNullType(a.t):
+			if args[0], err = ag.base.convert(a, doubleType); err != nil {
+				return 0, nullType, err
+			}
+			call.t = doubleType
+		default:
+			return 0, nullType, invalidf("%s() does not take a %s argument", call.name, a.t)
+		}
+		if call.name == "avg" {
+			call.t = doubleType
+		}
+	case "min", "max":
+		call.t = args[0].t
+	}
+	call.args = args
+	ag.aggs = append(ag.aggs, call)
+	return len(ag.groupExprs) + len(ag.aggs) - 1, call.t, nil
+}
+
+// add folds one input row into a group's state of call.
+func (call *aggCall) add(st *aggState, row []schema.Value) error {
+	if call.star {
+		st.n++
+		return nil
+	}
+	vals := make([]schema.Value, len(call.args))
+	for i, a := range call.args {
+		v, err := a.eval(row)
+		if err != nil {
+			return err
+		}
+		if v.IsNull() {
+			return nil
+		}
+		vals[i] = v
+	}
+	if call.distinct {
+		k := encodeKey(vals)
+		if st.seen == nil {
+			st.seen = map[string]bool{}
+		}
+		if st.seen[k] {
+			return nil
+		}
+		st.seen[k] = true
+	}
+	v := vals[0]
+	at := call.args[0].t
+	switch call.name {
+	case "count":
+		st.n++
+	case "sum":
+		if v.Kind == schema.FloatValue {
+			st.f += v.Float
+		} else {
+			s := st.i + v.Int
+			if (v.Int >= 0) != (s >= st.i) {
+				return invalidf("BIGINT value is out of range in '%s'", call.text)
+			}
+			st.i = s
+		}
+	case "avg":
+		st.f += toFloat(v, at)
+		st.n++
+	case "min", "max":
+		if !st.has {
+			st.v = v
+		} else {
+			c := compareIn(at)(v, st.v)
+			if (call.name == "min" && c < 0) || (call.name == "max" && c > 0) {
+				st.v = v
+			}
+		}
+	}
+	st.has = true
+	return nil
+}
+
+func (call *aggCall) result(st *aggState) schema.Value {
+	switch call.name {
+	case "count":
+		return schema.IntVal(st.n)
+	case "sum":
+		if !st.has {
+			return schema.Null
+		}
+		if call.t.Kind == schema.Double {
+			return schema.FloatVal(st.f)
+		}
+		return schema.IntVal(st.i)
+	case "avg":
+		if st.n == 0 {
+			return schema.Null
+		}
+		return schema.FloatVal(st.f / float64(st.n))
+	}
+	if !st.has {
+		return schema.Null
+	}
+	return st.v
+}
+
+// encodeKey encodes values into a string that is equal exactly when the
+// values are (NULLs equal to each other).
+func encodeKey(vals []schema.Value) string {
+	var b []byte
+	for _, v := range vals {
+		switch v.Kind {
+		case schema.NullValue:
+			b = append(b, 'N')
+		case schema.IntValue:
+			b = append(b, 'I')
+			b = binary.BigEndian.AppendUint64(b, uint64(v.Int))
+		case schema.FloatValue:
+			f := v.Float
+			if f == 0 {
+				f = 0 // -0 groups with 0
+			}
+			b = append(b, 'F')
+			b = binary.BigEndian.AppendUint64(b, math.Float64bits(f))
+		case schema.BytesValue:
+			b = append(b, 'B')
+			b = binary.BigEndian.AppendUint32(b, uint32(len(v.Bytes)))
+			b = append(b, v.Bytes...)
+		}
+	}
+	return string(b)
+}
+
+func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, src *selectSource, items []outItem, base *compiler, where *compiled) (*rowSet, error) {
+	ag := &aggregator{base: base, items: items, inAlias: map[string]bool{}}
+	for _, g := range st.GroupBy {
+		e := g
+		if lit, ok := g.(*IntLit); ok {
+			if lit.Val < 1 || int(lit.Val) > len(items) {
+				return nil, notFoundf("Unknown column '%d' in 'group statement'", lit.Val)
+			}
+			e = items[lit.Val-1].expr
+		} else if ref, ok := g.(*ColumnRef); ok && ref.Table == "" {
+			if _, err := src.sc.resolve(ref); err != nil {
+				for _, it := range items {
+					if it.alias != "" && strings.EqualFold(it.alias, ref.Name) {
+						e = it.expr
+					}
+				}
+			}
+		}
+		if ContainsAggregate(e) {
+			return nil, invalidf("GROUP BY cannot contain aggregate functions: %s", Format(e))
+		}
+		x, err := base.compile(e)
+		if err != nil {
+			return nil, err
+		}
+		ag.groupExprs = append(ag.groupExprs, e)
+		ag.groupKeys = append(ag.groupKeys, x)
+	}
+	post := newCompiler(env, src.sc)
+	post.subst = ag.subst
+	ag.post = post
+	rs := &rowSet{}
+	outs := make([]*compiled, len(items))
+	var err error
+	for i, it := range items {
+		if outs[i], err = post.compile(it.expr); err != nil {
+			return nil, err
+		}
+		rs.names = append(rs.names, it.name)
+		rs.types = append(rs.types, outs[i].t)
+	}
+	var having *compiled
+	if st.Having != nil {
+		if having, err = post.compile(st.Having); err != nil {
+			return nil, err
+		}
+		if having, err = post.asBool(having); err != nil {
+			return nil, err
+		}
+	}
+	keys, err := compileOrder(st, items, post)
+	if err != nil {
+		return nil, err
+	}
+	var extra []*compiled
+	for i := range keys {
+		if keys[i].out < 0 {
+			extra = append(extra, keys[i].expr)
+			keys[i].out = len(items) + len(extra) - 1
+		}
+	}
+
+	groups := map[string]*group{}
+	var order []*group
+	newGroup := func(k []schema.Value) *group {
+		g := &group{keys: append([]schema.Value(nil), k...), states: make([]aggState, len(ag.aggs))}
+		order = append(order, g)
+		return g
+	}
+	keyVals := make([]schema.Value, len(ag.groupKeys))
+	err = s.scanRows(ctx, env, src, base, st.Where, func(row []schema.Value) (bool, error) {
+		if where != nil {
+			v, err := where.eval(row)
+			if err != nil {
+				return false, err
+			}
+			if v.IsNull() || v.Int == 0 {
+				return true, nil
+			}
+		}
+		for i, x := range ag.groupKeys {
+			v, err := x.eval(row)
+			if err != nil {
+				return false, err
+			}
+			keyVals[i] = v
+		}
+		k := encodeKey(keyVals)
+		g := groups[k]
+		if g == nil {
+			g = newGroup(keyVals)
+			groups[k] = g
+		}
+		for i, call := range ag.aggs {
+			if err := call.add(&g.states[i], row); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(st.GroupBy) == 0 && len(order) == 0 {
+		newGroup(nil)
+	}
+	var rows [][]schema.Value
+	for _, g := range order {
+		post := make([]schema.Value, len(ag.groupKeys)+len(ag.aggs))
+		copy(post, g.keys)
+		for i, call := range ag.aggs {
+			post[len(ag.groupKeys)+i] = call.result(&g.states[i])
+		}
+		if having != nil {
+			v, err := having.eval(post)
+			if err != nil {
+				return nil, err
+			}
+			if v.IsNull() || v.Int == 0 {
+				continue
+			}
+		}
+		out := make([]schema.Value, len(outs)+len(extra))
+		for i, x := range outs {
+			if out[i], err = x.eval(post); err != nil {
+				return nil, err
+			}
+		}
+		for i, x := range extra {
+			if out[len(outs)+i], err = x.eval(post); err != nil {
+				return nil, err
+			}
+		}
+		rows = append(rows, out)
+	}
+	types := append(append([]schema.Type{}, rs.types...), typesOf(extra)...)
+	if st.Distinct {
+		rows = distinctRows(rows, len(outs))
+	}
+	sortRows(rows, keys, types)
+	rows = applyLimit(rows, st.Limit)
+	for i := range rows {
+		rows[i] = rows[i][:len(outs)]
+	}
+	rs.rows = rows
+	return rs, nil
+}

@@ -1,0 +1,984 @@
+package sql
+
+import (
+	"bytes"
+	"cmp"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/rowttl/rowttl/schema"
+)
+
+// stmtEnv is what one statement evaluates in: its single now (taken when
+// the statement starts, used by NOW(), CURRENT_TIMESTAMP, defaults and every
+// TTL check) and the session time zone.
+type stmtEnv struct {
+	now time.Time
+	loc *time.Location
+}
+
+// column is one input column an expression can name.
+type column struct {
+	name string
+	typ  schema.Type
+	// ttl marks the hidden __TTL__ column: it answers to __TTL__ and
+	// __DORIS_TTL_COL__, and only when hidden columns are shown.
+	ttl bool
+}
+
+// scope is the set of columns a compiler resolves names against: one
+// table's visible columns, in input-row order.
+type scope struct {
+	cols []column
+	// qualifiers are the names a column may be prefixed with (the table
+	// name and its alias); db is the table's database.
+	qualifiers []string
+	db         string
+	// showHidden lets names resolve to the __TTL__ column.
+	showHidden bool
+	// tableName names the table in messages.
+	tableName string
+}
+
+// resolve returns the input slot of a column reference.
+func (sc *scope) resolve(ref *ColumnRef) (int, error) {
+	if sc == nil {
+		return 0, notFoundf("Unknown column '%s' in 'field list'", ref.Name)
+	}
+	if ref.Table != "" {
+		ok := false
+		for _, q := range sc.qualifiers {
+			if strings.EqualFold(q, ref.Table) {
+				ok = true
+			}
+		}
+		if !ok || (ref.DB != "" && ref.DB != sc.db) {
+			return 0, notFoundf("Unknown column '%s' in '%s'", Format(ref), sc.tableName)
+		}
+	}
+	if schema.IsTTLName(ref.Name) {
+		for i, c := range sc.cols {
+			if c.ttl && sc.showHidden {
+				return i, nil
+			}
+		}
+		return 0, notFoundf("Unknown column '%s' in 'table list'", ref.Name)
+	}
+	for i, c := range sc.cols {
+		if !c.ttl && strings.EqualFold(c.name, ref.Name) {
+			return i, nil
+		}
+	}
+	return 0, notFoundf("Unknown column '%s' in '%s'", ref.Name, sc.tableName)
+}
+
+// compiled is an expression ready to run on input rows.
+type compiled struct {
+	t    schema.Type
+	eval func(row []schema.Value) (schema.Value, error)
+	// konst marks an expression that reads no column: it is folded to its
+	// value when compiled.
+	konst bool
+}
+
+func constant(t schema.Type, v schema.Value) *compiled {
+	return &compiled{t: t, konst: true, eval: func([]schema.Value) (schema.Value, error) { return v, nil }}
+}
+
+// compiler turns AST expressions into compiled ones.
+type compiler struct {
+	env *stmtEnv
+	sc  *scope
+	// subst, when set, is consulted before each node: the aggregation step
+	// uses it to replace aggregate calls and GROUP BY expressions with the
+	// columns of its output rows.
+	subst func(e Expr) (*compiled, bool, error)
+	// used collects the input slots the compiled expressions read.
+	used map[int]bool
+}
+
+func newCompiler(env *stmtEnv, sc *scope) *compiler {
+	return &compiler{env: env, sc: sc, used: map[int]bool{}}
+}
+
+// compile compiles e, folding constant subexpressions.
+func (c *compiler) compile(e Expr) (*compiled, error) {
+	if c.subst != nil {
+		if x, ok, err := c.subst(e); ok || err != nil {
+			return x, err
+		}
+	}
+	x, err := c.compileNode(e)
+	if err != nil {
+		return nil, err
+	}
+	if x.konst {
+		v, err := x.eval(nil)
+		if err != nil {
+			return nil, err
+		}
+		return constant(x.t, v), nil
+	}
+	return x, nil
+}
+
+func (c *compiler) compileNode(e Expr) (*compiled, error) {
+	switch e := e.(type) {
+	case *NullLit:
+		return constant(nullType, schema.Null), nil
+	case *BoolLit:
+		return constant(boolType, boolVal(e.Val)), nil
+	case *IntLit:
+		return constant(bigintType, schema.IntVal(e.Val)), nil
+	case *DecimalLit:
+		return constant(doubleType, schema.FloatVal(e.Val)), nil
+	case *FloatLit:
+		return constant(doubleType, schema.FloatVal(e.Val)), nil
+	case *StringLit:
+		return constant(stringType, schema.BytesVal([]byte(e.Val))), nil
+	case *DefaultExpr:
+		return nil, invalidf("DEFAULT is only allowed as a value of INSERT VALUES or UPDATE SET")
+	case *ColumnRef:
+		slot, err := c.sc.resolve(e)
+		if err != nil {
+			return nil, err
+		}
+		c.used[slot] = true
+		return &compiled{t: c.sc.cols[slot].typ, eval: func(row []schema.Value) (schema.Value, error) { return row[slot], nil }}, nil
+	case *UnaryExpr:
+		return c.compileUnary(e)
+	case *BinaryExpr:
+		return c.compileBinary(e)
+	case *IsExpr:
+		return c.compileIs(e)
+	case *InExpr:
+		return c.compileIn(e)
+	case *BetweenExpr:
+		return c.compileBetween(e)
+	case *LikeExpr:
+		return c.compileLike(e)
+	case *FuncCall:
+		if IsAggregate(e.Name) {
+			return nil, invalidf("aggregate function %s() is not allowed here", e.Name)
+		}
+		return c.compileFunc(e)
+	case *CastExpr:
+		x, err := c.compile(e.X)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.Type.Validate(); err != nil {
+			return nil, invalidf("%v", err)
+		}
+		return c.convert(x, e.Type)
+	case *CaseExpr:
+		return c.compileCase(e)
+	case *DateArith:
+		return c.compileDateArith(e)
+	}
+	return nil, unsupportedf("unsupported expression %s", Format(e))
+}
+
+// convert wraps x in a cast to t.
+func (c *compiler) convert(x *compiled, t schema.Type) (*compiled, error) {
+	if x.t == t {
+		return x, nil
+	}
+	f, err := castFunc(x.t, t, c.env.loc)
+	if err != nil {
+		return nil, err
+	}
+	return &compiled{t: t, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := x.eval(row)
+		if err != nil {
+			return v, err
+		}
+		return f(v)
+	}}, nil
+}
+
+func (c *compiler) compileAll(es []Expr) ([]*compiled, error) {
+	out := make([]*compiled, len(es))
+	for i, e := range es {
+		x, err := c.compile(e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+func allConst(xs ...*compiled) bool {
+	for _, x := range xs {
+		if x != nil && !x.konst {
+			return false
+		}
+	}
+	return true
+}
+
+// asBool converts x to BOOLEAN for a logical context.
+func (c *compiler) asBool(x *compiled) (*compiled, error) {
+	if x.t.Kind == schema.Boolean || isNullType(x.t) {
+		return x, nil
+	}
+	if isNumeric(x.t) || x.t.IsString() {
+		return c.convert(x, boolType)
+	}
+	return nil, invalidf("%s value cannot be used as a condition", x.t)
+}
+
+func (c *compiler) compileUnary(e *UnaryExpr) (*compiled, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	if e.Op == OpNot {
+		b, err := c.asBool(x)
+		if err != nil {
+			return nil, err
+		}
+		return &compiled{t: boolType, konst: b.konst, eval: func(row []schema.Value) (schema.Value, error) {
+			v, err := b.eval(row)
+			if err != nil || v.IsNull() {
+				return v, err
+			}
+			return boolVal(v.Int == 0), nil
+		}}, nil
+	}
+	switch {
+	case isIntLike(x.t) || isNullType(x.t):
+		text := Format(e)
+		return &compiled{t: bigintType, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+			v, err := x.eval(row)
+			if err != nil || v.IsNull() {
+				return v, err
+			}
+			if v.Int == math.MinInt64 {
+				return schema.Null, invalidf("BIGINT value is out of range in '%s'", text)
+			}
+			return schema.IntVal(-v.Int), nil
+		}}, nil
+	case x.t.Kind == schema.Decimal:
+		return &compiled{t: x.t, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+			v, err := x.eval(row)
+			if err != nil || v.IsNull() {
+				return v, err
+			}
+			return schema.IntVal(-v.Int), nil
+		}}, nil
+	case isFloat(x.t) || x.t.IsString():
+		d, err := c.convert(x, doubleType)
+		if err != nil {
+			return nil, err
+		}
+		return &compiled{t: doubleType, konst: d.konst, eval: func(row []schema.Value) (schema.Value, error) {
+			v, err := d.eval(row)
+			if err != nil || v.IsNull() {
+				return v, err
+			}
+			return schema.FloatVal(-v.Float), nil
+		}}, nil
+	}
+	return nil, invalidf("cannot negate a %s value", x.t)
+}
+
+func (c *compiler) compileBinary(e *BinaryExpr) (*compiled, error) {
+	l, err := c.compile(e.L)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.compile(e.R)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case e.Op == OpAnd || e.Op == OpOr:
+		return c.logic(e.Op == OpAnd, l, r)
+	case e.Op.IsComparison():
+		return c.compare(e.Op, l, r)
+	}
+	return c.arith(e.Op, l, r, Format(e))
+}
+
+// logic is AND / OR in three-valued logic.
+func (c *compiler) logic(and bool, l, r *compiled) (*compiled, error) {
+	lb, err := c.asBool(l)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := c.asBool(r)
+	if err != nil {
+		return nil, err
+	}
+	// AND: FALSE wins over NULL; OR: TRUE wins over NULL.
+	decisive := int64(0)
+	if !and {
+		decisive = 1
+	}
+	return &compiled{t: boolType, konst: allConst(lb, rb), eval: func(row []schema.Value) (schema.Value, error) {
+		a, err := lb.eval(row)
+		if err != nil {
+			return a, err
+		}
+		if !a.IsNull() && (a.Int != 0) == (decisive == 1) {
+			return boolVal(decisive == 1), nil
+		}
+		b, err := rb.eval(row)
+		if err != nil {
+			return b, err
+		}
+		if !b.IsNull() && (b.Int != 0) == (decisive == 1) {
+			return boolVal(decisive == 1), nil
+		}
+		if a.IsNull() || b.IsNull() {
+			return schema.Null, nil
+		}
+		return boolVal(decisive != 1), nil
+	}}, nil
+}
+
+// comparisonType is the type both sides of a comparison are converted to.
+func comparisonType(a, b schema.Type) (schema.Type, bool) {
+	switch {
+	case isNullType(a) || isNullType(b):
+		return nullType, true
+	case a.IsString() && b.IsString():
+		return stringType, true
+	case isIntLike(a) && isIntLike(b):
+		return bigintType, true
+	case a.Kind == schema.Decimal && b.Kind == schema.Decimal && a.Scale == b.Scale:
+		return a, true
+	case isNumeric(a) && (isNumeric(b) || b.IsString()), isNumeric(b) && a.IsString():
+		return doubleType, true
+	case a.Kind == schema.TimestampTZ && isTemporalOrString(b), b.Kind == schema.TimestampTZ && isTemporalOrString(a):
+		return schema.TimestampTZType(6), true
+	case a.Kind == schema.TimestampNS && isTemporalOrString(b), b.Kind == schema.TimestampNS && isTemporalOrString(a):
+		return schema.Type{Kind: schema.TimestampNS}, true
+	case a.Kind == schema.Date && b.Kind == schema.Date:
+		return a, true
+	case isTemporalOrString(a) && isTemporalOrString(b):
+		return schema.DatetimeType(6), true
+	}
+	return nullType, false
+}
+
+// compareIn returns a three-way comparison of two non-null values of t.
+func compareIn(t schema.Type) func(a, b schema.Value) int {
+	switch {
+	case t.IsString():
+		return func(a, b schema.Value) int { return bytes.Compare(a.Bytes, b.Bytes) }
+	case isFloat(t):
+		return func(a, b schema.Value) int { return cmp.Compare(a.Float, b.Float) }
+	}
+	return func(a, b schema.Value) int { return cmp.Compare(a.Int, b.Int) }
+}
+
+// comparer converts l and r to their comparison type; the returned
+// function compares one row's pair and reports whether either was NULL.
+func (c *compiler) comparer(l, r *compiled) (func(row []schema.Value) (int, bool, error), error) {
+	t, ok := comparisonType(l.t, r.t)
+	if !ok {
+		return nil, invalidf("cannot compare %s with %s", l.t, r.t)
+	}
+	lc, err := c.convert(l, t)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := c.convert(r, t)
+	if err != nil {
+		return nil, err
+	}
+	cmpf := compareIn(t)
+	return func(row []schema.Value) (int, bool, error) {
+		a, err := lc.eval(row)
+		if err != nil {
+			return 0, false, err
+		}
+		b, err := rc.eval(row)
+		if err != nil {
+			return 0, false, err
+		}
+		if a.IsNull() || b.IsNull() {
+			if a.IsNull() && b.IsNull() {
+				return 0, true, nil
+			}
+			return 1, true, nil
+		}
+		return cmpf(a, b), false, nil
+	}, nil
+}
+
+func (c *compiler) compare(op BinaryOp, l, r *compiled) (*compiled, error) {
+	f, err := c.comparer(l, r)
+	if err != nil {
+		return nil, err
+	}
+	return &compiled{t: boolType, konst: allConst(l, r), eval: func(row []schema.Value) (schema.Value, error) {
+		n, null, err := f(row)
+		if err != nil {
+			return schema.Null, err
+		}
+		if op == OpNullSafeEq {
+			return boolVal(n == 0), nil
+		}
+		if null {
+			return schema.Null, nil
+		}
+		var b bool
+		switch op {
+		case OpEq:
+			b = n == 0
+		case OpNe:
+			b = n != 0
+		case OpLt:
+			b = n < 0
+		case OpLe:
+			b = n <= 0
+		case OpGt:
+			b = n > 0
+		case OpGe:
+			b = n >= 0
+		}
+		return boolVal(b), nil
+	}}, nil
+}
+
+// arith is + - * / % DIV.
+func (c *compiler) arith(op BinaryOp, l, r *compiled, text string) (*compiled, error) {
+	for _, x := range []*compiled{l, r} {
+		if x.t.IsTemporal() {
+			return nil, invalidf("%s arithmetic is not supported in '%s'; use + INTERVAL n unit, or CAST", x.t, text)
+		}
+		if !isNumeric(x.t) && !x.t.IsString() && !isNullType(x.t) {
+			return nil, invalidf("cannot do arithmetic on a %s value in '%s'", x.t, text)
+		}
+	}
+	intLike := func(t schema.Type) bool { return isIntLike(t) || isNullType(t) }
+	konst := allConst(l, r)
+	if intLike(l.t) && intLike(r.t) && op != OpDiv {
+		lb, _ := c.convert(l, bigintType)
+		rb, _ := c.convert(r, bigintType)
+		return &compiled{t: bigintType, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
+			a, err := lb.eval(row)
+			if err != nil || a.IsNull() {
+				return schema.Null, err
+			}
+			b, err := rb.eval(row)
+			if err != nil || b.IsNull() {
+				return schema.Null, err
+			}
+			n, ok, null := intArith(op, a.Int, b.Int)
+			if null {
+				return schema.Null, nil
+			}
+			if !ok {
+				return schema.Null, invalidf("BIGINT value is out of range in '%s'", text)
+			}
+			return schema.IntVal(n), nil
+		}}, nil
+	}
+	ld, err := c.convert(l, doubleType)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := c.convert(r, doubleType)
+	if err != nil {
+		return nil, err
+	}
+	t := doubleType
+	if op == OpIntDiv {
+		t = bigintType
+	}
+	return &compiled{t: t, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
+		a, err := ld.eval(row)
+		if err != nil || a.IsNull() {
+			return schema.Null, err
+		}
+		b, err := rd.eval(row)
+		if err != nil || b.IsNull() {
+			return schema.Null, err
+		}
+		x, y := a.Float, b.Float
+		switch op {
+		case OpAdd:
+			return schema.FloatVal(x + y), nil
+		case OpSub:
+			return schema.FloatVal(x - y), nil
+		case OpMul:
+			return schema.FloatVal(x * y), nil
+		case OpDiv:
+			if y == 0 {
+				return schema.Null, nil
+			}
+			return schema.FloatVal(x / y), nil
+		case OpMod:
+			if y == 0 {
+				return schema.Null, nil
+			}
+			return schema.FloatVal(math.Mod(x, y)), nil
+		case OpIntDiv:
+			if y == 0 {
+				return schema.Null, nil
+			}
+			q := math.Trunc(x / y)
+			if math.IsNaN(q) || q < -9.223372036854775e18 || q >= 9.223372036854775e18 {
+				return schema.Null, invalidf("BIGINT value is out of range in '%s'", text)
+			}
+			return schema.IntVal(int64(q)), nil
+		}
+		return schema.Null, nil
+	}}, nil
+}
+
+// intArith computes a op b on int64; ok is false on overflow, null for a
+// zero divisor.
+func intArith(op BinaryOp, a, b int64) (n int64, ok, null bool) {
+	switch op {
+	case OpAdd:
+		n = a + b
+		return n, (b >= 0) == (n >= a), false
+	case OpSub:
+		n = a - b
+		return n, (b >= 0) == (n <= a), false
+	case OpMul:
+		if a == 0 || b == 0 {
+			return 0, true, false
+		}
+		n = a * b
+		if n/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+			return 0, false, false
+		}
+		return n, true, false
+	case OpMod:
+		if b == 0 {
+			return 0, true, true
+		}
+		if b == -1 {
+			return 0, true, false
+		}
+		return a % b, true, false
+	case OpIntDiv:
+		if b == 0 {
+			return 0, true, true
+		}
+		if a == math.MinInt64 && b == -1 {
+			return 0, false, false
+		}
+		return a / b, true, false
+	}
+	return 0, false, false
+}
+
+func (c *compiler) compileIs(e *IsExpr) (*compiled, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	if e.Test != IsNull {
+		if x, err = c.asBool(x); err != nil {
+			return nil, err
+		}
+	}
+	return &compiled{t: boolType, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := x.eval(row)
+		if err != nil {
+			return v, err
+		}
+		var b bool
+		switch e.Test {
+		case IsNull:
+			b = v.IsNull()
+		case IsTrue:
+			b = !v.IsNull() && v.Int != 0
+		case IsFalse:
+			b = !v.IsNull() && v.Int == 0
+		}
+		return boolVal(b != e.Not), nil
+	}}, nil
+}
+
+func (c *compiler) compileIn(e *InExpr) (*compiled, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	items, err := c.compileAll(e.List)
+	if err != nil {
+		return nil, err
+	}
+	cmps := make([]func([]schema.Value) (int, bool, error), len(items))
+	for i, it := range items {
+		if cmps[i], err = c.comparer(x, it); err != nil {
+			return nil, err
+		}
+	}
+	return &compiled{t: boolType, konst: allConst(append(items, x)...), eval: func(row []schema.Value) (schema.Value, error) {
+		sawNull := false
+		for _, f := range cmps {
+			n, null, err := f(row)
+			if err != nil {
+				return schema.Null, err
+			}
+			if null {
+				sawNull = true
+				continue
+			}
+			if n == 0 {
+				return boolVal(!e.Not), nil
+			}
+		}
+		if sawNull {
+			return schema.Null, nil
+		}
+		return boolVal(e.Not), nil
+	}}, nil
+}
+
+func (c *compiler) compileBetween(e *BetweenExpr) (*compiled, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := c.compile(e.Lo)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := c.compile(e.Hi)
+	if err != nil {
+		return nil, err
+	}
+	ge, err := c.compare(OpGe, x, lo)
+	if err != nil {
+		return nil, err
+	}
+	le, err := c.compare(OpLe, x, hi)
+	if err != nil {
+		return nil, err
+	}
+	both, err := c.logic(true, ge, le)
+	if err != nil {
+		return nil, err
+	}
+	if !e.Not {
+		return both, nil
+	}
+	return &compiled{t: boolType, konst: both.konst, eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := both.eval(row)
+		if err != nil || v.IsNull() {
+			return v, err
+		}
+		return boolVal(v.Int == 0), nil
+	}}, nil
+}
+
+func (c *compiler) compileLike(e *LikeExpr) (*compiled, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.compile(e.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	if x, err = c.convert(x, stringType); err != nil {
+		return nil, err
+	}
+	if p, err = c.convert(p, stringType); err != nil {
+		return nil, err
+	}
+	esc := '\\'
+	if e.Escape != nil {
+		ex, err := c.compile(e.Escape)
+		if err != nil {
+			return nil, err
+		}
+		if !ex.konst || !ex.t.IsString() {
+			return nil, invalidf("ESCAPE takes a constant string")
+		}
+		v, _ := ex.eval(nil)
+		r := []rune(string(v.Bytes))
+		if len(r) != 1 {
+			return nil, invalidf("ESCAPE takes exactly one character")
+		}
+		esc = r[0]
+	}
+	return &compiled{t: boolType, konst: allConst(x, p), eval: func(row []schema.Value) (schema.Value, error) {
+		s, err := x.eval(row)
+		if err != nil || s.IsNull() {
+			return schema.Null, err
+		}
+		pat, err := p.eval(row)
+		if err != nil || pat.IsNull() {
+			return schema.Null, err
+		}
+		return boolVal(likeMatch([]rune(string(s.Bytes)), []rune(string(pat.Bytes)), esc) != e.Not), nil
+	}}, nil
+}
+
+// likeMatch matches s against a LIKE pattern: % is any run, _ one
+// character, esc makes the next character literal.
+func likeMatch(s, p []rune, esc rune) bool {
+	// Iterative matching with one backtrack point per '%'.
+	si, pi := 0, 0
+	starP, starS := -1, 0
+	for si < len(s) {
+		if pi < len(p) {
+			switch {
+			case p[pi] == '%':
+				starP, starS = pi, si
+				pi++
+				continue
+			case p[pi] == esc && pi+1 < len(p):
+				if p[pi+1] == s[si] {
+					si++
+					pi += 2
+					continue
+				}
+			case p[pi] == '_' || p[pi] == s[si]:
+				si++
+				pi++
+				continue
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		starS++
+		si, pi = starS, starP+1
+	}
+	for pi < len(p) && p[pi] == '%' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+func (c *compiler) compileCase(e *CaseExpr) (*compiled, error) {
+	var operand *compiled
+	var err error
+	if e.Operand != nil {
+		if operand, err = c.compile(e.Operand); err != nil {
+			return nil, err
+		}
+	}
+	conds := make([]*compiled, len(e.Whens))
+	results := make([]*compiled, 0, len(e.Whens)+1)
+	for i, w := range e.Whens {
+		cond, err := c.compile(w.Cond)
+		if err != nil {
+			return nil, err
+		}
+		if operand != nil {
+			cond, err = c.compare(OpEq, operand, cond)
+		} else {
+			cond, err = c.asBool(cond)
+		}
+		if err != nil {
+			return nil, err
+		}
+		conds[i] = cond
+		res, err := c.compile(w.Result)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, res)
+	}
+	var elseX *compiled
+	if e.Else != nil {
+		if elseX, err = c.compile(e.Else); err != nil {
+			return nil, err
+		}
+		results = append(results, elseX)
+	}
+	types := make([]schema.Type, len(results))
+	for i, r := range results {
+		types[i] = r.t
+	}
+	t := unify(types...)
+	for i, r := range results {
+		if results[i], err = c.convert(r, t); err != nil {
+			return nil, err
+		}
+	}
+	if elseX != nil {
+		elseX = results[len(results)-1]
+	}
+	konst := allConst(append(append([]*compiled{operand}, conds...), results...)...)
+	return &compiled{t: t, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
+		for i, cond := range conds {
+			v, err := cond.eval(row)
+			if err != nil {
+				return v, err
+			}
+			if !v.IsNull() && v.Int != 0 {
+				return results[i].eval(row)
+			}
+		}
+		if elseX != nil {
+			return elseX.eval(row)
+		}
+		return schema.Null, nil
+	}}, nil
+}
+
+// unitMicros is the length of the fixed-length interval units.
+func unitMicros(u IntervalUnit) int64 {
+	switch u {
+	case UnitMicrosecond:
+		return 1
+	case UnitSecond:
+		return microsPerSecond
+	case UnitMinute:
+		return 60 * microsPerSecond
+	case UnitHour:
+		return 3600 * microsPerSecond
+	case UnitDay:
+		return microsPerDay
+	case UnitWeek:
+		return 7 * microsPerDay
+	}
+	return 0
+}
+
+func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	n, err := c.compile(e.N)
+	if err != nil {
+		return nil, err
+	}
+	if n, err = c.convert(n, bigintType); err != nil {
+		return nil, err
+	}
+	dayUnit := e.Unit == UnitDay || e.Unit == UnitWeek || e.Unit == UnitMonth || e.Unit == UnitYear
+	if x.t.IsString() {
+		// A text is read as a date when it has no time part and the unit
+		// is a whole day or more, as a DATETIME otherwise.
+		t := schema.DatetimeType(0)
+		if x.konst {
+			v, _ := x.eval(nil)
+			s := strings.TrimSpace(string(v.Bytes))
+			if !v.IsNull() && !strings.ContainsAny(s, " T") && dayUnit {
+				t = schema.DateType
+			} else if i := strings.IndexByte(s, '.'); i >= 0 {
+				t = schema.DatetimeType(min(6, len(s)-i-1))
+			}
+		}
+		if x, err = c.convert(x, t); err != nil {
+			return nil, err
+		}
+	}
+	if isNullType(x.t) {
+		return constant(nullType, schema.Null), nil
+	}
+	text := Format(e)
+	loc := c.env.loc
+	sign := int64(1)
+	if e.Sub {
+		sign = -1
+	}
+	var t schema.Type
+	var apply func(v, k int64) (int64, bool)
+	switch x.t.Kind {
+	case schema.Date:
+		if dayUnit {
+			t = schema.DateType
+			apply = func(days, k int64) (int64, bool) {
+				us, ok := addInterval(days*microsPerDay, k, e.Unit)
+				return floorDiv(us, microsPerDay), ok
+			}
+			break
+		}
+		t = schema.DatetimeType(0)
+		if e.Unit == UnitMicrosecond {
+			t = schema.DatetimeType(6)
+		}
+		apply = func(days, k int64) (int64, bool) { return addInterval(days*microsPerDay, k, e.Unit) }
+	case schema.Datetime:
+		t = x.t
+		if e.Unit == UnitMicrosecond {
+			t = schema.DatetimeType(6)
+		}
+		apply = func(us, k int64) (int64, bool) { return addInterval(us, k, e.Unit) }
+	case schema.TimestampTZ:
+		t = x.t
+		if e.Unit == UnitMicrosecond {
+			t = schema.TimestampTZType(6)
+		}
+		apply = func(us, k int64) (int64, bool) {
+			if !dayUnit {
+				return addInterval(us, k, e.Unit)
+			}
+			// Whole days move the wall clock of the session zone.
+			w, ok := addInterval(instantToWall(us, loc), k, e.Unit)
+			return wallToInstant(w, loc), ok
+		}
+	default:
+		return nil, invalidf("INTERVAL arithmetic needs a DATE, DATETIME or TIMESTAMPTZ value, not %s, in '%s'", x.t, text)
+	}
+	return &compiled{t: t, konst: allConst(x, n), eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := x.eval(row)
+		if err != nil || v.IsNull() {
+			return schema.Null, err
+		}
+		k, err := n.eval(row)
+		if err != nil || k.IsNull() {
+			return schema.Null, err
+		}
+		out, ok := apply(v.Int, sign*k.Int)
+		if !ok {
+			return schema.Null, invalidf("date/time value is out of range in '%s'", text)
+		}
+		return schema.IntVal(out), nil
+	}}, nil
+}
+
+// maxWallMicros bounds date/time arithmetic to the years 0000..9999.
+var (
+	minWallMicros = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxWallMicros = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro() - 1
+)
+
+// addInterval adds k units to a wall clock (µs). Months and years keep the
+// day of the month, clamped to the month's last day.
+func addInterval(us, k int64, u IntervalUnit) (int64, bool) {
+	var out int64
+	switch u {
+	case UnitMonth, UnitYear:
+		months := k
+		if u == UnitYear {
+			if k > 20000 || k < -20000 {
+				return 0, false
+			}
+			months = k * 12
+		}
+		if months > 240000 || months < -240000 {
+			return 0, false
+		}
+		t := time.UnixMicro(us).UTC()
+		y, m, d := t.Date()
+		total := int64(y)*12 + int64(m-1) + months
+		ny, nm := int(floorDiv(total, 12)), time.Month(total-floorDiv(total, 12)*12+1)
+		last := time.Date(ny, nm+1, 0, 0, 0, 0, 0, time.UTC).Day()
+		nt := time.Date(ny, nm, min(d, last), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+		out = nt.UnixMicro()
+	default:
+		step := unitMicros(u)
+		if k > math.MaxInt64/step || k < math.MinInt64/step {
+			return 0, false
+		}
+		d := k * step
+		out = us + d
+		if (d >= 0) != (out >= us) {
+			return 0, false
+		}
+	}
+	if out < minWallMicros || out > maxWallMicros {
+		return 0, false
+	}
+	return out, true
+}

@@ -1,0 +1,230 @@
+package sql
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// evalScope has one column of each kind the tests use.
+func evalScope() (*scope, []schema.Value) {
+	sc := &scope{tableName: "t", qualifiers: []string{"t"}, cols: []column{
+		{name: "i", typ: schema.IntType},
+		{name: "d", typ: schema.DoubleType},
+		{name: "s", typ: schema.StringType},
+		{name: "dt", typ: schema.DatetimeType(3)},
+		{name: "day", typ: schema.DateType},
+		{name: "n", typ: schema.BigIntType},
+		{name: "dec", typ: schema.Type{Kind: schema.Decimal, Precision: 10, Scale: 2}},
+		{name: "__TTL__", typ: schema.BigIntType, ttl: true},
+	}}
+	dt, _ := schema.ParseDatetime("2024-02-29 10:20:30.456")
+	day, _ := schema.ParseDate("2024-03-01")
+	row := []schema.Value{
+		schema.IntVal(7), schema.FloatVal(2.5), schema.BytesVal([]byte("hello")),
+		schema.IntVal(dt), schema.IntVal(int64(day)), schema.Null, schema.IntVal(1234), schema.IntVal(99),
+	}
+	return sc, row
+}
+
+func TestEval(t *testing.T) {
+	env := &stmtEnv{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), loc: time.FixedZone("+08:00", 8*3600)}
+	tests := []struct {
+		expr, want string
+	}{
+		{"i + 1", "8"},
+		{"i * d", "17.5"},
+		{"i / 2", "3.5"},
+		{"i DIV 2", "3"},
+		{"i % 4", "3"},
+		{"i / 0", "NULL"},
+		{"-i", "-7"},
+		{"n + 1", "NULL"},
+		{"n IS NULL", "true"},
+		{"n = n", "NULL"},
+		{"n <=> n", "true"},
+		{"i <=> n", "false"},
+		{"i > 5 AND n > 1", "NULL"},
+		{"i > 10 AND n > 1", "false"},
+		{"i > 5 OR n > 1", "true"},
+		{"NOT (n > 1)", "NULL"},
+		{"i IN (1, 7)", "true"},
+		{"i IN (1, n)", "NULL"},
+		{"i NOT IN (1, 2)", "true"},
+		{"i BETWEEN 7 AND 8", "true"},
+		{"d BETWEEN 3 AND 4", "false"},
+		{"s LIKE 'h%o'", "true"},
+		{"s LIKE 'h_llo'", "true"},
+		{"s LIKE 'H%'", "false"},
+		{"s NOT LIKE '%z%'", "true"},
+		{"CASE WHEN i > 5 THEN 'big' ELSE 'small' END", "big"},
+		{"CASE i WHEN 1 THEN 1.5 WHEN 7 THEN 2 END", "2"},
+		{"CASE WHEN n THEN 1 END", "NULL"},
+		{"dt", "2024-02-29 10:20:30.456"},
+		{"dt + INTERVAL 1 DAY", "2024-03-01 10:20:30.456"},
+		{"dt - INTERVAL 1 YEAR", "2023-02-28 10:20:30.456"},
+		{"dt + INTERVAL 1 MICROSECOND", "2024-02-29 10:20:30.456001"},
+		{"day - INTERVAL 1 DAY", "2024-02-29"},
+		{"day + INTERVAL 90 MINUTE", "2024-03-01 01:30:00"},
+		{"dt > '2024-02-29'", "true"},
+		{"dt < '2024-02-29 10:20:30.457'", "true"},
+		{"day = '2024-03-01'", "true"},
+		{"day < dt", "false"},
+		{"NOW()", "2026-01-01 08:00:00"},
+		{"NOW(6) - INTERVAL 2 DAY", "2025-12-30 08:00:00.000000"},
+		{"CURRENT_TIMESTAMP", "2026-01-01 08:00:00"},
+		{"curdate()", "2026-01-01"},
+		{"CAST(dt AS DATE)", "2024-02-29"},
+		{"CAST(dt AS TIMESTAMPTZ)", "2024-02-29 10:20:30+08:00"},
+		{"CAST(dt AS STRING)", "2024-02-29 10:20:30.456"},
+		{"CAST('2024-01-01 00:00:00+00:00' AS TIMESTAMPTZ(0))", "2024-01-01 08:00:00+08:00"},
+		{"CAST(d AS INT)", "2"},
+		{"CAST(i AS DOUBLE) / 4", "1.75"},
+		{"CAST('  42 ' AS BIGINT)", "42"},
+		{"CAST(day AS INT)", "20240301"},
+		{"dec", "12.34"},
+		{"dec * 2", "24.68"},
+		{"dec > 12", "true"},
+		{"CAST(dec AS DECIMAL(10,3))", "12.340"},
+		{"-dec", "-12.34"},
+		{"1e16", "1e+16"},
+		{"0.000001", "0.000001"},
+		{"1.0/3", "0.3333333333333333"},
+		{"COALESCE(n, i)", "7"},
+		{"IF(i > 1, s, 'no')", "hello"},
+		{"CONCAT(s, '-', i)", "hello-7"},
+		{"SUBSTRING(s, 2)", "ello"},
+		{"i = '7'", "true"},
+		{"s = 'hello'", "true"},
+		{"TRUE + 1", "2"},
+	}
+	for _, tc := range tests {
+		sc, row := evalScope()
+		e, err := ParseExpr(tc.expr)
+		if err != nil {
+			t.Errorf("%s: parse: %v", tc.expr, err)
+			continue
+		}
+		c := newCompiler(env, sc)
+		x, err := c.compile(e)
+		if err != nil {
+			t.Errorf("%s: compile: %v", tc.expr, err)
+			continue
+		}
+		v, err := x.eval(row)
+		if err != nil {
+			t.Errorf("%s: eval: %v", tc.expr, err)
+			continue
+		}
+		if got := renderValue(v, x.t, env.loc); got != tc.want {
+			t.Errorf("%s = %s (%s), want %s", tc.expr, got, x.t, tc.want)
+		}
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	env := &stmtEnv{now: time.Unix(0, 0), loc: time.UTC}
+	tests := []struct {
+		expr     string
+		sentinel error
+	}{
+		{"nope + 1", rowttl.ErrNotFound},
+		{"__TTL__", rowttl.ErrNotFound},
+		{"__DORIS_TTL_COL__", rowttl.ErrNotFound},
+		{"x.i", rowttl.ErrNotFound},
+		{"9223372036854775807 + i", rowttl.ErrInvalidArgument},
+		{"dt + 1", rowttl.ErrInvalidArgument},
+		{"dt = 1", rowttl.ErrInvalidArgument},
+		{"CAST('x' AS INT)", rowttl.ErrInvalidArgument},
+		{"CAST(1000 AS TINYINT)", rowttl.ErrInvalidArgument},
+		{"count(*)", rowttl.ErrInvalidArgument},
+		{"nosuch(1)", rowttl.ErrNotSupported},
+		{"DATETIME '9999-12-31 00:00:00' + INTERVAL 1 DAY", rowttl.ErrInvalidArgument},
+		{"s + 1", rowttl.ErrInvalidArgument},
+	}
+	for _, tc := range tests {
+		sc, row := evalScope()
+		e, err := ParseExpr(tc.expr)
+		if err != nil {
+			t.Errorf("%s: parse: %v", tc.expr, err)
+			continue
+		}
+		x, err := newCompiler(env, sc).compile(e)
+		if err == nil {
+			_, err = x.eval(row)
+		}
+		if !errors.Is(err, tc.sentinel) {
+			t.Errorf("%s: err = %v, want %v", tc.expr, err, tc.sentinel)
+		}
+	}
+	// With hidden columns shown, both names reach __TTL__.
+	sc, row := evalScope()
+	sc.showHidden = true
+	for _, name := range []string{"__TTL__", "__doris_ttl_col__"} {
+		e, _ := ParseExpr(name)
+		x, err := newCompiler(env, sc).compile(e)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if v, _ := x.eval(row); v.Int != 99 {
+			t.Fatalf("%s = %v", name, v)
+		}
+	}
+}
+
+func TestLikeMatch(t *testing.T) {
+	tests := []struct {
+		s, p string
+		want bool
+	}{
+		{"", "", true}, {"", "%", true}, {"a", "", false}, {"abc", "a%c", true},
+		{"abc", "%%c", true}, {"abc", "a_", false}, {"a%c", `a\%c`, true}, {"abc", `a\%c`, false},
+		{"aXbXc", "a%b%c", true}, {"ab", "a%b%c", false}, {"héllo", "h_llo", true}, {"mississippi", "%iss%pi", true},
+	}
+	for _, tc := range tests {
+		if got := likeMatch([]rune(tc.s), []rune(tc.p), '\\'); got != tc.want {
+			t.Errorf("%q LIKE %q = %v", tc.s, tc.p, got)
+		}
+	}
+}
+
+func TestRenderAndParse(t *testing.T) {
+	floats := map[float64]string{0: "0", 1.5: "1.5", -2: "-2", 1e15: "1000000000000000", 1e16: "1e+16", 1e-7: "1e-07", 123.456: "123.456"}
+	for f, want := range floats {
+		if got := formatFloat(f, 64); got != want {
+			t.Errorf("formatFloat(%v) = %s, want %s", f, got, want)
+		}
+	}
+	decs := []struct {
+		in    string
+		scale int
+		want  int64
+		ok    bool
+	}{{"1.25", 2, 125, true}, {"-1.255", 2, -126, true}, {"3", 2, 300, true}, {".5", 1, 5, true}, {"x", 2, 0, false}, {"1e2", 0, 100, true}}
+	for _, d := range decs {
+		got, ok := parseDecimal(d.in, d.scale)
+		if ok != d.ok || (ok && got != d.want) {
+			t.Errorf("parseDecimal(%q, %d) = %d, %v", d.in, d.scale, got, ok)
+		}
+	}
+	if got := formatDecimal(-5, 2); got != "-0.05" {
+		t.Errorf("formatDecimal(-5, 2) = %s", got)
+	}
+	for _, z := range []string{"UTC", "+08:00", "-03:30", "Asia/Shanghai", "Europe/Paris", "Z"} {
+		if _, err := loadZone(z); err != nil {
+			t.Errorf("loadZone(%q): %v", z, err)
+		}
+	}
+	for _, z := range []string{"", "+15:00", "Nowhere/City", "local", "8"} {
+		if _, err := loadZone(z); err == nil {
+			t.Errorf("loadZone(%q) accepted", z)
+		}
+	}
+	us, err := parseInstant("2026-01-01 08:00:00+08:00", time.UTC)
+	if err != nil || us != time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro() {
+		t.Errorf("parseInstant = %d, %v", us, err)
+	}
+}

@@ -1,0 +1,127 @@
+package sql
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/datadriven"
+	"github.com/rowttl/rowttl/table"
+)
+
+// testNow is the wall clock of the golden tests' sessions and tables.
+var testNow = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+// TestExec runs the golden files of testdata/exec. Each file runs in one
+// session over a fresh data directory. Commands:
+//
+//	exec [bail] [mask=(col,...)] run the input as a script; print exactly
+//	                            what `rowttl sql -f` prints (result sets as
+//	                            TSV, "ERROR: ..." lines), with the values of
+//	                            the named result columns replaced by *
+//	                            (sizes in bytes, which depend on encoding)
+//
+// Regenerate with: go test ./sql -run TestExec -rewrite
+func TestExec(t *testing.T) {
+	paths, err := filepath.Glob("testdata/exec/*.txt")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden files: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			runExecFile(t, path)
+		})
+	}
+}
+
+func runExecFile(t *testing.T, path string) {
+	dir := t.TempDir()
+	clock := func() time.Time { return testNow }
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	db, err := table.OpenDB(dir, &table.Options{Clock: clock, Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		checkAllTables(t, db)
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+		mem.AssertSize(t, 0)
+	}()
+	s := NewSession(db)
+	s.Clock = clock
+	s.mem = mem
+	ctx := context.Background()
+	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "exec":
+			bail := d.HasArg("bail")
+			var mask []string
+			for _, a := range d.CmdArgs {
+				if a.Key == "mask" {
+					mask = a.Vals
+				}
+			}
+			var b strings.Builder
+			s.ExecScript(ctx, d.Input, bail, func(_ Piece, res *Result, err error) {
+				if err == nil && res.HasResultSet() {
+					res = maskColumns(res, mask)
+				}
+				if perr := PrintScriptResult(&b, res, err); perr != nil {
+					t.Fatal(perr)
+				}
+			})
+			return b.String()
+		}
+		d.Fatalf(t, "unknown command %q", d.Cmd)
+		return ""
+	})
+}
+
+func maskColumns(res *Result, mask []string) *Result {
+	if len(mask) == 0 {
+		return res
+	}
+	out := &Result{Columns: res.Columns}
+	for _, row := range res.Rows {
+		r := append([]string(nil), row...)
+		for i, c := range res.Columns {
+			for _, m := range mask {
+				if c == m {
+					r[i] = "*"
+				}
+			}
+		}
+		out.Rows = append(out.Rows, r)
+	}
+	return out
+}
+
+// checkAllTables runs Check on every table of every database.
+func checkAllTables(t *testing.T, db *table.DB) {
+	t.Helper()
+	dbs, err := db.Databases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dbs {
+		names, err := db.Tables(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			tbl, err := db.Table(d, n)
+			if err != nil {
+				t.Errorf("open %s.%s: %v", d, n, err)
+				continue
+			}
+			if err := tbl.Check(); err != nil {
+				t.Errorf("check %s.%s: %v", d, n, err)
+			}
+		}
+	}
+}

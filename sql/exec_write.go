@@ -1,0 +1,569 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/table"
+)
+
+// writeTarget is one column an INSERT or UPDATE writes.
+type writeTarget struct {
+	name string         // as the batch names it
+	col  *schema.Column // nil for __TTL__
+}
+
+func (w writeTarget) isTTL() bool { return w.col == nil }
+
+// defaultValue is the value DEFAULT (or an omitted column) stands for.
+func defaultValue(c *schema.Column, env *stmtEnv) (schema.Value, error) {
+	if c == nil {
+		return schema.Null, nil
+	}
+	switch c.DefaultKind {
+	case schema.DefaultLiteral:
+		v, err := schema.ParseLiteral(c.Type, c.Default)
+		if err != nil {
+			return schema.Null, invalidf("column %s: bad default: %v", c.Name, err)
+		}
+		return v, nil
+	case schema.DefaultCurrentTimestamp:
+		local := env.now.In(env.loc)
+		switch c.Type.Kind {
+		case schema.Date:
+			return schema.IntVal(int64(schema.DateFromTime(local))), nil
+		case schema.Datetime:
+			return schema.IntVal(schema.TruncateMicros(schema.DatetimeFromTime(local), c.Type.Precision)), nil
+		case schema.TimestampTZ:
+			return schema.IntVal(schema.TruncateMicros(env.now.UnixMicro(), c.Type.Precision)), nil
+		case schema.BigInt:
+			return schema.IntVal(env.now.UnixMicro()), nil
+		}
+		return schema.BytesVal([]byte(local.Format("2006-01-02 15:04:05"))), nil
+	}
+	return schema.Null, nil
+}
+
+// typedValue is a value with its static type.
+type typedValue struct {
+	v schema.Value
+	t schema.Type
+}
+
+// columnArray builds the array of a user column from values already
+// converted to its type.
+func columnArray(mem memory.Allocator, c *schema.Column, vals []schema.Value) arrow.Array {
+	b := array.NewBuilder(mem, c.Type.Arrow())
+	defer b.Release()
+	b.Reserve(len(vals))
+	for _, v := range vals {
+		schema.AppendValue(b, v)
+	}
+	return b.NewArray()
+}
+
+// ttlArray builds the __TTL__ column of a direct-mode write from values of
+// their natural types, so that the table converts them (SPEC §2): integers
+// as epoch µs, DATETIME read in the session zone, DATE as its midnight
+// there, TIMESTAMPTZ as its instant; text is refused by the table with a
+// message asking for a CAST. When the rows' types differ the values are
+// converted here, with the same rules.
+func ttlArray(mem memory.Allocator, vals []typedValue, loc *time.Location) (arrow.Array, error) {
+	kind := schema.Invalid
+	var t schema.Type
+	mixed := false
+	class := func(t schema.Type) schema.Kind {
+		if isIntLike(t) {
+			return schema.BigInt
+		}
+		if t.IsString() {
+			return schema.String
+		}
+		return t.Kind
+	}
+	for _, tv := range vals {
+		if tv.v.IsNull() || isNullType(tv.t) {
+			continue
+		}
+		k := class(tv.t)
+		if kind == schema.Invalid {
+			kind, t = k, tv.t
+		} else if k != kind {
+			mixed = true
+		}
+	}
+	var dt arrow.DataType
+	switch {
+	case kind == schema.Invalid:
+		dt = arrow.PrimitiveTypes.Int64
+	case mixed:
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for _, tv := range vals {
+			if tv.v.IsNull() || isNullType(tv.t) {
+				b.AppendNull()
+				continue
+			}
+			switch {
+			case isIntLike(tv.t):
+				b.Append(tv.v.Int)
+			case tv.t.Kind == schema.Datetime:
+				b.Append(wallToInstant(tv.v.Int, loc))
+			case tv.t.Kind == schema.Date:
+				b.Append(wallToInstant(tv.v.Int*microsPerDay, loc))
+			case tv.t.Kind == schema.TimestampTZ:
+				b.Append(tv.v.Int)
+			case tv.t.IsString():
+				return nil, invalidf("a text value cannot be written into %s; CAST it explicitly to DATETIME or BIGINT", schema.TTLColumn)
+			default:
+				return nil, invalidf("%s cannot be written from a %s value", schema.TTLColumn, tv.t)
+			}
+		}
+		return b.NewArray(), nil
+	case kind == schema.BigInt:
+		dt = arrow.PrimitiveTypes.Int64
+	default:
+		dt = t.Arrow()
+	}
+	b := array.NewBuilder(mem, dt)
+	defer b.Release()
+	for _, tv := range vals {
+		if isNullType(tv.t) {
+			b.AppendNull()
+			continue
+		}
+		schema.AppendValue(b, tv.v)
+	}
+	return b.NewArray(), nil
+}
+
+// buildBatch makes the record batch of a write: one column per target.
+func buildBatch(mem memory.Allocator, targets []writeTarget, cols [][]typedValue, n int, loc *time.Location) (arrow.RecordBatch, error) {
+	fields := make([]arrow.Field, len(targets))
+	arrs := make([]arrow.Array, len(targets))
+	defer func() {
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, tg := range targets {
+		if tg.isTTL() {
+			a, err := ttlArray(mem, cols[i], loc)
+			if err != nil {
+				return nil, err
+			}
+			arrs[i] = a
+		} else {
+			vals := make([]schema.Value, len(cols[i]))
+			for j, tv := range cols[i] {
+				vals[j] = tv.v
+			}
+			arrs[i] = columnArray(mem, tg.col, vals)
+		}
+		fields[i] = arrow.Field{Name: tg.name, Type: arrs[i].DataType(), Nullable: true}
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(n)), nil
+}
+
+// insertTargets resolves an INSERT column list (nil: every user column).
+func insertTargets(def *table.Definition, pol ttlPolicy, names []string, tableName string) ([]writeTarget, error) {
+	if names == nil {
+		out := make([]writeTarget, len(def.Schema.Columns))
+		for i := range def.Schema.Columns {
+			c := &def.Schema.Columns[i]
+			out[i] = writeTarget{name: c.Name, col: c}
+		}
+		return out, nil
+	}
+	seen := map[string]bool{}
+	var out []writeTarget
+	for _, n := range names {
+		key := strings.ToLower(n)
+		if schema.IsTTLName(n) {
+			if !pol.on {
+				return nil, notFoundf("Unknown column '%s' in '%s': the table has no row TTL", n, tableName)
+			}
+			key = strings.ToLower(schema.TTLColumn)
+			if seen[key] {
+				return nil, invalidf("Column '%s' specified twice", n)
+			}
+			seen[key] = true
+			out = append(out, writeTarget{name: n})
+			continue
+		}
+		c, ok := def.Schema.Column(n)
+		if !ok {
+			return nil, notFoundf("Unknown column '%s' in '%s'", n, tableName)
+		}
+		if seen[key] {
+			return nil, invalidf("Column '%s' specified twice", n)
+		}
+		seen[key] = true
+		out = append(out, writeTarget{name: c.Name, col: c})
+	}
+	return out, nil
+}
+
+// storeValue converts a value to its target column's type (strictly); a
+// __TTL__ target keeps the value's natural type.
+func storeValue(tg writeTarget, tv typedValue, loc *time.Location, row int) (typedValue, error) {
+	if tg.isTTL() {
+		return tv, nil
+	}
+	f, err := castFunc(tv.t, tg.col.Type, loc)
+	if err != nil {
+		return tv, fmt.Errorf("row %d, column %s: %w", row, tg.col.Name, err)
+	}
+	v, err := f(tv.v)
+	if err != nil {
+		return tv, fmt.Errorf("row %d, column %s: %w", row, tg.col.Name, err)
+	}
+	return typedValue{v: v, t: tg.col.Type}, nil
+}
+
+func (s *Session) insert(ctx context.Context, env *stmtEnv, st *Insert) (*Result, error) {
+	tbl, _, name, err := s.openTable(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	def := tbl.Definition()
+	pol := policyOf(tbl)
+	targets, err := insertTargets(def, pol, st.Columns, name)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([][]typedValue, len(targets))
+	n := 0
+	if st.Select != nil {
+		rs, err := s.runSelect(ctx, env, st.Select)
+		if err != nil {
+			return nil, err
+		}
+		if len(rs.types) != len(targets) {
+			return nil, invalidf("Column count doesn't match value count: %d columns, the SELECT gives %d", len(targets), len(rs.types))
+		}
+		for r, row := range rs.rows {
+			for i, v := range row {
+				tv, err := storeValue(targets[i], typedValue{v: v, t: rs.types[i]}, env.loc, r+1)
+				if err != nil {
+					return nil, err
+				}
+				cols[i] = append(cols[i], tv)
+			}
+		}
+		n = len(rs.rows)
+	} else {
+		c := newCompiler(env, nil)
+		for r, row := range st.Rows {
+			if len(row) != len(targets) && !(len(row) == 0 && st.Columns == nil) {
+				return nil, invalidf("Column count doesn't match value count at row %d", r+1)
+			}
+			for i, tg := range targets {
+				var tv typedValue
+				if len(row) == 0 {
+					tv.v, err = defaultValue(tg.col, env)
+					tv.t = nullType
+					if tg.col != nil {
+						tv.t = tg.col.Type
+					}
+				} else if _, ok := row[i].(*DefaultExpr); ok {
+					tv.v, err = defaultValue(tg.col, env)
+					tv.t = nullType
+					if tg.col != nil {
+						tv.t = tg.col.Type
+					}
+				} else {
+					var x *compiled
+					if x, err = c.compile(row[i]); err == nil {
+						tv.t = x.t
+						tv.v, err = x.eval(nil)
+					}
+				}
+				if err != nil {
+					return nil, err
+				}
+				if tv, err = storeValue(tg, tv, env.loc, r+1); err != nil {
+					return nil, err
+				}
+				cols[i] = append(cols[i], tv)
+			}
+		}
+		n = len(st.Rows)
+	}
+	rec, err := buildBatch(s.mem, targets, cols, n, env.loc)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	partial := s.partialUpdate && (pol.on || (def.Model.IsUnique() && len(targets) < len(def.Schema.Columns)))
+	err = tbl.WriteWith(ctx, rec, table.WriteOptions{Now: env.now, TimeZone: env.loc, Label: st.Label, Partial: partial})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: int64(n)}, nil
+}
+
+// whereMask returns the Matcher.Rows function evaluating a WHERE clause on
+// the batches UPDATE and DELETE match, or nil for no WHERE.
+func (s *Session) whereMask(sc *scope, where *compiled) func(rec arrow.RecordBatch) (*array.Boolean, error) {
+	if where == nil {
+		return nil
+	}
+	return func(rec arrow.RecordBatch) (*array.Boolean, error) {
+		b := array.NewBooleanBuilder(s.mem)
+		defer b.Release()
+		b.Reserve(int(rec.NumRows()))
+		err := rowsOf(rec, sc, func(_ int, row []schema.Value) error {
+			v, err := where.eval(row)
+			if err != nil {
+				return err
+			}
+			b.UnsafeAppend(!v.IsNull() && v.Int != 0)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return b.NewBooleanArray(), nil
+	}
+}
+
+// matcher compiles the WHERE of an UPDATE or DELETE.
+func (s *Session) matcher(env *stmtEnv, sc *scope, where Expr) (table.Matcher, error) {
+	var m table.Matcher
+	if where == nil {
+		return m, nil
+	}
+	if ContainsAggregate(where) {
+		return m, invalidf("aggregate functions are not allowed in WHERE")
+	}
+	c := newCompiler(env, sc)
+	w, err := c.compile(where)
+	if err != nil {
+		return m, err
+	}
+	if w, err = c.asBool(w); err != nil {
+		return m, err
+	}
+	m.Filter = pushdown(env, sc, where)
+	m.Rows = s.whereMask(sc, w)
+	return m, nil
+}
+
+func (s *Session) delete(ctx context.Context, env *stmtEnv, st *Delete) (*Result, error) {
+	tbl, db, name, err := s.openTable(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	sc := s.tableScope(tbl.Definition(), policyOf(tbl), db, name, st.Alias)
+	m, err := s.matcher(env, sc, st.Where)
+	if err != nil {
+		return nil, err
+	}
+	n, err := tbl.DeleteWhere(ctx, m, table.WriteOptions{Now: env.now, TimeZone: env.loc})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: n}, nil
+}
+
+func (s *Session) truncate(ctx context.Context, env *stmtEnv, st *TruncateTable) (*Result, error) {
+	tbl, _, _, err := s.openTable(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	_, err = tbl.DeleteWhere(ctx, table.Matcher{}, table.WriteOptions{Now: env.now, TimeZone: env.loc})
+	return nil, err
+}
+
+// assignment is one compiled SET col = expr of an UPDATE.
+type assignment struct {
+	target writeTarget
+	x      *compiled // nil for DEFAULT
+}
+
+func (s *Session) update(ctx context.Context, env *stmtEnv, st *Update) (*Result, error) {
+	tbl, db, name, err := s.openTable(st.Table)
+	if err != nil {
+		return nil, err
+	}
+	def := tbl.Definition()
+	pol := policyOf(tbl)
+	if !def.Model.IsUnique() {
+		return nil, unsupportedf("table %s.%s: Only unique table could be updated", db, name)
+	}
+	sc := s.tableScope(def, pol, db, name, st.Alias)
+	c := newCompiler(env, sc)
+	var assigns []assignment
+	seen := map[string]bool{}
+	for _, a := range st.Set {
+		ref := a.Column
+		if ref.Table != "" {
+			ok := false
+			for _, q := range sc.qualifiers {
+				ok = ok || strings.EqualFold(q, ref.Table)
+			}
+			if !ok {
+				return nil, notFoundf("Unknown column '%s' in 'field list'", Format(ref))
+			}
+		}
+		var tg writeTarget
+		if schema.IsTTLName(ref.Name) {
+			if !pol.on {
+				return nil, notFoundf("Unknown column '%s' in '%s': the table has no row TTL", ref.Name, name)
+			}
+			if pol.source != "" {
+				return nil, invalidf("%s is derived from the row ttl column %s in this table and cannot be set; update %s instead", ref.Name, pol.source, pol.source)
+			}
+			tg = writeTarget{name: schema.TTLColumn}
+		} else {
+			i := def.Schema.Index(ref.Name)
+			if i < 0 {
+				return nil, notFoundf("Unknown column '%s' in '%s'", ref.Name, name)
+			}
+			if i < def.Schema.KeyCount {
+				return nil, unsupportedf("key column %s cannot be updated: Only value columns of unique table could be updated", def.Schema.Columns[i].Name)
+			}
+			col := &def.Schema.Columns[i]
+			tg = writeTarget{name: col.Name, col: col}
+		}
+		key := strings.ToLower(tg.name)
+		if seen[key] {
+			return nil, invalidf("Column '%s' is assigned twice", ref.Name)
+		}
+		seen[key] = true
+		as := assignment{target: tg}
+		if _, ok := a.Value.(*DefaultExpr); !ok {
+			x, err := c.compile(a.Value)
+			if err != nil {
+				return nil, err
+			}
+			if !tg.isTTL() {
+				if x, err = c.convert(x, tg.col.Type); err != nil {
+					return nil, fmt.Errorf("column %s: %w", tg.col.Name, err)
+				}
+			}
+			as.x = x
+		}
+		assigns = append(assigns, as)
+	}
+	m, err := s.matcher(env, sc, st.Where)
+	if err != nil {
+		return nil, err
+	}
+	set := func(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+		return s.applySet(env, def, sc, assigns, rec)
+	}
+	n, err := tbl.UpdateWhere(ctx, m, set, table.WriteOptions{Now: env.now, TimeZone: env.loc, Partial: s.partialUpdate})
+	if err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: n}, nil
+}
+
+// applySet computes the new full rows of an UPDATE: every user column,
+// assigned ones replaced, and __TTL__ when it is assigned (otherwise the
+// table keeps or re-derives the expiration).
+func (s *Session) applySet(env *stmtEnv, def *table.Definition, sc *scope, assigns []assignment, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	n := int(rec.NumRows())
+	vals := make([][]typedValue, len(assigns))
+	err := rowsOf(rec, sc, func(i int, row []schema.Value) error {
+		for k, a := range assigns {
+			tv := typedValue{t: nullType}
+			if a.x == nil {
+				v, err := defaultValue(a.target.col, env)
+				if err != nil {
+					return err
+				}
+				tv.v = v
+				if a.target.col != nil {
+					tv.t = a.target.col.Type
+				}
+			} else {
+				v, err := a.x.eval(row)
+				if err != nil {
+					return err
+				}
+				tv = typedValue{v: v, t: a.x.t}
+			}
+			vals[k] = append(vals[k], tv)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var targets []writeTarget
+	var cols [][]typedValue
+	var keep []arrow.Array
+	assigned := func(name string) int {
+		for k, a := range assigns {
+			if strings.EqualFold(a.target.name, name) {
+				return k
+			}
+		}
+		return -1
+	}
+	fields := rec.Schema().Fields()
+	for i := range def.Schema.Columns {
+		c := &def.Schema.Columns[i]
+		if k := assigned(c.Name); k >= 0 {
+			targets = append(targets, assigns[k].target)
+			cols = append(cols, vals[k])
+			keep = append(keep, nil)
+			continue
+		}
+		j := -1
+		for x, f := range fields {
+			if strings.EqualFold(f.Name, c.Name) {
+				j = x
+			}
+		}
+		if j < 0 {
+			return nil, invalidf("column %s is missing from the matched rows", c.Name)
+		}
+		targets = append(targets, writeTarget{name: c.Name, col: c})
+		cols = append(cols, nil)
+		keep = append(keep, rec.Column(j))
+	}
+	if k := assigned(schema.TTLColumn); k >= 0 {
+		targets = append(targets, assigns[k].target)
+		cols = append(cols, vals[k])
+		keep = append(keep, nil)
+	}
+	// Build the assigned columns, then put the kept ones in place.
+	var built []writeTarget
+	var builtCols [][]typedValue
+	for i := range targets {
+		if keep[i] == nil {
+			built = append(built, targets[i])
+			builtCols = append(builtCols, cols[i])
+		}
+	}
+	part, err := buildBatch(s.mem, built, builtCols, n, env.loc)
+	if err != nil {
+		return nil, err
+	}
+	defer part.Release()
+	outFields := make([]arrow.Field, len(targets))
+	outCols := make([]arrow.Array, len(targets))
+	b := 0
+	for i := range targets {
+		if keep[i] != nil {
+			outCols[i] = keep[i]
+		} else {
+			outCols[i] = part.Column(b)
+			b++
+		}
+		outFields[i] = arrow.Field{Name: targets[i].name, Type: outCols[i].DataType(), Nullable: true}
+	}
+	return array.NewRecordBatch(arrow.NewSchema(outFields, nil), outCols, int64(n)), nil
+}

@@ -1,0 +1,377 @@
+package sql
+
+import (
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rowttl/rowttl/schema"
+)
+
+// nowValue is the statement's now as DATETIME(p) in the session zone.
+func (c *compiler) nowValue(p int) schema.Value {
+	return schema.IntVal(schema.TruncateMicros(schema.DatetimeFromTime(c.env.now.In(c.env.loc)), p))
+}
+
+// precisionArg reads the optional constant precision of NOW(p).
+func (c *compiler) precisionArg(f *FuncCall) (int, error) {
+	if len(f.Args) == 0 {
+		return 0, nil
+	}
+	if len(f.Args) > 1 {
+		return 0, invalidf("%s() takes at most one argument", f.Name)
+	}
+	lit, ok := f.Args[0].(*IntLit)
+	if !ok || lit.Val < 0 || lit.Val > 6 {
+		return 0, invalidf("%s(p) takes a precision between 0 and 6", f.Name)
+	}
+	return int(lit.Val), nil
+}
+
+func (c *compiler) nargs(f *FuncCall, lo, hi int) error {
+	if len(f.Args) < lo || (hi >= 0 && len(f.Args) > hi) {
+		switch {
+		case lo == hi:
+			return invalidf("%s() takes %d argument(s), got %d", f.Name, lo, len(f.Args))
+		case hi < 0:
+			return invalidf("%s() takes at least %d argument(s), got %d", f.Name, lo, len(f.Args))
+		}
+		return invalidf("%s() takes %d to %d arguments, got %d", f.Name, lo, hi, len(f.Args))
+	}
+	return nil
+}
+
+// unary builds a function of one argument converted to in, NULL in NULL
+// out.
+func (c *compiler) unary(f *FuncCall, in, out schema.Type, fn func(v schema.Value) (schema.Value, error)) (*compiled, error) {
+	if err := c.nargs(f, 1, 1); err != nil {
+		return nil, err
+	}
+	x, err := c.compile(f.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	if !isNullType(in) {
+		if x, err = c.convert(x, in); err != nil {
+			return nil, err
+		}
+	}
+	return &compiled{t: out, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := x.eval(row)
+		if err != nil || v.IsNull() {
+			return schema.Null, err
+		}
+		return fn(v)
+	}}, nil
+}
+
+// unified compiles args and converts them to their common type.
+func (c *compiler) unified(args []Expr) ([]*compiled, schema.Type, error) {
+	xs, err := c.compileAll(args)
+	if err != nil {
+		return nil, nullType, err
+	}
+	ts := make([]schema.Type, len(xs))
+	for i, x := range xs {
+		ts[i] = x.t
+	}
+	t := unify(ts...)
+	for i, x := range xs {
+		if xs[i], err = c.convert(x, t); err != nil {
+			return nil, nullType, err
+		}
+	}
+	return xs, t, nil
+}
+
+func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
+	if f.Star || f.Distinct {
+		return nil, invalidf("%s() does not take * or DISTINCT", f.Name)
+	}
+	switch f.Name {
+	case "now", "current_timestamp", "localtime", "localtimestamp", "sysdate":
+		p, err := c.precisionArg(f)
+		if err != nil {
+			return nil, err
+		}
+		return constant(schema.DatetimeType(p), c.nowValue(p)), nil
+	case "utc_timestamp":
+		p, err := c.precisionArg(f)
+		if err != nil {
+			return nil, err
+		}
+		return constant(schema.DatetimeType(p), schema.IntVal(schema.TruncateMicros(c.env.now.UnixMicro(), p))), nil
+	case "curdate", "current_date":
+		if err := c.nargs(f, 0, 0); err != nil {
+			return nil, err
+		}
+		return constant(schema.DateType, schema.IntVal(int64(schema.DateFromTime(c.env.now.In(c.env.loc))))), nil
+	case "unix_timestamp":
+		if len(f.Args) == 0 {
+			return constant(bigintType, schema.IntVal(c.env.now.Unix())), nil
+		}
+		return c.unary(f, schema.TimestampTZType(6), bigintType, func(v schema.Value) (schema.Value, error) {
+			return schema.IntVal(floorDiv(v.Int, microsPerSecond)), nil
+		})
+	case "from_unixtime":
+		loc := c.env.loc
+		return c.unary(f, bigintType, schema.DatetimeType(0), func(v schema.Value) (schema.Value, error) {
+			if v.Int < -62135596800 || v.Int > 253402300799 {
+				return schema.Null, nil
+			}
+			return schema.IntVal(instantToWall(v.Int*microsPerSecond, loc)), nil
+		})
+	case "date", "to_date":
+		return c.unary(f, schema.DateType, schema.DateType, func(v schema.Value) (schema.Value, error) { return v, nil })
+	case "timestamp":
+		return c.unary(f, schema.DatetimeType(6), schema.DatetimeType(6), func(v schema.Value) (schema.Value, error) { return v, nil })
+	case "year", "month", "day", "dayofmonth", "hour", "minute", "second":
+		name := f.Name
+		return c.unary(f, schema.DatetimeType(6), schema.IntType, func(v schema.Value) (schema.Value, error) {
+			t := time.UnixMicro(v.Int).UTC()
+			var n int
+			switch name {
+			case "year":
+				n = t.Year()
+			case "month":
+				n = int(t.Month())
+			case "day", "dayofmonth":
+				n = t.Day()
+			case "hour":
+				n = t.Hour()
+			case "minute":
+				n = t.Minute()
+			case "second":
+				n = t.Second()
+			}
+			return schema.IntVal(int64(n)), nil
+		})
+	case "coalesce", "ifnull", "nvl":
+		if f.Name == "coalesce" {
+			if err := c.nargs(f, 1, -1); err != nil {
+				return nil, err
+			}
+		} else if err := c.nargs(f, 2, 2); err != nil {
+			return nil, err
+		}
+		xs, t, err := c.unified(f.Args)
+		if err != nil {
+			return nil, err
+		}
+		return &compiled{t: t, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+			for _, x := range xs {
+				v, err := x.eval(row)
+				if err != nil || !v.IsNull() {
+					return v, err
+				}
+			}
+			return schema.Null, nil
+		}}, nil
+	case "if":
+		if err := c.nargs(f, 3, 3); err != nil {
+			return nil, err
+		}
+		return c.compileCase(&CaseExpr{Whens: []*When{{Cond: f.Args[0], Result: f.Args[1]}}, Else: f.Args[2]})
+	case "nullif":
+		if err := c.nargs(f, 2, 2); err != nil {
+			return nil, err
+		}
+		a, err := c.compile(f.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		b, err := c.compile(f.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		eq, err := c.comparer(a, b)
+		if err != nil {
+			return nil, err
+		}
+		return &compiled{t: a.t, konst: allConst(a, b), eval: func(row []schema.Value) (schema.Value, error) {
+			n, null, err := eq(row)
+			if err != nil {
+				return schema.Null, err
+			}
+			if !null && n == 0 {
+				return schema.Null, nil
+			}
+			return a.eval(row)
+		}}, nil
+	case "abs":
+		if err := c.nargs(f, 1, 1); err != nil {
+			return nil, err
+		}
+		x, err := c.compile(f.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		if isIntLike(x.t) || x.t.Kind == schema.Decimal {
+			t := x.t
+			if isIntLike(t) {
+				t = bigintType
+			}
+			return c.unary(f, t, t, func(v schema.Value) (schema.Value, error) {
+				if v.Int == math.MinInt64 {
+					return schema.Null, invalidf("BIGINT value is out of range in '%s'", Format(f))
+				}
+				if v.Int < 0 {
+					return schema.IntVal(-v.Int), nil
+				}
+				return v, nil
+			})
+		}
+		return c.unary(f, doubleType, doubleType, func(v schema.Value) (schema.Value, error) { return schema.FloatVal(math.Abs(v.Float)), nil })
+	case "floor", "ceil", "ceiling", "round", "truncate":
+		return c.compileRounding(f)
+	case "concat":
+		if err := c.nargs(f, 1, -1); err != nil {
+			return nil, err
+		}
+		xs, err := c.compileAll(f.Args)
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range xs {
+			if xs[i], err = c.convert(x, stringType); err != nil {
+				return nil, err
+			}
+		}
+		return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+			var b []byte
+			for _, x := range xs {
+				v, err := x.eval(row)
+				if err != nil || v.IsNull() {
+					return schema.Null, err
+				}
+				b = append(b, v.Bytes...)
+			}
+			return schema.BytesVal(b), nil
+		}}, nil
+	case "length", "octet_length":
+		return c.unary(f, stringType, bigintType, func(v schema.Value) (schema.Value, error) { return schema.IntVal(int64(len(v.Bytes))), nil })
+	case "char_length", "character_length":
+		return c.unary(f, stringType, bigintType, func(v schema.Value) (schema.Value, error) {
+			return schema.IntVal(int64(utf8.RuneCount(v.Bytes))), nil
+		})
+	case "upper", "ucase":
+		return c.unary(f, stringType, stringType, func(v schema.Value) (schema.Value, error) {
+			return schema.BytesVal([]byte(strings.ToUpper(string(v.Bytes)))), nil
+		})
+	case "lower", "lcase":
+		return c.unary(f, stringType, stringType, func(v schema.Value) (schema.Value, error) {
+			return schema.BytesVal([]byte(strings.ToLower(string(v.Bytes)))), nil
+		})
+	case "substring", "substr":
+		return c.compileSubstring(f)
+	}
+	return nil, unsupportedf("unknown function %s()", f.Name)
+}
+
+func (c *compiler) compileRounding(f *FuncCall) (*compiled, error) {
+	if err := c.nargs(f, 1, 2); err != nil {
+		return nil, err
+	}
+	x, err := c.compile(f.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	digits := int64(0)
+	if len(f.Args) == 2 {
+		d, err := c.compile(f.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		if !d.konst || !isIntLike(d.t) {
+			return nil, invalidf("%s(x, d) takes a constant integer d", f.Name)
+		}
+		v, _ := d.eval(nil)
+		digits = v.Int
+	}
+	if isIntLike(x.t) && digits >= 0 {
+		return c.convert(x, bigintType)
+	}
+	if x, err = c.convert(x, doubleType); err != nil {
+		return nil, err
+	}
+	name := f.Name
+	scale := math.Pow10(int(digits))
+	t := doubleType
+	if digits == 0 && name != "round" && name != "truncate" {
+		t = bigintType
+	}
+	return &compiled{t: t, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := x.eval(row)
+		if err != nil || v.IsNull() {
+			return schema.Null, err
+		}
+		var r float64
+		switch name {
+		case "floor":
+			r = math.Floor(v.Float*scale) / scale
+		case "ceil", "ceiling":
+			r = math.Ceil(v.Float*scale) / scale
+		case "round":
+			r = math.Round(v.Float*scale) / scale
+		case "truncate":
+			r = math.Trunc(v.Float*scale) / scale
+		}
+		if t.Kind == schema.BigInt {
+			if math.IsNaN(r) || r < -9.223372036854775e18 || r >= 9.223372036854775e18 {
+				return schema.Null, invalidf("BIGINT value is out of range in '%s'", Format(f))
+			}
+			return schema.IntVal(int64(r)), nil
+		}
+		return schema.FloatVal(r), nil
+	}}, nil
+}
+
+func (c *compiler) compileSubstring(f *FuncCall) (*compiled, error) {
+	if err := c.nargs(f, 2, 3); err != nil {
+		return nil, err
+	}
+	xs, err := c.compileAll(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	if xs[0], err = c.convert(xs[0], stringType); err != nil {
+		return nil, err
+	}
+	for i := 1; i < len(xs); i++ {
+		if xs[i], err = c.convert(xs[i], bigintType); err != nil {
+			return nil, err
+		}
+	}
+	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+		vals := make([]schema.Value, len(xs))
+		for i, x := range xs {
+			v, err := x.eval(row)
+			if err != nil || v.IsNull() {
+				return schema.Null, err
+			}
+			vals[i] = v
+		}
+		r := []rune(string(vals[0].Bytes))
+		pos := vals[1].Int
+		switch {
+		case pos > 0:
+			pos--
+		case pos < 0:
+			pos += int64(len(r))
+		default:
+			return schema.BytesVal(nil), nil
+		}
+		if pos < 0 || pos >= int64(len(r)) {
+			return schema.BytesVal(nil), nil
+		}
+		end := int64(len(r))
+		if len(vals) == 3 {
+			if vals[2].Int <= 0 {
+				return schema.BytesVal(nil), nil
+			}
+			end = min(end, pos+vals[2].Int)
+		}
+		return schema.BytesVal([]byte(string(r[pos:end]))), nil
+	}}, nil
+}

@@ -1,0 +1,448 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	_ "time/tzdata" // IANA zone names work on every machine
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/table"
+)
+
+// Result is what a statement returns. A statement that yields a result set
+// (SELECT, SHOW, DESC) has non-nil Columns, even when no row follows; other
+// statements have nil Columns and report RowsAffected where it means
+// something (INSERT, UPDATE, DELETE).
+type Result struct {
+	Columns []string
+	// Rows are already formatted per SPEC §4: NULL, true/false, dates and
+	// date-times with their precision, doubles in their shortest form.
+	Rows         [][]string
+	RowsAffected int64
+}
+
+// HasResultSet reports whether the statement yielded a result set.
+func (r *Result) HasResultSet() bool { return r != nil && r.Columns != nil }
+
+// WriteTSV writes a result set as the shell's script mode prints it: a
+// header line of column names, then one line per row, fields separated by
+// one TAB. A result without a result set writes nothing.
+func (r *Result) WriteTSV(w io.Writer) error {
+	if !r.HasResultSet() {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(r.Columns, "\t"))
+	b.WriteByte('\n')
+	for _, row := range r.Rows {
+		b.WriteString(strings.Join(row, "\t"))
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// Session is one connection's state: the current database and the session
+// variables. Exec runs one statement at a time (calls are serialised); use
+// one Session per concurrent client.
+type Session struct {
+	db  *table.DB
+	mem memory.Allocator
+
+	mu            sync.Mutex
+	curDB         string
+	loc           *time.Location
+	zoneName      string
+	showHidden    bool
+	partialUpdate bool
+	// frozen is the instant SET session_now froze the clock at, nil when
+	// the wall clock runs.
+	frozen *time.Time
+	// vars keeps other variables set by SET, as text.
+	vars map[string]string
+
+	// Clock is the wall clock; tests may replace it before the first Exec.
+	Clock func() time.Time
+}
+
+// NewSession returns a session on db, in database "default", time zone
+// UTC, hidden columns not shown.
+func NewSession(db *table.DB) *Session {
+	return &Session{
+		db: db, mem: memory.DefaultAllocator,
+		curDB: table.DefaultDatabase, loc: time.UTC, zoneName: "UTC",
+		vars: map[string]string{}, Clock: time.Now,
+	}
+}
+
+// CurrentDatabase returns the database unqualified names refer to.
+func (s *Session) CurrentDatabase() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.curDB
+}
+
+// FreezeNow freezes the session clock at t, as SET session_now does.
+func (s *Session) FreezeNow(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frozen = &t
+}
+
+// ParseSessionNow reads a session_now text in the session's time zone.
+func (s *Session) ParseSessionNow(text string) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	us, err := parseInstant(text, s.loc)
+	if err != nil {
+		return time.Time{}, invalidf("session_now: %v", err)
+	}
+	return time.UnixMicro(us).UTC(), nil
+}
+
+// now is the instant a statement starting now runs at.
+func (s *Session) nowLocked() time.Time {
+	if s.frozen != nil {
+		return *s.frozen
+	}
+	return s.Clock()
+}
+
+// Exec parses and runs one statement. The statement takes one now when it
+// starts and uses it throughout: NOW(), CURRENT_TIMESTAMP, defaults and the
+// TTL check of every row it reads.
+func (s *Session) Exec(ctx context.Context, text string) (*Result, error) {
+	stmt, err := Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	env := &stmtEnv{now: s.nowLocked(), loc: s.loc}
+	res, err := s.execLocked(ctx, env, stmt)
+	if err != nil {
+		return nil, s.cleanError(err)
+	}
+	if res == nil {
+		res = &Result{}
+	}
+	return res, nil
+}
+
+// ScriptError reports a failed statement of a script.
+type ScriptError struct {
+	Piece Piece
+	Err   error
+}
+
+func (e *ScriptError) Error() string { return e.Err.Error() }
+func (e *ScriptError) Unwrap() error { return e.Err }
+
+// ExecScript splits src into statements and runs them in order, calling fn
+// (when not nil) after each with its result or error. It goes on after a
+// failed statement unless bail is set, and returns the errors of the
+// failed statements.
+func (s *Session) ExecScript(ctx context.Context, src string, bail bool, fn func(p Piece, res *Result, err error)) []*ScriptError {
+	var failed []*ScriptError
+	for _, p := range SplitStatements(src) {
+		if err := ctx.Err(); err != nil {
+			failed = append(failed, &ScriptError{Piece: p, Err: err})
+			break
+		}
+		res, err := s.Exec(ctx, p.Text)
+		if fn != nil {
+			fn(p, res, err)
+		}
+		if err != nil {
+			failed = append(failed, &ScriptError{Piece: p, Err: err})
+			if bail {
+				break
+			}
+		}
+	}
+	return failed
+}
+
+// cleanError replaces table directory paths in engine messages with the
+// db.table names users know, keeping the error chain for errors.Is.
+func (s *Session) cleanError(err error) error {
+	msg := err.Error()
+	root := filepath.Clean(s.db.Dir())
+	if !strings.Contains(msg, root) {
+		return err
+	}
+	re := regexp.MustCompile(regexp.QuoteMeta(root+string(filepath.Separator)) + `([A-Za-z0-9_]+)` + regexp.QuoteMeta(string(filepath.Separator)) + `([A-Za-z0-9_]+)`)
+	msg = re.ReplaceAllString(msg, "$1.$2")
+	msg = strings.ReplaceAll(msg, root, "<data dir>")
+	return &cleanedError{msg: msg, err: err}
+}
+
+type cleanedError struct {
+	msg string
+	err error
+}
+
+func (e *cleanedError) Error() string { return e.msg }
+func (e *cleanedError) Unwrap() error { return e.err }
+
+func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Result, error) {
+	switch st := stmt.(type) {
+	case *CreateDatabase:
+		return nil, s.db.CreateDatabase(st.Name, st.IfNotExists)
+	case *DropDatabase:
+		if err := s.db.DropDatabase(st.Name, st.IfExists); err != nil {
+			return nil, err
+		}
+		if st.Name == s.curDB && st.Name != table.DefaultDatabase {
+			s.curDB = table.DefaultDatabase
+		}
+		return nil, nil
+	case *Use:
+		ok, err := s.db.HasDatabase(st.DB)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, notFoundf("Unknown database '%s'", st.DB)
+		}
+		s.curDB = st.DB
+		return nil, nil
+	case *ShowDatabases:
+		names, err := s.db.Databases()
+		if err != nil {
+			return nil, err
+		}
+		res := &Result{Columns: []string{"Database"}, Rows: [][]string{}}
+		for _, n := range names {
+			res.Rows = append(res.Rows, []string{n})
+		}
+		return res, nil
+	case *CreateTable:
+		return nil, s.createTable(ctx, st)
+	case *CreateTableLike:
+		return nil, s.createTableLike(st)
+	case *DropTable:
+		db, name := s.qualify(st.Table)
+		return nil, s.db.DropTable(db, name, st.IfExists)
+	case *TruncateTable:
+		return s.truncate(ctx, env, st)
+	case *AlterTable:
+		return nil, s.alterTable(ctx, st)
+	case *Insert:
+		return s.insert(ctx, env, st)
+	case *Select:
+		rs, err := s.runSelect(ctx, env, st)
+		if err != nil {
+			return nil, err
+		}
+		return rs.result(env.loc), nil
+	case *Update:
+		return s.update(ctx, env, st)
+	case *Delete:
+		return s.delete(ctx, env, st)
+	case *ShowCreateTable:
+		return s.showCreateTable(st)
+	case *ShowTables:
+		return s.showTables(st)
+	case *ShowColumns:
+		return s.describe(st.Table)
+	case *Describe:
+		return s.describe(st.Table)
+	case *ShowTableStats:
+		return s.showTableStats(ctx, env, st)
+	case *ShowRowsets:
+		return s.showRowsets(ctx, env, st)
+	case *Set:
+		return nil, s.set(st)
+	case *AdminCompact:
+		return nil, s.adminCompact(ctx, env, st)
+	}
+	return nil, unsupportedf("statement %T is not supported", stmt)
+}
+
+// qualify returns the database and name a table name refers to.
+func (s *Session) qualify(t TableName) (string, string) {
+	if t.DB != "" {
+		return t.DB, t.Name
+	}
+	return s.curDB, t.Name
+}
+
+func (s *Session) openTable(t TableName) (*table.Table, string, string, error) {
+	db, name := s.qualify(t)
+	tbl, err := s.db.Table(db, name)
+	if err != nil {
+		return nil, db, name, err
+	}
+	return tbl, db, name, nil
+}
+
+// ---------------------------------------------------------------------------
+// SET
+
+func (s *Session) set(st *Set) error {
+	for _, v := range st.Vars {
+		if err := s.setVar(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setText returns the value of a SET as text; def reports DEFAULT.
+func setText(v *SetVar) (text string, def bool, err error) {
+	switch x := v.Value.(type) {
+	case *DefaultExpr:
+		return "", true, nil
+	case *StringLit:
+		return x.Val, false, nil
+	case *IntLit:
+		return fmt.Sprint(x.Val), false, nil
+	case *BoolLit:
+		if x.Val {
+			return "true", false, nil
+		}
+		return "false", false, nil
+	case *DecimalLit:
+		return x.Text, false, nil
+	case *FloatLit:
+		return x.Text, false, nil
+	case *NullLit:
+		return "", true, nil
+	}
+	return "", false, invalidf("SET %s takes a literal value, not %s", v.Name, Format(v.Value))
+}
+
+func parseBoolVar(name, text string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(text)) {
+	case "true", "1", "on":
+		return true, nil
+	case "false", "0", "off":
+		return false, nil
+	}
+	return false, invalidf("Variable '%s' can't be set to the value of '%s'", name, text)
+}
+
+func (s *Session) setVar(v *SetVar) error {
+	if v.Scope == "GLOBAL" {
+		return unsupportedf("SET GLOBAL is not supported; variables belong to the session")
+	}
+	text, def, err := setText(v)
+	if err != nil {
+		return err
+	}
+	switch v.Name {
+	case "time_zone":
+		if def {
+			s.loc, s.zoneName = time.UTC, "UTC"
+			return nil
+		}
+		loc, err := loadZone(text)
+		if err != nil {
+			return err
+		}
+		s.loc, s.zoneName = loc, text
+	case "show_hidden_columns":
+		b := false
+		if !def {
+			if b, err = parseBoolVar(v.Name, text); err != nil {
+				return err
+			}
+		}
+		s.showHidden = b
+	case "enable_unique_key_partial_update":
+		b := false
+		if !def {
+			if b, err = parseBoolVar(v.Name, text); err != nil {
+				return err
+			}
+		}
+		s.partialUpdate = b
+	case "session_now":
+		if def {
+			s.frozen = nil
+			return nil
+		}
+		us, err := parseInstant(text, s.loc)
+		if err != nil {
+			return invalidf("session_now: %v", err)
+		}
+		t := time.UnixMicro(us).UTC()
+		s.frozen = &t
+	default:
+		// Other variables (Doris scripts set many) are kept as text and
+		// have no effect.
+		if def {
+			delete(s.vars, v.Name)
+		} else {
+			s.vars[v.Name] = text
+		}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// helpers shared by the statements
+
+// ttlType is the type __TTL__ is shown with: the source column's type in
+// source mode, BIGINT in direct mode.
+func ttlType(def *table.Definition, pol ttlPolicy) schema.Type {
+	if pol.source != "" {
+		if c, ok := def.Schema.Column(pol.source); ok {
+			return c.Type
+		}
+	}
+	return bigintType
+}
+
+// ttlPolicy is the part of a table's TTL policy the executor needs.
+type ttlPolicy struct {
+	on     bool
+	source string // source column in source mode, "" in direct mode
+}
+
+func policyOf(t *table.Table) ttlPolicy {
+	p := t.Policy()
+	return ttlPolicy{on: p.Mode != 0, source: p.SourceColumn}
+}
+
+// tableScope is the scope of a table's visible columns: the user columns,
+// then __TTL__ for a row TTL table (resolvable only with hidden columns
+// shown).
+func (s *Session) tableScope(def *table.Definition, pol ttlPolicy, db, name, alias string) *scope {
+	sc := &scope{db: db, tableName: name, qualifiers: []string{name}, showHidden: s.showHidden}
+	if alias != "" {
+		sc.qualifiers = []string{alias}
+	}
+	for _, c := range def.Schema.Columns {
+		sc.cols = append(sc.cols, column{name: c.Name, typ: c.Type})
+	}
+	if pol.on {
+		sc.cols = append(sc.cols, column{name: schema.TTLColumn, typ: ttlType(def, pol), ttl: true})
+	}
+	return sc
+}
+
+func isNotFound(err error) bool { return errors.Is(err, rowttl.ErrNotFound) }
+
+// PrintScriptResult prints the outcome of one statement as the shell's
+// script mode does: a result set as TSV (WriteTSV), a failure as one line
+// "ERROR: <message>", anything else as nothing.
+func PrintScriptResult(w io.Writer, res *Result, err error) error {
+	if err != nil {
+		msg := strings.ReplaceAll(err.Error(), "\n", " ")
+		_, werr := io.WriteString(w, "ERROR: "+msg+"\n")
+		return werr
+	}
+	return res.WriteTSV(w)
+}
