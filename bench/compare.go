@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// duckdbWorkload maps a rowttl workload to the DuckDB workload it is
+// compared with: DuckDB has one UNIQUE model, so both of rowttl's upsert
+// variants face the same PRIMARY KEY table.
+func duckdbWorkload(w string) string {
+	switch w {
+	case "upsert_mow", "upsert_mor":
+		return "upsert"
+	case "upsert_mow_count", "upsert_mor_count":
+		return "upsert_count"
+	}
+	return w
+}
+
+// CompareTable prints rowttl's and DuckDB's results side by side: one line
+// per rowttl workload and layout with both timings, their ratio (rowttl /
+// DuckDB, below 1 when rowttl is faster), bytes on disk, peak RSS and
+// whether the answers agree. The last of several results for the same
+// engine, workload and layout wins.
+func CompareTable(w io.Writer, rs []Result) {
+	type key struct{ engine, workload, layout string }
+	last := map[key]Result{}
+	var order []key
+	for _, r := range rs {
+		k := key{r.Engine, r.Workload, r.Layout}
+		if _, ok := last[k]; !ok && r.Engine == Engine {
+			order = append(order, k)
+		}
+		last[k] = r
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "workload\tlayout\trows\trowttl s\tduckdb s\tratio\tdisk rowttl\tdisk duckdb\tRSS rowttl\tRSS duckdb\tanswers\t")
+	line := func(name string, r, d Result, haveD bool) {
+		ds, ratio, ddisk, drss, ans := "-", "-", "-", "-", "-"
+		if haveD {
+			ds = fmt.Sprintf("%.3f", d.Seconds)
+			if d.Seconds > 0 {
+				ratio = fmt.Sprintf("%.2f", r.Seconds/d.Seconds)
+			}
+			ddisk, drss = HumanBytes(d.BytesOnDisk), HumanBytes(d.PeakRSSBytes)
+			switch {
+			case r.Answer == "" || d.Answer == "":
+			case answersAgree(r.Answer, d.Answer):
+				ans = "same"
+			default:
+				ans = "DIFFER: " + r.Answer + " vs " + d.Answer
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, r.Layout, r.Rows, r.Seconds, ds, ratio,
+			HumanBytes(r.BytesOnDisk), ddisk, HumanBytes(r.PeakRSSBytes), drss, ans)
+	}
+	var notes []string
+	for _, k := range order {
+		r := last[k]
+		dw := duckdbWorkload(k.workload)
+		d, ok := last[key{"duckdb", dw, k.layout}]
+		if !ok && dw != k.workload {
+			// upsert runs with one layout only.
+			for dk, dr := range last {
+				if dk.engine == "duckdb" && dk.workload == dw {
+					d, ok = dr, true
+					break
+				}
+			}
+		}
+		line(k.workload, r, d, ok)
+		if k.workload == "load" {
+			if da, ok := last[key{"duckdb", "load_arrow", k.layout}]; ok {
+				line("load (duckdb arrow)", r, da, true)
+			}
+		}
+		if k.workload == "reclaim" {
+			n := fmt.Sprintf("reclaim %s: rowttl %s -> %s", k.layout, HumanBytes(r.BytesBefore), HumanBytes(r.BytesOnDisk))
+			if r.LiveOnlyBytes > 0 {
+				n += fmt.Sprintf(" (%.2fx its live-only table of %s)", float64(r.BytesOnDisk)/float64(r.LiveOnlyBytes), HumanBytes(r.LiveOnlyBytes))
+			}
+			if ok {
+				n += fmt.Sprintf("; duckdb %s -> %s", HumanBytes(d.BytesBefore), HumanBytes(d.BytesOnDisk))
+				if d.LiveOnlyBytes > 0 {
+					n += fmt.Sprintf(" (%.2fx its live-only database of %s)", float64(d.BytesOnDisk)/float64(d.LiveOnlyBytes), HumanBytes(d.LiveOnlyBytes))
+				}
+			}
+			notes = append(notes, n)
+		}
+	}
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	fmt.Fprintln(w, "ratio = rowttl seconds / duckdb seconds (below 1: rowttl faster)")
+}
+
+// answersAgree compares two answers; sums may differ in their last digit,
+// as engines add in different orders.
+func answersAgree(a, b string) bool {
+	if a == b {
+		return true
+	}
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	if len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		if fa[i] == fb[i] {
+			continue
+		}
+		var x, y float64
+		ka, va, _ := strings.Cut(fa[i], "=")
+		kb, vb, _ := strings.Cut(fb[i], "=")
+		if va == "" {
+			va, vb = ka, kb
+		} else if ka != kb {
+			return false
+		}
+		var err error
+		if x, err = strconv.ParseFloat(va, 64); err != nil {
+			return false
+		}
+		if y, err = strconv.ParseFloat(vb, 64); err != nil {
+			return false
+		}
+		if d := x - y; d > 1e-8*max(x, -x) || -d > 1e-8*max(x, -x) {
+			return false
+		}
+	}
+	return true
+}
+
+// HumanBytes renders a byte count for tables.
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# compare.sh [ROWS] — rowttl and DuckDB side by side on the same generated
+# rows, in the same run.
+#
+# Builds `rowttl` (main module) and `duckbench` (the nested bench/duckdb
+# module, cgo; its first build compiles and links DuckDB and takes
+# minutes), then runs every workload of every layout on both engines, one
+# engine after the other (rowttl first on even steps, DuckDB first on odd
+# ones, so that neither always runs on a warmer machine), each workload in a
+# fresh process. The JSON lines of both go to $OUT; the table at the end is
+# `rowttl bench --compare $OUT`.
+#
+# Environment: LAYOUTS (default "random correlated"), WORKLOADS (default
+# "load count sum groupby project reclaim upsert"; upsert ignores the layout
+# and runs with the first one only), RUNS (measured runs per workload,
+# default 3), DIR (tables and binaries, default ${TMPDIR:-/tmp}/rowttl-bench),
+# OUT (default $DIR/compare-ROWS-DATE.jsonl), DUCKDB_LOAD_ARROW=1 to also
+# time DuckDB loading through an Arrow view instead of the Appender.
+set -euo pipefail
+
+ROWS=${1:-2000000}
+LAYOUTS=${LAYOUTS:-random correlated}
+WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert}
+RUNS=${RUNS:-3}
+DIR=${DIR:-${TMPDIR:-/tmp}/rowttl-bench}
+OUT=${OUT:-$DIR/compare-$ROWS-$(date +%Y%m%d-%H%M%S).jsonl}
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+mkdir -p "$DIR/bin"
+: > "$OUT"
+
+echo "compare.sh: building rowttl" >&2
+(cd "$root" && go build -o "$DIR/bin/rowttl" ./cmd/rowttl)
+echo "compare.sh: building duckbench (the first build of DuckDB takes minutes)" >&2
+(cd "$here/duckdb" && go build -tags duckdb_arrow -o "$DIR/bin/duckbench" .)
+
+common=(--rows "$ROWS" --runs "$RUNS" --dir "$DIR")
+run_rowttl() { "$DIR/bin/rowttl" bench --json --isolate "${common[@]}" --layout "$1" --workloads "$2" >> "$OUT"; }
+run_duckdb() { "$DIR/bin/duckbench" -json -isolate -rows "$ROWS" -runs "$RUNS" -dir "$DIR" -layout "$1" -workloads "$2" >> "$OUT"; }
+
+step=0
+first_layout=
+for layout in $LAYOUTS; do
+  first_layout=${first_layout:-$layout}
+  for w in $WORKLOADS; do
+    if [[ $w == upsert && $layout != "$first_layout" ]]; then
+      continue
+    fi
+    duck_w=$w
+    if [[ $w == load && ${DUCKDB_LOAD_ARROW:-0} == 1 ]]; then
+      duck_w=load,load_arrow
+    fi
+    echo "compare.sh: $w ($layout), $ROWS rows" >&2
+    if (( step % 2 == 0 )); then
+      run_rowttl "$layout" "$w"
+      run_duckdb "$layout" "$duck_w"
+    else
+      run_duckdb "$layout" "$duck_w"
+      run_rowttl "$layout" "$w"
+    fi
+    step=$((step + 1))
+  done
+done
+
+echo "compare.sh: JSON lines in $OUT" >&2
+"$DIR/bin/rowttl" bench --compare "$OUT"

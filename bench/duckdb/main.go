@@ -1,0 +1,677 @@
+//go:build duckdb_arrow
+
+// Command duckbench runs the workloads of `rowttl bench` in DuckDB, on the
+// same generated rows, and prints the same JSON lines, so that
+// bench/compare.sh can put the two engines side by side.
+//
+// It is its own Go module (it needs cgo and the DuckDB library) so that the
+// main module stays pure Go; build it with the duckdb_arrow tag:
+//
+//	cd bench/duckdb && go build -tags duckdb_arrow -o duckbench .
+//
+// The TTL filter is `ttl IS NULL OR ttl > now` over a BIGINT column of
+// epoch microseconds, as rowttl's direct mode stores it.
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/duckdb/duckdb-go/v2"
+	"github.com/rowttl/rowttl/bench"
+)
+
+// Engine is the engine name of the results.
+const Engine = "duckdb"
+
+// workloads this side runs; load_arrow (loading through an Arrow view
+// instead of the Appender) is extra and not in the default list.
+var workloads = []string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert"}
+
+type config struct {
+	rows      int64
+	layout    bench.Layout
+	workloads []string
+	runs      int
+	warmup    int
+	dir       string
+	seed      uint64
+	threads   int
+	isolate   bool
+	child     bool
+	progress  io.Writer
+}
+
+func main() {
+	var (
+		c         config
+		layouts   string
+		wl        string
+		jsonLines bool
+	)
+	flag.Int64Var(&c.rows, "rows", 2_000_000, "rows of the events table")
+	flag.StringVar(&layouts, "layout", "random", "random, correlated, or both comma-separated")
+	flag.StringVar(&wl, "workloads", "load,count,sum,groupby,project,reclaim,upsert", "comma-separated workloads ("+strings.Join(workloads, ",")+")")
+	flag.IntVar(&c.runs, "runs", 3, "measured runs per workload (the median is reported)")
+	flag.IntVar(&c.warmup, "warmup", 1, "warm-up runs per workload")
+	flag.BoolVar(&jsonLines, "json", true, "print JSON lines (always on; accepted for symmetry with rowttl bench)")
+	flag.StringVar(&c.dir, "dir", filepath.Join(os.TempDir(), "rowttl-bench"), "directory for the databases")
+	flag.Uint64Var(&c.seed, "seed", bench.DefaultSeed, "seed of the data generator")
+	flag.IntVar(&c.threads, "threads", 2, "DuckDB threads (SET threads)")
+	flag.BoolVar(&c.isolate, "isolate", true, "run every workload in a fresh child process (per-workload peak RSS)")
+	flag.BoolVar(&c.child, "child", false, "internal: run the workloads in this process")
+	flag.Parse()
+	c.progress = os.Stderr
+	if err := run(context.Background(), c, layouts, wl); err != nil {
+		fmt.Fprintln(os.Stderr, "duckbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, c config, layouts, wl string) error {
+	for _, w := range strings.Split(wl, ",") {
+		w = strings.TrimSpace(w)
+		ok := w == "prepare"
+		for _, k := range workloads {
+			ok = ok || k == w
+		}
+		if !ok {
+			return fmt.Errorf("unknown workload %q", w)
+		}
+		c.workloads = append(c.workloads, w)
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return err
+	}
+	for _, ls := range strings.Split(layouts, ",") {
+		l, err := bench.ParseLayout(strings.TrimSpace(ls))
+		if err != nil {
+			return err
+		}
+		c.layout = l
+		if !c.child && needsPrepared(c.workloads) {
+			if err := inChild(ctx, c, "prepare", io.Discard); err != nil {
+				return err
+			}
+		}
+		for _, w := range c.workloads {
+			if !c.child && c.isolate {
+				if err := inChild(ctx, c, w, os.Stdout); err != nil {
+					return err
+				}
+				continue
+			}
+			rs, err := runWorkload(ctx, c, w)
+			if err != nil {
+				return fmt.Errorf("%s: %w", w, err)
+			}
+			for _, r := range rs {
+				if err := r.WriteJSON(os.Stdout); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func needsPrepared(ws []string) bool {
+	for _, w := range ws {
+		switch w {
+		case "load", "load_arrow", "upsert", "prepare":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// inChild runs one workload in a fresh process of this binary.
+func inChild(ctx context.Context, c config, w string, out io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, exe, "-child", "-workloads", w, "-layout", string(c.layout),
+		"-rows", strconv.FormatInt(c.rows, 10), "-runs", strconv.Itoa(c.runs),
+		"-warmup", strconv.Itoa(c.warmup), "-dir", c.dir,
+		"-seed", strconv.FormatUint(c.seed, 10), "-threads", strconv.Itoa(c.threads))
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s (%s) in a child process: %w", w, c.layout, err)
+	}
+	_, err = io.Copy(out, &buf)
+	return err
+}
+
+func (c config) logf(format string, args ...any) {
+	fmt.Fprintf(c.progress, "duckbench: "+format+"\n", args...)
+}
+
+func (c config) baseDir() string {
+	return filepath.Join(c.dir, fmt.Sprintf("duckdb-g1-%s-%d-%d", c.layout, c.rows, c.seed))
+}
+
+func (c config) eventsDB() string { return filepath.Join(c.baseDir(), "events.db") }
+func (c config) liveDB() string   { return filepath.Join(c.baseDir(), "live.db") }
+
+// nowMicros is the benchmark's now as the filter compares it.
+var nowMicros = bench.Now.UnixMicro()
+
+// liveFilter is rowttl's expiry rule: NULL never expires, and a row
+// expiring exactly at now is gone.
+var liveFilter = fmt.Sprintf("(ttl IS NULL OR ttl > %d)", nowMicros)
+
+const createEvents = `CREATE TABLE events (id BIGINT, event_time TIMESTAMP, user_id BIGINT, amount DOUBLE, message VARCHAR, ttl BIGINT)`
+
+// db is one open database with one connection, usable through SQL and
+// through the driver (Appender, Arrow).
+type db struct {
+	connector *duckdb.Connector
+	sqlDB     *sql.DB
+	conn      *sql.Conn
+	raw       driver.Conn
+	arrow     *duckdb.Arrow
+}
+
+func openDB(ctx context.Context, path string, threads int) (*db, error) {
+	connector, err := duckdb.NewConnector(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	d := &db{connector: connector, sqlDB: sql.OpenDB(connector)}
+	d.sqlDB.SetMaxOpenConns(1)
+	if d.conn, err = d.sqlDB.Conn(ctx); err != nil {
+		d.close()
+		return nil, err
+	}
+	err = d.conn.Raw(func(dc any) error {
+		d.raw = dc.(driver.Conn)
+		var err error
+		d.arrow, err = duckdb.NewArrowFromConn(d.raw)
+		return err
+	})
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	if _, err := d.conn.ExecContext(ctx, fmt.Sprintf("SET threads = %d", threads)); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *db) close() error {
+	var errs []error
+	if d.conn != nil {
+		errs = append(errs, d.conn.Close())
+	}
+	errs = append(errs, d.sqlDB.Close(), d.connector.Close())
+	return errors.Join(errs...)
+}
+
+func (d *db) exec(ctx context.Context, q string) error {
+	_, err := d.conn.ExecContext(ctx, q)
+	return err
+}
+
+// appendBatches loads generated batches through the Appender, row by row.
+func (d *db) appendBatches(batches []arrow.RecordBatch) error {
+	a, err := duckdb.NewAppenderFromConn(d.raw, "", "events")
+	if err != nil {
+		return err
+	}
+	for _, rec := range batches {
+		id := rec.Column(0).(*array.Int64).Int64Values()
+		ts := rec.Column(1).(*array.Timestamp).TimestampValues()
+		user := rec.Column(2).(*array.Int64).Int64Values()
+		amount := rec.Column(3).(*array.Float64).Float64Values()
+		msg := rec.Column(4).(*array.String)
+		ttl := rec.Column(5).(*array.Int64)
+		for i := range id {
+			var t any
+			if ttl.IsValid(i) {
+				t = ttl.Value(i)
+			}
+			if err := a.AppendRow(id[i], time.UnixMicro(int64(ts[i])).UTC(), user[i], amount[i], msg.Value(i), t); err != nil {
+				a.Close()
+				return err
+			}
+		}
+	}
+	return a.Close()
+}
+
+// insertArrow loads batches through an Arrow view; extra columns of the
+// batches (seq) are visible to the select.
+func (d *db) insertArrow(ctx context.Context, batches []arrow.RecordBatch, view, insert string) error {
+	rdr, err := array.NewRecordReader(batches[0].Schema(), batches)
+	if err != nil {
+		return err
+	}
+	release, err := d.arrow.RegisterView(rdr, view)
+	if err != nil {
+		rdr.Release()
+		return err
+	}
+	defer release()
+	if err := d.exec(ctx, insert); err != nil {
+		return err
+	}
+	return d.exec(ctx, "DROP VIEW IF EXISTS "+view)
+}
+
+const insertFromArrow = `INSERT INTO events SELECT id, event_time, user_id, amount, message, "__TTL__" FROM arrow_in`
+
+// fileBytes is the size of a database file and its WAL.
+func fileBytes(path string) int64 {
+	var n int64
+	for _, p := range []string{path, path + ".wal"} {
+		if st, err := os.Stat(p); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+func removeDB(path string) error {
+	for _, p := range []string{path, path + ".wal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func prepare(ctx context.Context, c config) error {
+	ready := filepath.Join(c.baseDir(), "READY")
+	if _, err := os.Stat(ready); err == nil {
+		c.logf("reusing prepared %s", c.baseDir())
+		return nil
+	}
+	if err := os.RemoveAll(c.baseDir()); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.baseDir(), 0o755); err != nil {
+		return err
+	}
+	c.logf("preparing %d %s rows in %s", c.rows, c.layout, c.baseDir())
+	batches := bench.Events(c.rows, c.layout, c.seed).Batches(memory.DefaultAllocator)
+	defer releaseAll(batches)
+	d, err := openDB(ctx, c.eventsDB(), c.threads)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	for _, q := range []string{createEvents} {
+		if err := d.exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	if err := d.insertArrow(ctx, batches, "arrow_in", insertFromArrow); err != nil {
+		return err
+	}
+	steps := []string{
+		"CHECKPOINT",
+		fmt.Sprintf("ATTACH '%s' AS live", c.liveDB()),
+		"CREATE TABLE live.events AS SELECT * FROM events WHERE " + liveFilter,
+		"DETACH live",
+	}
+	for _, q := range steps {
+		if err := d.exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	if err := d.close(); err != nil {
+		return err
+	}
+	return os.WriteFile(ready, nil, 0o644)
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// trial is one run: setup and teardown are not timed.
+type trial struct {
+	setup    func() error
+	run      func() (string, error)
+	teardown func() error
+}
+
+func (c config) measure(t trial) (median float64, runs []float64, answer string, err error) {
+	for i := 0; i < c.warmup+c.runs; i++ {
+		if t.setup != nil {
+			if err := t.setup(); err != nil {
+				return 0, nil, "", err
+			}
+		}
+		start := time.Now()
+		a, err := t.run()
+		d := time.Since(start).Seconds()
+		if t.teardown != nil {
+			if terr := t.teardown(); err == nil {
+				err = terr
+			}
+		}
+		if err != nil {
+			return 0, nil, "", err
+		}
+		answer = a
+		if i >= c.warmup {
+			runs = append(runs, d)
+		}
+	}
+	return bench.Median(runs), runs, answer, nil
+}
+
+func runWorkload(ctx context.Context, c config, w string) ([]bench.Result, error) {
+	if w == "prepare" {
+		return nil, prepare(ctx, c)
+	}
+	bench.ResetPeakRSS()
+	res := bench.Result{Engine: Engine, Workload: w, Layout: string(c.layout), Rows: c.rows, OpRows: c.rows}
+	var err error
+	c.logf("%s (%s): %d warm-up + %d runs", w, c.layout, c.warmup, c.runs)
+	switch w {
+	case "load", "load_arrow":
+		err = runLoad(ctx, c, &res)
+	case "count", "sum", "groupby", "project":
+		err = runRead(ctx, c, &res)
+	case "reclaim":
+		err = runReclaim(ctx, c, &res)
+	case "upsert":
+		return runUpsert(ctx, c)
+	default:
+		err = fmt.Errorf("unknown workload %q", w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.PeakRSSBytes = bench.PeakRSS()
+	return []bench.Result{res}, nil
+}
+
+func runLoad(ctx context.Context, c config, res *bench.Result) error {
+	batches := bench.Events(c.rows, c.layout, c.seed).Batches(memory.DefaultAllocator)
+	defer releaseAll(batches)
+	path := filepath.Join(c.dir, "duckdb-load.db")
+	var d *db
+	t := trial{
+		setup: func() error {
+			if err := removeDB(path); err != nil {
+				return err
+			}
+			var err error
+			if d, err = openDB(ctx, path, c.threads); err != nil {
+				return err
+			}
+			return d.exec(ctx, createEvents)
+		},
+		run: func() (string, error) {
+			var err error
+			if res.Workload == "load_arrow" {
+				err = d.insertArrow(ctx, batches, "arrow_in", insertFromArrow)
+			} else {
+				err = d.appendBatches(batches)
+			}
+			return strconv.FormatInt(c.rows, 10), err
+		},
+		teardown: func() error {
+			// The checkpoint that writes the table into the file is not
+			// timed: rowttl's load is timed to its durable commit, and so is
+			// DuckDB's (the Appender commits when closed).
+			if err := d.exec(ctx, "CHECKPOINT"); err != nil {
+				d.close()
+				return err
+			}
+			if err := d.close(); err != nil {
+				return err
+			}
+			res.BytesOnDisk = fileBytes(path)
+			return nil
+		},
+	}
+	var err error
+	res.Seconds, res.Runs, res.Answer, err = c.measure(t)
+	removeDB(path)
+	return err
+}
+
+func runRead(ctx context.Context, c config, res *bench.Result) error {
+	d, err := openDB(ctx, c.eventsDB(), c.threads)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	res.BytesOnDisk = fileBytes(c.eventsDB())
+	var run func() (string, error)
+	switch res.Workload {
+	case "count":
+		run = func() (string, error) {
+			var n int64
+			err := d.conn.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE "+liveFilter).Scan(&n)
+			return strconv.FormatInt(n, 10), err
+		}
+	case "sum":
+		run = func() (string, error) {
+			var s float64
+			err := d.conn.QueryRowContext(ctx, "SELECT sum(amount) FROM events WHERE "+liveFilter).Scan(&s)
+			return bench.FormatSum(s), err
+		}
+	case "groupby":
+		run = func() (string, error) {
+			r, err := d.arrow.QueryContext(ctx, "SELECT user_id, sum(amount) FROM events WHERE "+liveFilter+" GROUP BY user_id")
+			if err != nil {
+				return "", err
+			}
+			defer r.Release()
+			var g bench.GroupDigest
+			for r.Next() {
+				rec := r.RecordBatch()
+				k := rec.Column(0).(*array.Int64)
+				v := rec.Column(1).(*array.Float64)
+				for i := 0; i < k.Len(); i++ {
+					g.Add(k.Value(i), v.Value(i))
+				}
+			}
+			return bench.FormatDigest(g), r.Err()
+		}
+	case "project":
+		run = func() (string, error) {
+			r, err := d.arrow.QueryContext(ctx, "SELECT id, event_time, user_id, amount, message FROM events WHERE "+liveFilter)
+			if err != nil {
+				return "", err
+			}
+			defer r.Release()
+			var p bench.Projection
+			for r.Next() {
+				p.Add(r.RecordBatch())
+			}
+			return p.String(), r.Err()
+		}
+	}
+	res.Seconds, res.Runs, res.Answer, err = c.measure(trial{run: run})
+	return err
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func runReclaim(ctx context.Context, c config, res *bench.Result) error {
+	res.LiveOnlyBytes = fileBytes(c.liveDB())
+	path := filepath.Join(c.dir, "duckdb-reclaim.db")
+	var d *db
+	var answer string
+	t := trial{
+		setup: func() error {
+			if err := removeDB(path); err != nil {
+				return err
+			}
+			if err := copyFile(c.eventsDB(), path); err != nil {
+				return err
+			}
+			res.BytesBefore = fileBytes(path)
+			var err error
+			d, err = openDB(ctx, path, c.threads)
+			return err
+		},
+		run: func() (string, error) {
+			if err := d.exec(ctx, "DELETE FROM events WHERE NOT "+liveFilter); err != nil {
+				return "", err
+			}
+			return "", d.exec(ctx, "CHECKPOINT")
+		},
+		teardown: func() error {
+			var n int64
+			if err := d.conn.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&n); err != nil {
+				d.close()
+				return err
+			}
+			answer = fmt.Sprintf("rows_on_disk=%d", n)
+			if err := d.close(); err != nil {
+				return err
+			}
+			res.BytesOnDisk = fileBytes(path)
+			return nil
+		},
+	}
+	var err error
+	res.Seconds, res.Runs, _, err = c.measure(t)
+	res.Answer = answer
+	removeDB(path)
+	return err
+}
+
+// withSeq appends column seq (the row's position in the stream) to each
+// batch, so that SQL can keep the last write of a key within one statement.
+func withSeq(batches []arrow.RecordBatch, start int64) []arrow.RecordBatch {
+	out := make([]arrow.RecordBatch, 0, len(batches))
+	for _, rec := range batches {
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		for i := int64(0); i < rec.NumRows(); i++ {
+			b.Append(start + i)
+		}
+		start += rec.NumRows()
+		seq := b.NewArray()
+		b.Release()
+		fields := append(append([]arrow.Field(nil), rec.Schema().Fields()...), arrow.Field{Name: "seq", Type: arrow.PrimitiveTypes.Int64})
+		out = append(out, array.NewRecordBatch(arrow.NewSchema(fields, nil), append(append([]arrow.Array(nil), rec.Columns()...), seq), rec.NumRows()))
+		seq.Release()
+	}
+	return out
+}
+
+// runUpsert writes the upsert stream into a PRIMARY KEY table with INSERT
+// OR REPLACE, one statement per write (the last row of a key within a write
+// wins, as in rowttl), then counts the live rows.
+func runUpsert(ctx context.Context, c config) ([]bench.Result, error) {
+	g, writes := bench.Upserts(c.rows, c.seed)
+	var versions [][]arrow.RecordBatch
+	for _, wr := range bench.WriteRanges(g.Rows, writes) {
+		var v []arrow.RecordBatch
+		for s := wr[0]; s < wr[1]; s += bench.DefaultBatchRows {
+			v = append(v, g.Range(memory.DefaultAllocator, s, int(min(bench.DefaultBatchRows, wr[1]-s))))
+		}
+		seq := withSeq(v, wr[0])
+		releaseAll(v)
+		versions = append(versions, seq)
+	}
+	defer func() {
+		for _, v := range versions {
+			releaseAll(v)
+		}
+	}()
+	path := filepath.Join(c.dir, "duckdb-upsert.db")
+	w := bench.Result{Engine: Engine, Workload: "upsert", Layout: string(c.layout), Rows: c.rows, OpRows: g.Rows}
+	cnt := bench.Result{Engine: Engine, Workload: "upsert_count", Layout: string(c.layout), Rows: c.rows, OpRows: g.Rows}
+	var d *db
+	var counts []float64
+	const upsert = `INSERT OR REPLACE INTO events
+SELECT id, event_time, user_id, amount, message, "__TTL__" FROM arrow_up
+QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
+	t := trial{
+		setup: func() error {
+			if err := removeDB(path); err != nil {
+				return err
+			}
+			var err error
+			if d, err = openDB(ctx, path, c.threads); err != nil {
+				return err
+			}
+			return d.exec(ctx, `CREATE TABLE events (id BIGINT PRIMARY KEY, event_time TIMESTAMP, user_id BIGINT, amount DOUBLE, message VARCHAR, ttl BIGINT)`)
+		},
+		run: func() (string, error) {
+			for _, v := range versions {
+				if err := d.insertArrow(ctx, v, "arrow_up", upsert); err != nil {
+					return "", err
+				}
+			}
+			return fmt.Sprintf("versions=%d", len(versions)), nil
+		},
+		teardown: func() error {
+			start := time.Now()
+			var n int64
+			if err := d.conn.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE "+liveFilter).Scan(&n); err != nil {
+				d.close()
+				return err
+			}
+			counts = append(counts, time.Since(start).Seconds())
+			cnt.Answer = strconv.FormatInt(n, 10)
+			if err := d.exec(ctx, "CHECKPOINT"); err != nil {
+				d.close()
+				return err
+			}
+			if err := d.close(); err != nil {
+				return err
+			}
+			w.BytesOnDisk = fileBytes(path)
+			cnt.BytesOnDisk = w.BytesOnDisk
+			return nil
+		},
+	}
+	var err error
+	w.Seconds, w.Runs, w.Answer, err = c.measure(t)
+	removeDB(path)
+	if err != nil {
+		return nil, err
+	}
+	cnt.Runs = counts[c.warmup:]
+	cnt.Seconds = bench.Median(cnt.Runs)
+	rss := bench.PeakRSS()
+	w.PeakRSSBytes, cnt.PeakRSSBytes = rss, rss
+	return []bench.Result{w, cnt}, nil
+}

@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Result is one measured workload: what `rowttl bench --json` and the DuckDB
+// side print, one JSON object a line. The first seven fields are the
+// comparison's contract; the others are optional detail.
+type Result struct {
+	Engine       string  `json:"engine"`
+	Workload     string  `json:"workload"`
+	Layout       string  `json:"layout"`
+	Rows         int64   `json:"rows"`
+	Seconds      float64 `json:"seconds"`
+	BytesOnDisk  int64   `json:"bytes_on_disk"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+
+	// Runs are the measured seconds of every run (Seconds is their median).
+	Runs []float64 `json:"runs,omitempty"`
+	// Answer is the workload's result in a form both engines print alike
+	// (a count, a sum, a digest of the groups), so that a comparison can
+	// tell that they computed the same thing.
+	Answer string `json:"answer,omitempty"`
+	// BytesBefore is the size on disk before a reclaim.
+	BytesBefore int64 `json:"bytes_before,omitempty"`
+	// LiveOnlyBytes is the size on disk of a table written with only the
+	// rows alive at Now: what a perfect reclaim would leave.
+	LiveOnlyBytes int64 `json:"live_only_bytes,omitempty"`
+	// OpRows is the number of rows the workload wrote or read, for rates.
+	OpRows int64 `json:"op_rows,omitempty"`
+}
+
+// WriteJSON prints r as one JSON line.
+func (r Result) WriteJSON(w io.Writer) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// ReadResults parses JSON lines, skipping lines that are not JSON objects.
+func ReadResults(r io.Reader) ([]Result, error) {
+	var out []Result
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var res Result
+		if err := json.Unmarshal([]byte(line), &res); err != nil {
+			return out, fmt.Errorf("bad result line %q: %w", line, err)
+		}
+		out = append(out, res)
+	}
+	return out, sc.Err()
+}
+
+// Median returns the median of xs (the mean of the middle two for an even
+// count), or 0 for none.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// PeakRSS returns the process's peak resident set size (VmHWM of
+// /proc/self/status) in bytes, or 0 where it cannot be read.
+func PeakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) == 0 {
+				return 0
+			}
+			kb, err := strconv.ParseInt(fields[0], 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// ResetPeakRSS returns freed memory to the system and resets VmHWM to the
+// current RSS (writing 5 to /proc/self/clear_refs), so that a workload run
+// in a process that ran others before can still report its own peak. It
+// reports whether the reset worked; a fresh process per workload (rowttl
+// bench --isolate) does not depend on it.
+func ResetPeakRSS() bool {
+	runtime.GC()
+	debug.FreeOSMemory()
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+}
+
+// timer measures runs of a workload: one or more warm-up runs, whose
+// timings are dropped, then the measured ones.
+type timer struct {
+	warmup, runs int
+}
+
+// trial is one run of a workload: setup and teardown are not timed.
+type trial struct {
+	setup    func() error
+	run      func() (answer string, err error)
+	teardown func() error
+}
+
+// measure runs t warmup+runs times and returns the median of the measured
+// runs, every measured run, and the answer of the last run.
+func (tm timer) measure(t trial) (median float64, runs []float64, answer string, err error) {
+	for i := 0; i < tm.warmup+tm.runs; i++ {
+		if t.setup != nil {
+			if err := t.setup(); err != nil {
+				return 0, nil, "", err
+			}
+		}
+		start := time.Now()
+		a, err := t.run()
+		d := time.Since(start).Seconds()
+		if t.teardown != nil {
+			if terr := t.teardown(); err == nil {
+				err = terr
+			}
+		}
+		if err != nil {
+			return 0, nil, "", err
+		}
+		answer = a
+		if i >= tm.warmup {
+			runs = append(runs, d)
+		}
+	}
+	return Median(runs), runs, answer, nil
+}

@@ -1,0 +1,668 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/query"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/table"
+	"github.com/rowttl/rowttl/ttlcol"
+)
+
+// Workloads are the workloads of the harness, in the order they run.
+var Workloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert"}
+
+// ParseWorkloads splits a comma-separated list and checks every name.
+func ParseWorkloads(s string) ([]string, error) {
+	var out []string
+	for _, w := range strings.Split(s, ",") {
+		w = strings.TrimSpace(w)
+		if w == "" {
+			continue
+		}
+		if w == "all" {
+			out = append(out, Workloads...)
+			continue
+		}
+		ok := false
+		for _, k := range Workloads {
+			ok = ok || k == w
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown workload %q (want some of %s)", w, strings.Join(Workloads, ","))
+		}
+		out = append(out, w)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no workload given")
+	}
+	return out, nil
+}
+
+// Engine is the engine name rowttl's results carry.
+const Engine = "rowttl"
+
+// Options configure a harness run.
+type Options struct {
+	// Dir holds the tables; the prepared base tables are cached there
+	// between runs (keyed by layout, rows and seed).
+	Dir    string
+	Rows   int64
+	Layout Layout
+	Seed   uint64
+	// Runs is the number of measured runs (the result is their median);
+	// Warmup runs come first and are not counted. Runs 0 means 3; Warmup
+	// < 0 means none, 0 means 1.
+	Runs, Warmup int
+	// Progress receives progress lines; nil discards them.
+	Progress io.Writer
+	// Mem allocates every Arrow buffer; nil means the Go allocator.
+	Mem memory.Allocator
+	// PageRows and SegmentRows pass through to table.Options (0: defaults).
+	PageRows    int
+	SegmentRows int64
+	// ZstdLevel passes through to table.Options (0: the engine's default,
+	// < 0: no zstd).
+	ZstdLevel int
+}
+
+func (o *Options) defaults() {
+	if o.Runs <= 0 {
+		o.Runs = 3
+	}
+	if o.Warmup == 0 {
+		o.Warmup = 1
+	} else if o.Warmup < 0 {
+		o.Warmup = 0
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Mem == nil {
+		o.Mem = memory.DefaultAllocator
+	}
+	if o.Seed == 0 {
+		o.Seed = DefaultSeed
+	}
+	if o.Layout == "" {
+		o.Layout = Random
+	}
+}
+
+func (o *Options) logf(format string, args ...any) {
+	fmt.Fprintf(o.Progress, "rowttl bench: "+format+"\n", args...)
+}
+
+func (o *Options) timer() timer { return timer{warmup: o.Warmup, runs: o.Runs} }
+
+func (o *Options) tableOptions() *table.Options {
+	return &table.Options{Allocator: o.Mem, DisableAutoCompaction: true,
+		PageRows: o.PageRows, SegmentRows: o.SegmentRows, ZstdLevel: o.ZstdLevel}
+}
+
+// generatorVersion is part of the cache key of prepared tables: bump it when
+// the generator's output changes.
+const generatorVersion = 1
+
+// BaseDir is where the prepared tables of one data set live.
+func (o Options) BaseDir() string {
+	o.defaults()
+	name := fmt.Sprintf("rowttl-g%d-%s-%d-%d", generatorVersion, o.Layout, o.Rows, o.Seed)
+	if o.PageRows != 0 || o.SegmentRows != 0 || o.ZstdLevel != 0 {
+		name += fmt.Sprintf("-p%d-s%d-z%d", o.PageRows, o.SegmentRows, o.ZstdLevel)
+	}
+	return filepath.Join(o.Dir, name)
+}
+
+// EventsDir is the prepared events table; LiveDir the table holding only
+// its rows alive at Now.
+func (o Options) EventsDir() string { return filepath.Join(o.BaseDir(), "events") }
+func (o Options) LiveDir() string   { return filepath.Join(o.BaseDir(), "live") }
+func (o Options) readyFile() string { return filepath.Join(o.BaseDir(), "READY") }
+
+// EventsDefinition is the events table: DUPLICATE KEY(id), direct-mode row
+// TTL (the writer supplies __TTL__).
+func EventsDefinition(model schema.Model) *table.Definition {
+	props := map[string]string{table.PropEnableRowTTL: "true"}
+	switch model {
+	case schema.UniqueMOW:
+		props[table.PropMergeOnWrite] = "true"
+	case schema.UniqueMOR:
+		props[table.PropMergeOnWrite] = "false"
+	}
+	return &table.Definition{
+		Model: model,
+		Schema: schema.Schema{KeyCount: 1, Columns: []schema.Column{
+			{Name: ColID, Type: schema.BigIntType},
+			{Name: ColEventTime, Type: schema.DatetimeType(6), Nullable: true},
+			{Name: ColUserID, Type: schema.BigIntType, Nullable: true},
+			{Name: ColAmount, Type: schema.DoubleType, Nullable: true},
+			{Name: ColMessage, Type: schema.StringType, Nullable: true},
+		}},
+		Properties: props,
+	}
+}
+
+// Prepare makes the events table of the data set and its live-only twin,
+// unless a previous run left them complete.
+func Prepare(ctx context.Context, o Options) error {
+	o.defaults()
+	if _, err := os.Stat(o.readyFile()); err == nil {
+		o.logf("reusing prepared %s", o.BaseDir())
+		return nil
+	}
+	if err := os.RemoveAll(o.BaseDir()); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.BaseDir(), 0o755); err != nil {
+		return err
+	}
+	o.logf("preparing %d %s rows in %s", o.Rows, o.Layout, o.BaseDir())
+	ev, err := table.Create(o.EventsDir(), EventsDefinition(schema.Duplicate), o.tableOptions())
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	live, err := table.Create(o.LiveDir(), EventsDefinition(schema.Duplicate), o.tableOptions())
+	if err != nil {
+		return err
+	}
+	defer live.Close()
+	g := Events(o.Rows, o.Layout, o.Seed)
+	batches := g.Batches(o.Mem)
+	defer releaseAll(batches)
+	if err := ev.WriteBatches(ctx, batches, table.WriteOptions{}); err != nil {
+		return err
+	}
+	liveBatches := make([]arrow.RecordBatch, 0, len(batches))
+	defer func() { releaseAll(liveBatches) }()
+	for _, b := range batches {
+		lb, err := LiveRows(ctx, o.Mem, b)
+		if err != nil {
+			return err
+		}
+		liveBatches = append(liveBatches, lb)
+	}
+	if err := live.WriteBatches(ctx, liveBatches, table.WriteOptions{}); err != nil {
+		return err
+	}
+	if err := ev.Close(); err != nil {
+		return err
+	}
+	if err := live.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(o.readyFile(), nil, 0o644)
+}
+
+// LiveRows returns the rows of a generated batch alive at Now.
+func LiveRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	ttl := rec.Column(5).(*array.Int64)
+	n := ttl.Len()
+	mask := make([]byte, (n+7)/8)
+	var validity []byte
+	if ttl.NullN() > 0 {
+		validity = ttl.NullBitmapBytes()
+	}
+	ttlcol.LiveMask(ttl.Int64Values(), validity, ttl.Data().Offset(), Now.UnixMicro(), mask)
+	m := array.NewBoolean(n, memory.NewBufferBytes(mask), nil, 0)
+	defer m.Release()
+	return compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), rec, m, compute.DefaultFilterOptions())
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		if r != nil {
+			r.Release()
+		}
+	}
+}
+
+// bytesOnDisk sums the sizes of the regular files under dir.
+func bytesOnDisk(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Run runs one workload and returns its results (upsert gives four: the
+// writes and the count after them, for merge-on-write and merge-on-read).
+// The events table must have been prepared (Prepare) for every workload but
+// load and upsert. Peak RSS is VmHWM at the end: run a workload in a fresh
+// process, or call ResetPeakRSS first, for it to be the workload's own.
+func Run(ctx context.Context, o Options, workload string) ([]Result, error) {
+	o.defaults()
+	res := Result{Engine: Engine, Workload: workload, Layout: string(o.Layout), Rows: o.Rows}
+	var err error
+	switch workload {
+	case "load":
+		err = runLoad(ctx, &o, &res)
+	case "count", "sum", "groupby", "project":
+		err = runRead(ctx, &o, &res)
+	case "reclaim":
+		err = runReclaim(ctx, &o, &res)
+	case "upsert":
+		return runUpserts(ctx, &o)
+	default:
+		err = fmt.Errorf("unknown workload %q", workload)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", workload, err)
+	}
+	res.PeakRSSBytes = PeakRSS()
+	return []Result{res}, nil
+}
+
+func runLoad(ctx context.Context, o *Options, res *Result) error {
+	o.logf("load: generating %d %s rows", o.Rows, o.Layout)
+	batches := Events(o.Rows, o.Layout, o.Seed).Batches(o.Mem)
+	defer releaseAll(batches)
+	dir := filepath.Join(o.Dir, "rowttl-load")
+	var tbl *table.Table
+	t := trial{
+		setup: func() error {
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			var err error
+			tbl, err = table.Create(dir, EventsDefinition(schema.Duplicate), o.tableOptions())
+			return err
+		},
+		run: func() (string, error) {
+			if err := tbl.WriteBatches(ctx, batches, table.WriteOptions{}); err != nil {
+				return "", err
+			}
+			return strconv.FormatInt(o.Rows, 10), nil
+		},
+		teardown: func() error {
+			if err := tbl.Close(); err != nil {
+				return err
+			}
+			var err error
+			res.BytesOnDisk, err = bytesOnDisk(dir)
+			return err
+		},
+	}
+	o.logf("load: %d warm-up + %d runs", o.Warmup, o.Runs)
+	var err error
+	res.Seconds, res.Runs, res.Answer, err = o.timer().measure(t)
+	res.OpRows = o.Rows
+	os.RemoveAll(dir)
+	return err
+}
+
+// ReadWorkload runs one read workload (count, sum, groupby, project) over
+// tbl at Now and returns its answer.
+func ReadWorkload(ctx context.Context, tbl *table.Table, workload string) (string, error) {
+	switch workload {
+	case "count":
+		n, err := tbl.Count(ctx, Now, nil)
+		return strconv.FormatInt(n, 10), err
+	case "sum":
+		s, err := SumLive(ctx, tbl)
+		return FormatSum(s), err
+	case "groupby":
+		g, err := GroupByLive(ctx, tbl)
+		if err != nil {
+			return "", err
+		}
+		return FormatDigest(g.Digest()), nil
+	case "project":
+		p, err := ProjectLive(ctx, tbl)
+		return p.String(), err
+	}
+	return "", fmt.Errorf("not a read workload: %q", workload)
+}
+
+// FormatSum renders a sum as the answer of the sum workload: ten
+// significant digits, which engines summing in different orders agree on.
+func FormatSum(s float64) string { return strconv.FormatFloat(s, 'g', 10, 64) }
+
+// FormatDigest renders a GROUP BY digest as the answer of the groupby
+// workload.
+func FormatDigest(d GroupDigest) string {
+	return fmt.Sprintf("groups=%d total=%s checksum=%016x", d.Groups, FormatSum(d.Total), d.Checksum)
+}
+
+// SumLive returns sum(amount) over the rows alive at Now.
+func SumLive(ctx context.Context, tbl *table.Table) (float64, error) {
+	r, err := tbl.Scan(ctx, query.Request{Now: Now, Columns: []string{ColAmount}})
+	if err != nil {
+		return 0, err
+	}
+	defer r.Release()
+	var sum float64
+	for r.Next() {
+		sum += sumFloat64(r.RecordBatch().Column(0).(*array.Float64))
+	}
+	return sum, r.Err()
+}
+
+// sumFloat64 adds the valid values of a, with four accumulators so that the
+// additions pipeline.
+func sumFloat64(a *array.Float64) float64 {
+	v := a.Float64Values()
+	if a.NullN() > 0 {
+		var s float64
+		for i, x := range v {
+			if a.IsValid(i) {
+				s += x
+			}
+		}
+		return s
+	}
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s0 += v[i]
+		s1 += v[i+1]
+		s2 += v[i+2]
+		s3 += v[i+3]
+	}
+	for ; i < len(v); i++ {
+		s0 += v[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// GroupByLive computes user_id, sum(amount) over the rows alive at Now.
+// The scan runs on this goroutine and the aggregation on another, so the
+// two overlap on two cores.
+func GroupByLive(ctx context.Context, tbl *table.Table) (*GroupSum, error) {
+	r, err := tbl.Scan(ctx, query.Request{Now: Now, Columns: []string{ColUserID, ColAmount}})
+	if err != nil {
+		return nil, err
+	}
+	defer r.Release()
+	g := NewGroupSum(Users)
+	work := make(chan arrow.RecordBatch, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for rec := range work {
+			k := rec.Column(0).(*array.Int64)
+			v := rec.Column(1).(*array.Float64)
+			if k.NullN() > 0 || v.NullN() > 0 {
+				for i := 0; i < k.Len(); i++ {
+					if k.IsValid(i) && v.IsValid(i) {
+						g.Add(k.Value(i), v.Value(i))
+					}
+				}
+			} else {
+				g.AddBatch(k.Int64Values(), v.Float64Values(), nil)
+			}
+			rec.Release()
+		}
+		g.Finish()
+	}()
+	for r.Next() {
+		rec := r.RecordBatch()
+		rec.Retain()
+		work <- rec
+	}
+	close(work)
+	<-done
+	return g, r.Err()
+}
+
+// Projection summarises a projection of every column: rows streamed and
+// order-independent sums of id and of message lengths.
+type Projection struct {
+	Rows, IDSum, MessageBytes int64
+}
+
+func (p Projection) String() string {
+	return fmt.Sprintf("rows=%d idsum=%d msgbytes=%d", p.Rows, p.IDSum, p.MessageBytes)
+}
+
+// Add accounts for one batch of the projection.
+func (p *Projection) Add(rec arrow.RecordBatch) {
+	p.Rows += rec.NumRows()
+	for _, id := range rec.Column(0).(*array.Int64).Int64Values() {
+		p.IDSum += id
+	}
+	switch msg := rec.Column(4).(type) {
+	case *array.String:
+		if msg.Len() > 0 {
+			offs := msg.ValueOffsets()
+			p.MessageBytes += int64(offs[len(offs)-1] - offs[0])
+		}
+	case *array.LargeString:
+		if msg.Len() > 0 {
+			offs := msg.ValueOffsets()
+			p.MessageBytes += offs[len(offs)-1] - offs[0]
+		}
+	case *array.StringView:
+		for i := 0; i < msg.Len(); i++ {
+			p.MessageBytes += int64(msg.ValueLen(i))
+		}
+	}
+}
+
+// ProjectLive streams every user column of the rows alive at Now.
+func ProjectLive(ctx context.Context, tbl *table.Table) (Projection, error) {
+	var p Projection
+	r, err := tbl.Scan(ctx, query.Request{Now: Now})
+	if err != nil {
+		return p, err
+	}
+	defer r.Release()
+	for r.Next() {
+		p.Add(r.RecordBatch())
+	}
+	return p, r.Err()
+}
+
+func runRead(ctx context.Context, o *Options, res *Result) error {
+	tbl, err := table.Open(o.EventsDir(), o.tableOptions())
+	if err != nil {
+		return fmt.Errorf("open prepared table (run Prepare first): %w", err)
+	}
+	defer tbl.Close()
+	if res.BytesOnDisk, err = bytesOnDisk(o.EventsDir()); err != nil {
+		return err
+	}
+	res.OpRows = o.Rows
+	o.logf("%s: %d warm-up + %d runs", res.Workload, o.Warmup, o.Runs)
+	res.Seconds, res.Runs, res.Answer, err = o.timer().measure(trial{
+		run: func() (string, error) { return ReadWorkload(ctx, tbl, res.Workload) },
+	})
+	return err
+}
+
+// cloneTable copies a closed table directory: segment files, which are
+// immutable, are hard-linked (copied where links fail), the rest copied.
+func cloneTable(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || e.Name() == "LOCK" {
+			continue
+		}
+		s, d := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+		if strings.HasSuffix(e.Name(), ".seg") && os.Link(s, d) == nil {
+			continue
+		}
+		if err := copyFile(s, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func runReclaim(ctx context.Context, o *Options, res *Result) error {
+	live, err := bytesOnDisk(o.LiveDir())
+	if err != nil {
+		return fmt.Errorf("live-only table (run Prepare first): %w", err)
+	}
+	res.LiveOnlyBytes = live
+	dir := filepath.Join(o.Dir, "rowttl-reclaim")
+	var tbl *table.Table
+	var answer string
+	t := trial{
+		setup: func() error {
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			if err := cloneTable(o.EventsDir(), dir); err != nil {
+				return err
+			}
+			var err error
+			if res.BytesBefore, err = bytesOnDisk(dir); err != nil {
+				return err
+			}
+			tbl, err = table.Open(dir, o.tableOptions())
+			return err
+		},
+		run: func() (string, error) {
+			return "", tbl.CompactAt(ctx, table.Full, Now)
+		},
+		teardown: func() error {
+			st, err := tbl.Stats(ctx, Now)
+			if err != nil {
+				tbl.Close()
+				return err
+			}
+			answer = fmt.Sprintf("rows_on_disk=%d", st.RowsOnDisk)
+			if err := tbl.Close(); err != nil {
+				return err
+			}
+			// Every file of the directory counts, the manifest included,
+			// as for the live-only table.
+			res.BytesOnDisk, err = bytesOnDisk(dir)
+			return err
+		},
+	}
+	o.logf("reclaim: %d warm-up + %d runs", o.Warmup, o.Runs)
+	res.Seconds, res.Runs, _, err = o.timer().measure(t)
+	res.Answer = answer
+	res.OpRows = o.Rows
+	os.RemoveAll(dir)
+	return err
+}
+
+func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
+	g, writes := Upserts(o.Rows, o.Seed)
+	o.logf("upsert: generating %d upserts over %d keys in %d writes", g.Rows, g.KeySpace, writes)
+	var versions [][]arrow.RecordBatch
+	for _, wr := range WriteRanges(g.Rows, writes) {
+		var v []arrow.RecordBatch
+		for s := wr[0]; s < wr[1]; s += DefaultBatchRows {
+			v = append(v, g.Range(o.Mem, s, int(min(DefaultBatchRows, wr[1]-s))))
+		}
+		versions = append(versions, v)
+	}
+	defer func() {
+		for _, v := range versions {
+			releaseAll(v)
+		}
+	}()
+	var out []Result
+	for _, m := range []struct {
+		model schema.Model
+		name  string
+	}{{schema.UniqueMOW, "upsert_mow"}, {schema.UniqueMOR, "upsert_mor"}} {
+		dir := filepath.Join(o.Dir, "rowttl-"+m.name)
+		w := Result{Engine: Engine, Workload: m.name, Layout: string(o.Layout), Rows: o.Rows, OpRows: g.Rows}
+		c := Result{Engine: Engine, Workload: m.name + "_count", Layout: string(o.Layout), Rows: o.Rows, OpRows: g.Rows}
+		var counts []float64
+		var tbl *table.Table
+		t := trial{
+			setup: func() error {
+				if err := os.RemoveAll(dir); err != nil {
+					return err
+				}
+				var err error
+				tbl, err = table.Create(dir, EventsDefinition(m.model), o.tableOptions())
+				return err
+			},
+			run: func() (string, error) {
+				for _, v := range versions {
+					if err := tbl.WriteBatches(ctx, v, table.WriteOptions{}); err != nil {
+						return "", err
+					}
+				}
+				return fmt.Sprintf("versions=%d", len(versions)), nil
+			},
+			teardown: func() error {
+				// The count after the upserts is timed on its own.
+				tc := timer{runs: 1}
+				sec, _, a, err := tc.measure(trial{run: func() (string, error) {
+					n, err := tbl.Count(ctx, Now, nil)
+					return strconv.FormatInt(n, 10), err
+				}})
+				if err != nil {
+					tbl.Close()
+					return err
+				}
+				counts = append(counts, sec)
+				c.Answer = a
+				if err := tbl.Close(); err != nil {
+					return err
+				}
+				w.BytesOnDisk, err = bytesOnDisk(dir)
+				c.BytesOnDisk = w.BytesOnDisk
+				return err
+			},
+		}
+		o.logf("%s: %d warm-up + %d runs", m.name, o.Warmup, o.Runs)
+		var err error
+		w.Seconds, w.Runs, w.Answer, err = o.timer().measure(t)
+		os.RemoveAll(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		c.Runs = counts[o.Warmup:]
+		c.Seconds = Median(c.Runs)
+		rss := PeakRSS()
+		w.PeakRSSBytes, c.PeakRSSBytes = rss, rss
+		out = append(out, w, c)
+	}
+	return out, nil
+}
