@@ -171,13 +171,33 @@ func planAuto(v *version, now time.Time) (job, bool) {
 	// Tiers: walking back from the newest rowset, take rowsets no larger
 	// than three times the average of those taken, so that merges join
 	// rowsets of like size and each row is rewritten about once per tier.
+	//
+	// On a row TTL table whose rowsets each cover a narrow range of
+	// expirations (time-ordered events, the common case), merges also stop
+	// where the merged range would grow past spanLimit: such rowsets then
+	// expire whole and leave by a manifest change, instead of being
+	// rewritten again and again as their oldest rows expire.
+	spanLimit := ttlSpanLimit(v, deadline)
 	start := len(rs)
 	var taken int64
+	var tLo, tHi int64
 	for start > 1 {
-		b := rs[start-1].Meta.Bytes
+		h := rs[start-1]
+		b := h.Meta.Bytes
 		n := int64(len(rs) - start)
 		if n > 0 && b > 3*max(taken/n, 1) {
 			break
+		}
+		if m := h.Meta.TTL; spanLimit > 0 && m.HasMinMax {
+			if n > 0 && tHi-tLo <= spanLimit && m.Max-m.Min <= spanLimit &&
+				max(tHi, m.Max)-min(tLo, m.Min) > spanLimit {
+				break
+			}
+			if n == 0 {
+				tLo, tHi = m.Min, m.Max
+			} else {
+				tLo, tHi = min(tLo, m.Min), max(tHi, m.Max)
+			}
 		}
 		taken += b
 		start--
@@ -267,4 +287,32 @@ func (t *Table) stopBackground() {
 			<-t.bgDone
 		}
 	})
+}
+
+// ttlSpanLimit is the widest range of stored __TTL__ values a size-tiered
+// merge may build from rowsets that each cover a narrow one: half the reclaim
+// deadline, or else an eighth of the table's whole range (at least an hour).
+// 0 means no limit (no row TTL).
+func ttlSpanLimit(v *version, deadline int64) int64 {
+	if v.policy.Mode == ttlcol.NoTTL {
+		return 0
+	}
+	if deadline > 0 {
+		return max(deadline/2, 1)
+	}
+	var lo, hi int64
+	first := true
+	for _, h := range v.rowsets {
+		if m := h.Meta.TTL; m.HasMinMax {
+			if first {
+				lo, hi, first = m.Min, m.Max, false
+			} else {
+				lo, hi = min(lo, m.Min), max(hi, m.Max)
+			}
+		}
+	}
+	if first {
+		return 0
+	}
+	return max((hi-lo)/8, 3600e6)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,40 +17,74 @@ import (
 	"github.com/spf13/cobra"
 )
 
+type demoConfig struct {
+	dir       string
+	days      int
+	perDay    int
+	retention string
+	deadline  string
+	plot      string
+}
+
 func demoCommand() *cobra.Command {
-	var (
-		dir       string
-		days      int
-		perDay    int
-		retention string
-	)
+	var c demoConfig
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Show rows expiring one by one as time moves, on a table in the data directory",
-		Long: `demo creates the table default.demo_events in the data directory (replacing
-an earlier demo table), writes a few simulated days of events with a
-retention on their event time, and then moves "now" forward day by day,
-showing how many rows each query sees.`,
+		Short: "Feed a table with a retention for simulated days and watch the disk level off",
+		Long: `demo creates the table default.demo_events in the data directory (replacing an
+earlier demo table) with rows that expire a retention after their event time,
+and feeds it every four hours with simulated days of events on a simulated clock,
+running auto-compaction as it goes. Day by day it prints the live rows, the
+bytes on disk, the bytes of live rows and the bytes reclaimed so far, with a
+bar of live (#) and dead (-) bytes; it writes a plot of bytes on disk
+against live bytes, and ends with the plateau ratio: the largest bytes on
+disk / live bytes seen after the first retention period.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd.Context(), cmd.OutOrStdout(), dir, days, perDay, retention)
+			return runDemo(cmd.Context(), cmd.OutOrStdout(), c)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", defaultDir, "data directory")
-	cmd.Flags().IntVar(&days, "days", 7, "simulated days of events to write")
-	cmd.Flags().IntVar(&perDay, "rows-per-day", 200_000, "events written per simulated day")
-	cmd.Flags().StringVar(&retention, "retention", "3 days", "retention of each row after its event time")
+	cmd.Flags().StringVar(&c.dir, "dir", defaultDir, "data directory")
+	cmd.Flags().IntVar(&c.days, "days", 60, "simulated days of ingest")
+	cmd.Flags().IntVar(&c.perDay, "events-per-day", 48_000, "events written per simulated day, in batches every four hours")
+	cmd.Flags().StringVar(&c.retention, "retention", "7 days", "retention of each row after its event time")
+	cmd.Flags().StringVar(&c.deadline, "reclaim-deadline", "1 day", "rowttl.reclaim_deadline of the table (empty: none)")
+	cmd.Flags().StringVar(&c.plot, "plot", "", "where to write the plot (.png or .svg; default <dir>/demo-plateau.png)")
 	return cmd
 }
 
-func runDemo(ctx context.Context, out io.Writer, dir string, days, perDay int, retention string) error {
+type demoDay struct {
+	day                             int
+	live                            int64
+	diskBytes, liveBytes, reclaimed int64
+}
+
+func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	tdir := filepath.Join(dir, "default", "demo_events")
-	if err := os.RemoveAll(tdir); err != nil {
+	if c.plot == "" {
+		c.plot = filepath.Join(c.dir, "demo-plateau.png")
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := start
+	db, err := table.OpenDB(c.dir, &table.Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true})
+	if err != nil {
 		return err
 	}
-	def := &table.Definition{
+	defer db.Close()
+	if err := db.DropTable("default", "demo_events", true); err != nil {
+		return err
+	}
+	props := map[string]string{
+		table.PropEnableRowTTL: "true",
+		table.PropTTLCol:       "event_time",
+		table.PropTTL:          c.retention,
+		table.PropTTLTimeZone:  "UTC",
+	}
+	if c.deadline != "" {
+		props[table.PropReclaimDeadline] = c.deadline
+	}
+	tbl, err := db.CreateTable("default", "demo_events", &table.Definition{
 		Model: schema.Duplicate,
 		Schema: schema.Schema{KeyCount: 1, Columns: []schema.Column{
 			{Name: "id", Type: schema.BigIntType},
@@ -60,53 +93,97 @@ func runDemo(ctx context.Context, out io.Writer, dir string, days, perDay int, r
 			{Name: "amount", Type: schema.DoubleType},
 			{Name: "message", Type: schema.StringType, Nullable: true},
 		}},
-		Properties: map[string]string{
-			table.PropEnableRowTTL: "true",
-			table.PropTTLCol:       "event_time",
-			table.PropTTL:          retention,
-			table.PropTTLTimeZone:  "UTC",
-		},
-	}
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := start
-	tbl, err := table.Create(tdir, def, &table.Options{Clock: func() time.Time { return clock }})
+		Properties: props,
+	}, false)
 	if err != nil {
 		return err
 	}
-	defer tbl.Close()
 	pol := tbl.Policy()
-	fmt.Fprintf(out, "table %s: DUPLICATE KEY(id), rows expire %s after event_time\n", tdir, time.Duration(pol.Retention)*time.Second)
+	retDays := int(pol.Retention / 86400)
+	fmt.Fprintf(out, "table default.demo_events in %s: rows expire %v after event_time", c.dir, time.Duration(pol.Retention)*time.Second)
+	if c.deadline != "" {
+		fmt.Fprintf(out, ", reclaim deadline %s", c.deadline)
+	}
+	fmt.Fprintf(out, "\nfeeding %d simulated days, %d events a day in batches every four hours\n\n", c.days, c.perDay)
+	fmt.Fprintf(out, "%-4s %10s %12s %12s %12s  %s\n", "day", "live rows", "disk bytes", "live bytes", "reclaimed", "disk: # live, - dead")
 
 	mem := memory.NewGoAllocator()
 	rng := rand.New(rand.NewPCG(42, 7))
+	// A batch every four simulated hours: each write is a durable version
+	// (three fsyncs), and the story needs no more.
+	const batchesPerDay = 6
+	step := 24 * time.Hour / batchesPerDay
+	perBatch := max(c.perDay/batchesPerDay, 1)
+	var days []demoDay
+	var id int64
 	began := time.Now()
-	for d := 0; d < days; d++ {
-		rec := demoBatch(mem, rng, int64(d*perDay), perDay, start.Add(time.Duration(d)*24*time.Hour))
-		err := tbl.Write(ctx, rec)
-		rec.Release()
+	var peakDisk int64
+	for d := 1; d <= c.days; d++ {
+		for h := 0; h < batchesPerDay; h++ {
+			rec := demoBatch(mem, rng, id, perBatch, clock, step)
+			id += int64(perBatch)
+			err := tbl.WriteWith(ctx, rec, table.WriteOptions{Now: clock})
+			rec.Release()
+			if err != nil {
+				return err
+			}
+			clock = clock.Add(step)
+			for {
+				did, err := tbl.CompactAuto(ctx)
+				if err != nil {
+					return err
+				}
+				if !did {
+					break
+				}
+			}
+		}
+		st, err := tbl.Stats(ctx, clock)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "wrote day %d: %d events (version %d)\n", d+1, perDay, tbl.LastVersion())
+		days = append(days, demoDay{day: d, live: st.VisibleRows, diskBytes: st.BytesOnDisk, liveBytes: st.LiveBytes, reclaimed: st.ReclaimedBytes})
+		peakDisk = max(peakDisk, st.BytesOnDisk)
 	}
-	fmt.Fprintf(out, "wrote %d events in %.2fs\n\n", days*perDay, time.Since(began).Seconds())
-
-	fmt.Fprintf(out, "%-19s  %10s\n", "now", "live rows")
-	total := days * perDay
-	for d := 0; d <= days+int(pol.Retention/86400)+1; d++ {
-		now := start.Add(time.Duration(d) * 24 * time.Hour)
-		n, err := tbl.Count(ctx, now, nil)
-		if err != nil {
-			return err
+	// Print after the run so that the bars share one scale.
+	for _, dd := range days {
+		fmt.Fprintf(out, "%-4d %10d %12d %12d %12d  %s\n", dd.day, dd.live, dd.diskBytes, dd.liveBytes, dd.reclaimed, demoBar(dd, peakDisk, 40))
+	}
+	ratio := 0.0
+	for _, dd := range days {
+		if dd.day > retDays && dd.liveBytes > 0 {
+			ratio = max(ratio, float64(dd.diskBytes)/float64(dd.liveBytes))
 		}
-		bar := strings.Repeat("#", int(40*n/int64(max(total, 1))))
-		fmt.Fprintf(out, "%s  %10d  %s\n", now.Format("2006-01-02 15:04:05"), n, bar)
 	}
-	return tbl.Check()
+	st, err := tbl.Stats(ctx, clock)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n%d events in %.1fs of wall time; %d compactions, write amplification %.2f\n",
+		id, time.Since(began).Seconds(), st.TotalCompactions(), st.WriteAmplification())
+	if err := writePlot(c.plot, days, retDays); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	fmt.Fprintf(out, "plot of bytes on disk against live bytes: %s\n", c.plot)
+	if err := tbl.Check(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "plateau ratio: %.2f\n", ratio)
+	return nil
 }
 
-// demoBatch makes n events spread over one day.
-func demoBatch(mem memory.Allocator, rng *rand.Rand, firstID int64, n int, day time.Time) arrow.RecordBatch {
+// demoBar draws bytes on disk to scale: live bytes as #, dead as -.
+func demoBar(d demoDay, peak int64, width int) string {
+	if peak == 0 {
+		return ""
+	}
+	disk := int(int64(width) * d.diskBytes / peak)
+	live := min(int(int64(width)*d.liveBytes/peak), disk)
+	return strings.Repeat("#", live) + strings.Repeat("-", disk-live)
+}
+
+// demoBatch makes n events spread over span from start.
+func demoBatch(mem memory.Allocator, rng *rand.Rand, firstID int64, n int, start time.Time, span time.Duration) arrow.RecordBatch {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "event_time", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
@@ -116,11 +193,11 @@ func demoBatch(mem memory.Allocator, rng *rand.Rand, firstID int64, n int, day t
 	}, nil)
 	b := array.NewRecordBuilder(mem, sc)
 	defer b.Release()
-	messages := []string{"login", "logout", "purchase", "view", "click"}
-	dayUs := day.UnixMicro()
+	messages := []string{"login ok", "logout", "purchase completed", "page view", "click: buy now"}
+	h := start.UnixMicro()
 	for i := 0; i < n; i++ {
 		b.Field(0).(*array.Int64Builder).Append(firstID + int64(i))
-		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(dayUs + int64(i)*86400_000_000/int64(n)))
+		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(h + int64(i)*span.Microseconds()/int64(n)))
 		b.Field(2).(*array.Int64Builder).Append(rng.Int64N(100_000))
 		b.Field(3).(*array.Float64Builder).Append(float64(rng.IntN(100_000)) / 100)
 		b.Field(4).(*array.StringBuilder).Append(messages[rng.IntN(len(messages))])
