@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -110,7 +111,17 @@ type manifest struct {
 	num  uint64
 	f    vfs.File
 	size int64
+	// uncertain is set when an append failed in a way that may leave its
+	// record durable, or a partial record in the file: a failed sync, or a
+	// failed write whose cut failed too. From then on every append fails,
+	// and no file the record may list is deleted (see mayRemoveFiles);
+	// the next open replays whatever made it to disk.
+	uncertain error
 }
+
+// mayRemoveFiles reports whether files written for a record that failed
+// to append can be deleted: not when the record may be durable after all.
+func (m *manifest) mayRemoveFiles() bool { return m == nil || m.uncertain == nil }
 
 // createManifest writes a new manifest holding one snapshot edit and points
 // CURRENT at it.
@@ -153,22 +164,32 @@ func (m *manifest) append(e *versionEdit) error {
 	if err != nil {
 		return err
 	}
+	if m.uncertain != nil {
+		return fmt.Errorf("append to manifest %s after an earlier failure: %w", manifestName(m.num), m.uncertain)
+	}
 	data := appendRecord(nil, payload)
 	if _, err := m.f.Write(data); err != nil {
-		m.f.Truncate(m.size)
-		return fmt.Errorf("append to manifest: %w", err)
+		err = fmt.Errorf("append to manifest %s: %w", manifestName(m.num), err)
+		if terr := m.f.Truncate(m.size); terr != nil {
+			// A partial record stays in the file: the next append would
+			// follow it and look like corruption on replay.
+			m.uncertain = err
+		}
+		return err
 	}
 	if err := m.f.Sync(); err != nil {
 		// The record may or may not be durable; the caller must treat the
 		// table as failed rather than guess.
-		return fmt.Errorf("sync manifest: %w", err)
+		err = fmt.Errorf("sync manifest %s: %w", manifestName(m.num), err)
+		m.uncertain = err
+		return err
 	}
 	m.size += int64(len(data))
 	return nil
 }
 
 func (m *manifest) close() error {
-	if m.f == nil {
+	if m == nil || m.f == nil {
 		return nil
 	}
 	err := m.f.Close()
@@ -182,18 +203,25 @@ func readCurrent(fs vfs.FS, dir string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	s := strings.TrimSpace(string(data))
+	// CURRENT holds exactly what createManifest writes; anything else (a
+	// flipped byte, even one that turns the newline into other white space)
+	// is damage.
+	s := strings.TrimSuffix(string(data), "\n")
 	var num uint64
-	if _, err := fmt.Sscanf(s, "MANIFEST-%06d", &num); err != nil || manifestName(num) != s {
-		return 0, fmt.Errorf("file %s names no manifest (%q): %w", filepath.Join(dir, currentFile), s, rowttl.ErrCorruption)
+	if _, err := fmt.Sscanf(s, "MANIFEST-%06d", &num); err != nil || manifestName(num)+"\n" != string(data) {
+		return 0, fmt.Errorf("file %s names no manifest (%q): %w", filepath.Join(dir, currentFile), data, rowttl.ErrCorruption)
 	}
 	return num, nil
 }
 
-// replayManifest reads every edit of a manifest and cuts a torn tail.
-func replayManifest(fs vfs.FS, dir string, num uint64) ([]*versionEdit, int64, error) {
+// replayManifest reads every edit of a manifest and, when cut is set, cuts
+// a torn tail.
+func replayManifest(fsys vfs.FS, dir string, num uint64, cut bool) ([]*versionEdit, int64, error) {
 	name := filepath.Join(dir, manifestName(num))
-	f, err := fs.Open(name)
+	f, err := fsys.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, fmt.Errorf("manifest %s named by %s is missing: %w", name, filepath.Join(dir, currentFile), rowttl.ErrCorruption)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("open manifest: %w", err)
 	}
@@ -222,8 +250,8 @@ func replayManifest(fs vfs.FS, dir string, num uint64) ([]*versionEdit, int64, e
 	if edits[0].Format != manifestFormat {
 		return nil, 0, fmt.Errorf("manifest %s: format %d, this build reads %d: %w", name, edits[0].Format, manifestFormat, rowttl.ErrCorruption)
 	}
-	if valid < len(data) {
-		af, err := fs.OpenAppend(name)
+	if valid < len(data) && cut {
+		af, err := fsys.OpenAppend(name)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -50,6 +50,12 @@ type Options struct {
 	// CompactionInterval is how often background compaction looks for work
 	// besides after each write; 0 means one second.
 	CompactionInterval time.Duration
+	// ReadOnly opens a table for inspection (`rowttl check`): Open changes
+	// no file — it neither cuts a torn manifest tail nor deletes orphans nor
+	// rewrites the manifest — runs no background compaction, and every
+	// write, ALTER and compaction fails with ErrNotSupported. Create
+	// refuses it.
+	ReadOnly bool
 }
 
 func (o Options) withDefaults() Options {
@@ -112,17 +118,23 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 		o = *opts
 	}
 	o = o.withDefaults()
+	if o.ReadOnly {
+		return nil, fmt.Errorf("create table in %s: read-only options: %w", dir, rowttl.ErrNotSupported)
+	}
 	d, pol, err := Validate(def)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := o.FS.Stat(filepath.Join(dir, currentFile)); err == nil {
 		return nil, fmt.Errorf("a table already exists in %s: %w", dir, rowttl.ErrExists)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		// Not knowing is not absence: going on would replace a table.
+		return nil, fmt.Errorf("create table in %s: %w", dir, err)
 	}
 	if err := o.FS.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockDirFS(o.FS, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +175,7 @@ func Open(dir string, opts *Options) (*Table, error) {
 		}
 		return nil, err
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockDirFS(o.FS, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -172,12 +184,14 @@ func Open(dir string, opts *Options) (*Table, error) {
 		lock.release()
 		return nil, err
 	}
-	t.startBackground()
+	if !o.ReadOnly {
+		t.startBackground()
+	}
 	return t, nil
 }
 
 func openLocked(dir string, o Options, num uint64, lock *fileLock) (*Table, error) {
-	edits, size, err := replayManifest(o.FS, dir, num)
+	edits, size, err := replayManifest(o.FS, dir, num, !o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +222,9 @@ func openLocked(dir string, o Options, num uint64, lock *fileLock) (*Table, erro
 	t.mu.labels = st.labels
 	t.mu.totals = st.totals
 
+	if o.ReadOnly {
+		return t, nil
+	}
 	if size > o.ManifestRotateBytes {
 		if err := t.rotateManifestLocked(); err != nil {
 			t.mu.current.unref()
