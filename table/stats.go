@@ -88,6 +88,12 @@ type RowsetInfo struct {
 	MinTTL, MaxTTL *int64
 	// ExpiredRows counts rows whose expiration has passed at now.
 	ExpiredRows int64
+	// DeletedRows counts rows that deletes or newer versions of their key
+	// (merge-on-write) have marked.
+	DeletedRows int64
+	// Hist counts the rowset's expirations by bucket (retention applied),
+	// nil without row TTL.
+	Hist *ttlcol.Histogram
 }
 
 // Rowsets describes the current rowsets in version order.
@@ -113,6 +119,12 @@ func (t *Table) Rowsets(ctx context.Context, now time.Time) ([]RowsetInfo, error
 				return nil, err
 			}
 			info.ExpiredRows = n
+		}
+		if d := v.deleted[h.Meta.ID]; d != nil {
+			info.DeletedRows = int64(d.GetCardinality())
+		}
+		if h.Meta.Hist != nil {
+			info.Hist = shiftHist(h.Meta.Hist, v.policy)
 		}
 		out = append(out, info)
 	}
@@ -217,4 +229,19 @@ func (t *Table) Stats(ctx context.Context, now time.Time) (Stats, error) {
 		}
 	}
 	return s, err
+}
+
+// shiftHist returns a histogram of expirations from one of stored values:
+// in source mode every value moves by the retention.
+func shiftHist(h *ttlcol.Histogram, pol ttlcol.Policy) *ttlcol.Histogram {
+	out := ttlcol.NewHistogram(h.BucketMicros())
+	h.Each(func(start, width, rows int64) {
+		exp, ok := pol.Expiration(start)
+		if !ok {
+			exp = start
+		}
+		out.AddCounts(exp, rows)
+	})
+	out.AddNulls(h.Nulls())
+	return out
 }

@@ -21,6 +21,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(demoCommand())
+	root.AddCommand(inspectCommand())
 	root.AddCommand(sqlCommand())
 	root.AddCommand(benchCommand())
 	if err := root.Execute(); err != nil {
