@@ -183,6 +183,9 @@ func modelSteps() int {
 }
 
 func TestModelRandomized(t *testing.T) {
+	// ROWTTL_SOAK (a Go duration such as 10m) keeps drawing new seeds after
+	// the fixed ones.
+	soak, _ := time.ParseDuration(os.Getenv("ROWTTL_SOAK"))
 	for _, model := range []schema.Model{schema.Duplicate, schema.UniqueMOW, schema.UniqueMOR} {
 		for _, source := range []bool{false, true} {
 			name := fmt.Sprintf("%s/source=%v", strings.Fields(model.String())[0], source)
@@ -193,25 +196,48 @@ func TestModelRandomized(t *testing.T) {
 				for seed := uint64(1); seed <= 3; seed++ {
 					runModel(t, model, source, seed, modelSteps())
 				}
+				end := time.Now().Add(soak / 6)
+				for seed := uint64(1000); time.Now().Before(end); seed++ {
+					runModel(t, model, source, seed, modelSteps())
+				}
 			})
 		}
 	}
 }
 
+// modelConfig is one engine configuration of the metamorphic test: the same
+// operations must give the same answers under every one.
+type modelConfig struct {
+	pageRows    int
+	segmentRows int64
+	zstd        int
+	auto        bool // run the auto-compaction policy after every step
+}
+
+func randomConfig(rng *rand.Rand) modelConfig {
+	return modelConfig{
+		pageRows:    []int{3, 7, 16, 64, 8192}[rng.IntN(5)],
+		segmentRows: []int64{10, 50, 1000, 1 << 20}[rng.IntN(4)],
+		zstd:        []int{-1, 0, 1, 19}[rng.IntN(4)],
+		auto:        rng.IntN(2) == 0,
+	}
+}
+
 func runModel(t *testing.T, model schema.Model, source bool, seed uint64, steps int) {
 	rng := rand.New(rand.NewPCG(seed, uint64(model)*10+map[bool]uint64{false: 0, true: 1}[source]))
+	cfg := randomConfig(rng)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := filepath.Join(t.TempDir(), "t")
 	clock := base
-	opts := &Options{Allocator: mem, PageRows: 16, SegmentRows: 50, Clock: func() time.Time { return clock }, DisableAutoCompaction: true}
+	opts := &Options{Allocator: mem, PageRows: cfg.pageRows, SegmentRows: cfg.segmentRows, ZstdLevel: cfg.zstd, Clock: func() time.Time { return clock }, DisableAutoCompaction: true}
 	tbl := mustCreate(t, dir, modelDef(model, source), opts)
 	defer func() { checkClose(t, tbl) }()
 	ref := &refModel{unique: model.IsUnique(), source: source, retention: 10 * 3600e6, keys: map[int64]modelRow{}}
 	var log []string
 	fail := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf("seed %d, model %s, source %v: %s\nops:\n%s", seed, model, source, fmt.Sprintf(format, args...), strings.Join(log, "\n"))
+		t.Fatalf("seed %d, model %s, source %v, config %+v: %s\nops:\n%s", seed, model, source, cfg, fmt.Sprintf(format, args...), strings.Join(log, "\n"))
 	}
 	hour := int64(3600e6)
 	randTTL := func() *int64 {
@@ -304,6 +330,17 @@ func runModel(t *testing.T, model schema.Model, source bool, seed uint64, steps 
 				fail("reopen: %v", err)
 			}
 		default:
+		}
+		if cfg.auto {
+			for {
+				did, err := tbl.CompactAuto(context.Background())
+				if err != nil {
+					fail("auto compaction: %v", err)
+				}
+				if !did {
+					break
+				}
+			}
 		}
 		// Compare at the clock and a little later.
 		for _, d := range []int64{0, rng.Int64N(12 * hour)} {
