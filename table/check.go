@@ -22,13 +22,13 @@ func (t *Table) Check() error {
 	for _, h := range v.rowsets {
 		m := h.Meta
 		if m.Lo <= prevHi || m.Lo > m.Hi {
-			return fmt.Errorf("table %s: rowset %d covers versions %d-%d, overlapping or out of order: %w", t.dir, m.ID, m.Lo, m.Hi, rowttl.ErrCorruption)
+			return fmt.Errorf("table %s: rowset %d covers versions %d-%d, overlapping or out of order: %w", t.Name(), m.ID, m.Lo, m.Hi, rowttl.ErrCorruption)
 		}
 		prevHi = m.Hi
 		var rows int64
 		for i, r := range h.Segments {
 			if r.NumRows() != m.Segments[i].Rows {
-				return fmt.Errorf("table %s: rowset %d segment %d has %d rows, manifest says %d: %w", t.dir, m.ID, m.Segments[i].FileNum, r.NumRows(), m.Segments[i].Rows, rowttl.ErrCorruption)
+				return fmt.Errorf("table %s: rowset %d segment %d has %d rows, manifest says %d: %w", t.Name(), m.ID, m.Segments[i].FileNum, r.NumRows(), m.Segments[i].Rows, rowttl.ErrCorruption)
 			}
 			rows += r.NumRows()
 			for p := 0; p < r.NumPages(); p++ {
@@ -42,11 +42,11 @@ func (t *Table) Check() error {
 			}
 		}
 		if rows != m.Rows {
-			return fmt.Errorf("table %s: rowset %d has %d rows, manifest says %d: %w", t.dir, m.ID, rows, m.Rows, rowttl.ErrCorruption)
+			return fmt.Errorf("table %s: rowset %d has %d rows, manifest says %d: %w", t.Name(), m.ID, rows, m.Rows, rowttl.ErrCorruption)
 		}
 	}
 	if prevHi > v.lastVersion {
-		return fmt.Errorf("table %s: rowsets reach version %d beyond the last published %d: %w", t.dir, prevHi, v.lastVersion, rowttl.ErrCorruption)
+		return fmt.Errorf("table %s: rowsets reach version %d beyond the last published %d: %w", t.Name(), prevHi, v.lastVersion, rowttl.ErrCorruption)
 	}
 	return nil
 }

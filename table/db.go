@@ -445,6 +445,7 @@ func (db *DB) tableLocked(dbName, name string) (*Table, error) {
 		}
 		return nil, fmt.Errorf("open table %s.%s: %w", dbName, name, err)
 	}
+	t.name = dbName + "." + name
 	db.mu.tables[k] = t
 	return t, nil
 }

@@ -155,6 +155,18 @@ func Validate(in *Definition) (*Definition, ttlcol.Policy, error) {
 	if err != nil {
 		return nil, pol, err
 	}
+	// Refused only after the row TTL checks, whose SPEC texts come first.
+	if _, ok := props[PropSequenceCol]; ok {
+		return nil, pol, fmt.Errorf("sequence columns: %w", rowttl.ErrNotSupported)
+	}
+	if _, ok := props[PropSequenceType]; ok {
+		return nil, pol, fmt.Errorf("sequence columns: %w", rowttl.ErrNotSupported)
+	}
+	for _, c := range d.Schema.Columns {
+		if c.Generated {
+			return nil, pol, fmt.Errorf("generated column %s: %w", c.Name, rowttl.ErrNotSupported)
+		}
+	}
 	return d, p, nil
 }
 

@@ -148,10 +148,10 @@ func (t *Table) UpdateWhere(ctx context.Context, m Matcher, set func(rec arrow.R
 	}
 	defer v.unref()
 	if !v.def.Model.IsUnique() {
-		return 0, fmt.Errorf("table %s: Only unique table could be updated: %w", t.dir, rowttl.ErrNotSupported)
+		return 0, fmt.Errorf("table %s: Only unique table could be updated: %w", t.Name(), rowttl.ErrNotSupported)
 	}
 	if o.Partial && v.policy.Mode != ttlcol.NoTTL {
-		return 0, fmt.Errorf("table %s: Partial update is not supported on tables with row TTL: %w", t.dir, rowttl.ErrNotSupported)
+		return 0, fmt.Errorf("table %s: Partial update is not supported on tables with row TTL: %w", t.Name(), rowttl.ErrNotSupported)
 	}
 	if o.Now.IsZero() {
 		o.Now = t.opts.Clock()

@@ -79,6 +79,7 @@ func (o Options) withDefaults() Options {
 // the version they pinned.
 type Table struct {
 	dir  string
+	name string // "db.table" when a DB opened it
 	opts Options
 	fs   vfs.FS
 	lock *fileLock
@@ -387,6 +388,15 @@ func (t *Table) onRelease(h *rowset.Handle, removed bool) {}
 // Dir returns the table's directory.
 func (t *Table) Dir() string { return t.dir }
 
+// Name is what messages call the table: "db.table" when a DB opened it,
+// else its directory.
+func (t *Table) Name() string {
+	if t.name != "" {
+		return t.name
+	}
+	return t.dir
+}
+
 // Definition returns a copy of the table's current definition.
 func (t *Table) Definition() *Definition {
 	t.mu.Lock()
@@ -433,7 +443,7 @@ func (t *Table) pin() (*version, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.mu.closed {
-		return nil, fmt.Errorf("table %s: %w", t.dir, rowttl.ErrClosed)
+		return nil, fmt.Errorf("table %s: %w", t.Name(), rowttl.ErrClosed)
 	}
 	v := t.mu.current
 	v.ref()

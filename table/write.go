@@ -52,10 +52,10 @@ func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, o Wr
 	}
 	defer v.unref()
 	if o.Partial && v.policy.Mode != 0 {
-		return fmt.Errorf("table %s: Partial update is not supported on tables with row TTL: %w", t.dir, rowttl.ErrNotSupported)
+		return fmt.Errorf("table %s: Partial update is not supported on tables with row TTL: %w", t.Name(), rowttl.ErrNotSupported)
 	}
 	if o.Partial {
-		return fmt.Errorf("table %s: partial-column updates: %w", t.dir, rowttl.ErrNotSupported)
+		return fmt.Errorf("table %s: partial-column updates: %w", t.Name(), rowttl.ErrNotSupported)
 	}
 	if o.Label != "" {
 		t.mu.Lock()
@@ -158,14 +158,14 @@ func (t *Table) writable() (*version, error) {
 	}
 	if t.opts.ReadOnly {
 		v.unref()
-		return nil, fmt.Errorf("table %s is open read-only: %w", t.dir, rowttl.ErrNotSupported)
+		return nil, fmt.Errorf("table %s is open read-only: %w", t.Name(), rowttl.ErrNotSupported)
 	}
 	t.mu.Lock()
 	failed := t.mu.failed
 	t.mu.Unlock()
 	if failed != nil {
 		v.unref()
-		return nil, fmt.Errorf("table %s refuses writes after a failed manifest sync (%v); reopen it: %w", t.dir, failed, rowttl.ErrNotSupported)
+		return nil, fmt.Errorf("table %s refuses writes after a failed manifest sync (%v); reopen it: %w", t.Name(), failed, rowttl.ErrNotSupported)
 	}
 	return v, nil
 }
