@@ -24,9 +24,13 @@ type plateauResult struct {
 }
 
 func plateauRun(t testing.TB, model schema.Model, deadline string, updateShare float64, perHour int) plateauResult {
+	return plateauRunFor(t, model, "1 day", 10, deadline, updateShare, perHour)
+}
+
+func plateauRunFor(t testing.TB, model schema.Model, retention string, periods int, deadline string, updateShare float64, perHour int) plateauResult {
 	clock := base
 	def := modelDef(model, true)
-	def.Properties[PropTTL] = "1 day"
+	def.Properties[PropTTL] = retention
 	if deadline != "" {
 		def.Properties[PropReclaimDeadline] = deadline
 	}
@@ -36,16 +40,17 @@ func plateauRun(t testing.TB, model schema.Model, deadline string, updateShare f
 	rng := rand.New(rand.NewPCG(21, uint64(model)))
 	var nextID int64
 	var res plateauResult
-	const hours = 24 * 10
+	hours := int(tbl.Policy().Retention/3600) * periods
+	retentionHours := int(tbl.Policy().Retention / 3600)
 	for hr := 0; hr < hours; hr++ {
 		now := clock.UnixMicro()
 		rows := make([]modelRow, perHour)
 		for i := range rows {
 			ts := now + rng.Int64N(3600e6)
 			id := nextID
-			if model.IsUnique() && nextID > int64(perHour*24) && rng.Float64() < updateShare {
-				// Rewrite a recent key: it lives on with a new event time.
-				id = nextID - 1 - rng.Int64N(int64(perHour*20))
+			if model.IsUnique() && nextID > int64(perHour*retentionHours) && rng.Float64() < updateShare {
+				// Rewrite a live key: it lives on with a new event time.
+				id = nextID - 1 - rng.Int64N(int64(perHour*retentionHours*5/6))
 			} else {
 				nextID++
 			}
@@ -71,7 +76,7 @@ func plateauRun(t testing.TB, model schema.Model, deadline string, updateShare f
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hr >= 24+1 && st.VisibleRows > 0 {
+		if hr >= retentionHours+1 && st.VisibleRows > 0 {
 			ratio := float64(st.RowsOnDisk) / float64(st.VisibleRows)
 			res.maxRatio = max(res.maxRatio, ratio)
 			res.maxAge = max(res.maxAge, st.OldestExpiredAge(clock))
@@ -106,5 +111,29 @@ func TestStoragePlateau(t *testing.T) {
 				t.Errorf("an expired row stayed %v on disk, past the 2h reclaim deadline", r.maxAge)
 			}
 		})
+	}
+}
+
+// BenchmarkPlateau reports, for each model with and without a one-day
+// reclaim deadline, the plateau ratio (largest rows on disk / visible rows
+// after the first retention period of 7 days, three periods of hourly
+// ingest, 30% updates on UNIQUE tables) and the write amplification.
+func BenchmarkPlateau(b *testing.B) {
+	for _, model := range []schema.Model{schema.Duplicate, schema.UniqueMOW, schema.UniqueMOR} {
+		for _, deadline := range []string{"", "1 day"} {
+			updates := 0.0
+			if model.IsUnique() {
+				updates = 0.3
+			}
+			b.Run(fmt.Sprintf("model=%d/deadline=%q", model, deadline), func(b *testing.B) {
+				var r plateauResult
+				for i := 0; i < b.N; i++ {
+					r = plateauRunFor(b, model, "7 days", 3, deadline, updates, 500)
+				}
+				b.ReportMetric(r.maxRatio, "plateau-ratio")
+				b.ReportMetric(r.writeAmp, "write-amp")
+				b.ReportMetric(r.maxAge.Hours(), "max-expired-age-h")
+			})
+		}
 	}
 }
