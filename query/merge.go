@@ -77,10 +77,14 @@ func supersededByMerge(ctx context.Context, mem memory.Allocator, rowsets []*row
 				}
 			}
 		}
-		for _, c := range group {
+		for i, c := range group {
 			ok, err := c.cur.Next()
 			if err != nil {
-				c.cur.Close()
+				// The cursors of the group are off the heap: close them
+				// here, the others in the deferred clean-up.
+				for _, g := range group[i:] {
+					g.cur.Close()
+				}
 				return nil, err
 			}
 			if ok {

@@ -64,6 +64,9 @@ type Request struct {
 	// DeleteSign appends the merge-on-read delete sign column and returns
 	// deletion rows instead of hiding them.
 	DeleteSign bool
+	// Parallelism is the number of goroutines decoding pages; 0 means
+	// GOMAXPROCS. Batches come out in the same order whatever it is.
+	Parallelism int
 }
 
 // Names of the row-location columns of Request.RowIDs.
@@ -94,6 +97,8 @@ type Scan struct {
 	need      []int // slots to decode: outputs and filter columns
 	filter    bound
 
+	workers        int
+	pl             *pipeline
 	rowIDs         bool
 	includeExpired bool
 	rawTTL         bool
@@ -204,6 +209,7 @@ func (s *Scan) init(req Request) error {
 		s.hidden = h
 	}
 	s.seg, s.page = 0, -1
+	s.workers = defaultWorkers(req.Parallelism)
 	return nil
 }
 
@@ -226,6 +232,7 @@ func (s *Scan) Retain() { s.refs.Add(1) }
 // releases the snapshot.
 func (s *Scan) Release() {
 	if s.refs.Add(-1) == 0 {
+		s.stopPipeline()
 		if s.cur != nil {
 			s.cur.Release()
 			s.cur = nil
@@ -243,6 +250,16 @@ func (s *Scan) releaseSnapshot() {
 	}
 }
 
+// pageTask is one page to read, with what the cursor knew of its segment.
+type pageTask struct {
+	r       *segment.Reader
+	p       int
+	ord0    int64 // ordinal of the page's first row in its rowset
+	rsID    uint64
+	slots   []int // slot -> column of the segment, -1 when absent
+	signIdx int   // column of the delete sign, -1 when absent
+}
+
 // Next advances to the next non-empty batch.
 func (s *Scan) Next() bool {
 	if s.cur != nil {
@@ -252,16 +269,19 @@ func (s *Scan) Next() bool {
 	if s.err != nil || s.released {
 		return false
 	}
+	if s.workers > 1 {
+		return s.nextParallel()
+	}
 	for {
 		if err := s.ctx.Err(); err != nil {
 			s.err = err
 			return false
 		}
-		r, ok := s.advance()
+		task, ok := s.advance()
 		if !ok {
 			return false
 		}
-		rec, err := s.readPage(r)
+		rec, err := s.readPage(task)
 		if err != nil {
 			s.err = err
 			return false
@@ -273,8 +293,8 @@ func (s *Scan) Next() bool {
 	}
 }
 
-// advance moves the cursor to the next page and returns its segment.
-func (s *Scan) advance() (*segment.Reader, bool) {
+// advance moves the cursor to the next page.
+func (s *Scan) advance() (pageTask, bool) {
 	for s.rs < len(s.snap.Rowsets) {
 		h := s.snap.Rowsets[s.rs]
 		if s.seg < len(h.Segments) {
@@ -284,7 +304,8 @@ func (s *Scan) advance() (*segment.Reader, bool) {
 			}
 			s.page++
 			if s.page < r.NumPages() {
-				return r, true
+				first, _ := r.Page(s.page)
+				return pageTask{r: r, p: s.page, ord0: s.segBase + first, rsID: h.Meta.ID, slots: s.segSlots, signIdx: s.deleteSignIdx}, true
 			}
 			s.segBase += r.NumRows()
 			s.seg++
@@ -294,7 +315,7 @@ func (s *Scan) advance() (*segment.Reader, bool) {
 		s.rs++
 		s.seg, s.page, s.segBase = 0, -1, 0
 	}
-	return nil, false
+	return pageTask{}, false
 }
 
 // mapSegment finds each logical slot's column in a segment by column ID;
@@ -342,10 +363,10 @@ func (s *Scan) defaultValue(slot int) schema.Value {
 	return schema.Null
 }
 
-func (s *Scan) stats(r *segment.Reader, p int) func(int) segment.ZoneMap {
+func (s *Scan) stats(r *segment.Reader, p int, slots []int) func(int) segment.ZoneMap {
 	_, n := r.Page(p)
 	return func(slot int) segment.ZoneMap {
-		if idx := s.segSlots[slot]; idx >= 0 {
+		if idx := slots[slot]; idx >= 0 {
 			return r.PageStats(idx, p)
 		}
 		v := s.defaultValue(slot)
@@ -358,20 +379,18 @@ func (s *Scan) stats(r *segment.Reader, p int) func(int) segment.ZoneMap {
 
 // readPage returns the live, matching rows of the current page, or nil
 // when there are none.
-func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
-	p := s.page
-	firstRow, n := r.Page(p)
-	ord0 := s.segBase + firstRow
-	rsID := s.snap.Rowsets[s.rs].Meta.ID
+func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
+	r, p, ord0, rsID, slots := task.r, task.p, task.ord0, task.rsID, task.slots
+	_, n := r.Page(p)
 	ttlState := ttlcol.AllLive
-	ttlIdx := s.segSlots[len(s.segSlots)-1]
+	ttlIdx := slots[len(slots)-1]
 	if s.hasTTL && ttlIdx >= 0 && !s.includeExpired {
 		z := r.PageStats(ttlIdx, p)
 		hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
 		ttlState = ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, s.threshold)
 	}
 	if ttlState == ttlcol.AllExpired {
-		s.Counters.PagesExpired++
+		atomic.AddInt64(&s.Counters.PagesExpired, 1)
 		return nil, nil
 	}
 	hidden := s.hidden[rsID]
@@ -381,17 +400,17 @@ func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
 	if hidden != nil && hidden.CardinalityInRange(uint64(ord0), uint64(ord0)+uint64(n)) == uint64(n) {
 		return nil, nil
 	}
-	if s.filter != nil && !s.filter.may(s.stats(r, p), true) {
-		s.Counters.PagesPruned++
+	if s.filter != nil && !s.filter.may(s.stats(r, p, slots), true) {
+		atomic.AddInt64(&s.Counters.PagesPruned, 1)
 		return nil, nil
 	}
 	if ttlState == ttlcol.AllLive {
-		s.Counters.PagesLive++
-		if s.filter == nil && len(s.out.Fields()) == 0 && hidden == nil && s.deleteSignIdx < 0 {
+		atomic.AddInt64(&s.Counters.PagesLive, 1)
+		if s.filter == nil && len(s.out.Fields()) == 0 && hidden == nil && task.signIdx < 0 {
 			return array.NewRecordBatch(s.out, nil, int64(n)), nil
 		}
 	}
-	s.Counters.PagesRead++
+	atomic.AddInt64(&s.Counters.PagesRead, 1)
 
 	// Decode what the page needs.
 	decoded := map[int]arrow.Array{}
@@ -405,7 +424,7 @@ func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
 			return a, nil
 		}
 		var a arrow.Array
-		if idx := s.segSlots[slot]; idx >= 0 {
+		if idx := slots[slot]; idx >= 0 {
 			var err error
 			if a, err = r.ReadPage(s.mem, idx, p); err != nil {
 				return nil, err
@@ -451,9 +470,9 @@ func (s *Scan) readPage(r *segment.Reader) (arrow.RecordBatch, error) {
 		}
 	}
 	var sign arrow.Array
-	if s.deleteSignIdx >= 0 {
+	if task.signIdx >= 0 {
 		var err error
-		if sign, err = r.ReadPage(s.mem, s.deleteSignIdx, p); err != nil {
+		if sign, err = r.ReadPage(s.mem, task.signIdx, p); err != nil {
 			return nil, err
 		}
 		defer sign.Release()

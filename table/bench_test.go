@@ -29,7 +29,7 @@ func BenchmarkWrite(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		tbl := mustCreate(b, b.TempDir(), directDef(), nil)
+		tbl := mustCreate(b, b.TempDir(), directDef(), quiet())
 		b.StartTimer()
 		if err := tbl.WriteBatches(context.Background(), recs, WriteOptions{}); err != nil {
 			b.Fatal(err)
@@ -45,19 +45,20 @@ func BenchmarkWrite(b *testing.B) {
 // expired at now.
 func BenchmarkScanTTL(b *testing.B) {
 	recs := benchBatches(b)
-	tbl := mustCreate(b, b.TempDir(), directDef(), nil)
+	tbl := mustCreate(b, b.TempDir(), directDef(), quiet())
 	defer tbl.Close()
 	if err := tbl.WriteBatches(context.Background(), recs, WriteOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
-		name string
-		cols []string
-	}{{"all-columns", nil}, {"count", []string{}}} {
+		name    string
+		cols    []string
+		workers int
+	}{{"all-columns", nil, 0}, {"all-columns-serial", nil, 1}, {"count", []string{}, 0}, {"count-serial", []string{}, 1}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				r, err := tbl.Scan(context.Background(), query.Request{Now: base, Columns: c.cols})
+				r, err := tbl.Scan(context.Background(), query.Request{Now: base, Columns: c.cols, Parallelism: c.workers})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,0 +1,134 @@
+package query
+
+import (
+	"runtime"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// A scan reads pages on several goroutines and hands the batches out in
+// page order, so its output does not depend on the number of workers. At
+// most a few pages per worker are in flight: memory does not grow with the
+// table.
+
+type pageResult struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+type pipeline struct {
+	futures chan chan pageResult
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+func defaultWorkers(requested int) int {
+	if requested > 0 {
+		return requested
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+func (s *Scan) startPipeline() {
+	depth := 2 * s.workers
+	pl := &pipeline{
+		futures: make(chan chan pageResult, depth),
+		done:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	s.pl = pl
+	type job struct {
+		task pageTask
+		out  chan pageResult
+	}
+	jobs := make(chan job, depth)
+	// The producer walks the pages in order; the cursor is its alone.
+	go func() {
+		defer close(pl.futures)
+		defer close(jobs)
+		for {
+			task, ok := s.advance()
+			if !ok {
+				return
+			}
+			out := make(chan pageResult, 1)
+			select {
+			case pl.futures <- out:
+			case <-pl.done:
+				return
+			}
+			select {
+			case jobs <- job{task, out}:
+			case <-pl.done:
+				out <- pageResult{}
+				return
+			}
+		}
+	}()
+	finished := make(chan struct{}, s.workers)
+	for w := 0; w < s.workers; w++ {
+		go func() {
+			defer func() { finished <- struct{}{} }()
+			for j := range jobs {
+				select {
+				case <-pl.done:
+					j.out <- pageResult{}
+					continue
+				default:
+				}
+				if err := s.ctx.Err(); err != nil {
+					j.out <- pageResult{err: err}
+					continue
+				}
+				rec, err := s.readPage(j.task)
+				j.out <- pageResult{rec: rec, err: err}
+			}
+		}()
+	}
+	go func() {
+		for w := 0; w < s.workers; w++ {
+			<-finished
+		}
+		close(pl.stopped)
+	}()
+}
+
+func (s *Scan) nextParallel() bool {
+	if s.pl == nil {
+		s.startPipeline()
+	}
+	for fut := range s.pl.futures {
+		res := <-fut
+		if res.err != nil {
+			s.err = res.err
+			s.stopPipeline()
+			return false
+		}
+		if res.rec != nil {
+			s.cur = res.rec
+			return true
+		}
+	}
+	s.stopPipeline()
+	return false
+}
+
+// stopPipeline stops the goroutines and frees batches nobody will read.
+func (s *Scan) stopPipeline() {
+	pl := s.pl
+	if pl == nil {
+		return
+	}
+	select {
+	case <-pl.done:
+		return
+	default:
+	}
+	close(pl.done)
+	for fut := range pl.futures {
+		if res := <-fut; res.rec != nil {
+			res.rec.Release()
+		}
+	}
+	<-pl.stopped
+}
