@@ -1,6 +1,9 @@
 package rowttl
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinels. Every error the engine returns for a rejected request wraps one
 // of these with %w, and its message names the table, column, file or value
@@ -39,3 +42,19 @@ var (
 	// ErrLabelExists marks a load whose label this table has already applied.
 	ErrLabelExists = errors.New("rowttl: Label Already Exists")
 )
+
+// Errorf formats an error that wraps sentinel without adding the
+// sentinel's text to the message, so users read exactly what went wrong:
+// errors.Is(err, sentinel) holds, and so does errors.Is for any error the
+// format wraps with %w.
+func Errorf(sentinel error, format string, args ...any) error {
+	return &markedError{err: fmt.Errorf(format, args...), sentinel: sentinel}
+}
+
+type markedError struct {
+	err      error
+	sentinel error
+}
+
+func (e *markedError) Error() string   { return e.err.Error() }
+func (e *markedError) Unwrap() []error { return []error{e.err, e.sentinel} }

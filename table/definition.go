@@ -64,7 +64,7 @@ func (d *Definition) PropertyNames() []string {
 }
 
 func propErr(format string, args ...any) error {
-	return fmt.Errorf(format+": %w", append(args, rowttl.ErrInvalidProperty)...)
+	return rowttl.Errorf(rowttl.ErrInvalidProperty, format, args...)
 }
 
 // Validate checks a definition against SPEC §1, §2 and §5, and returns it

@@ -36,7 +36,7 @@ func newPreparer(mem memory.Allocator, def *Definition, pol ttlcol.Policy, o Wri
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf(format+": %w", append(args, rowttl.ErrInvalidArgument)...)
+	return rowttl.Errorf(rowttl.ErrInvalidArgument, format, args...)
 }
 
 func (p *preparer) prepare(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
