@@ -24,6 +24,8 @@ func main() {
 	root.AddCommand(inspectCommand())
 	root.AddCommand(sqlCommand())
 	root.AddCommand(benchCommand())
+	root.AddCommand(loadCommand())
+	root.AddCommand(serveCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "rowttl:", err)
 		os.Exit(1)

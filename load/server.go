@@ -1,0 +1,174 @@
+package load
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rowttl/rowttl/table"
+)
+
+// ServerOptions configure a Server.
+type ServerOptions struct {
+	// User and Password, when User is set, are required of every request
+	// as HTTP basic authentication; others get 401.
+	User     string
+	Password string
+	// Allocator is used for the loads' Arrow buffers; nil means Go's.
+	Allocator memory.Allocator
+	// Log, when set, gets one line per load.
+	Log *log.Logger
+	// ShutdownTimeout bounds how long Serve waits for running loads when
+	// its context ends; 0 means one minute. Loads still running then are
+	// cut off (their clients see the connection close) and abort.
+	ShutdownTimeout time.Duration
+}
+
+// Server answers Stream Load requests and metrics over HTTP:
+//
+//	PUT /api/{db}/{table}/_stream_load   a load; options in headers (see
+//	                                     OptionsFromHeader), the CSV as the
+//	                                     body, the Result as JSON (HTTP 200
+//	                                     whatever the Status, as Doris does)
+//	GET /metrics                         Prometheus text format (Metrics)
+//	GET /api/health                      {"status": "OK"}
+//
+// The body is streamed, never held whole. `Expect: 100-continue` is
+// answered when the handler first reads the body, so a request refused
+// before that (bad credentials, a used label) is answered without its body
+// being sent.
+type Server struct {
+	db      *table.DB
+	o       ServerOptions
+	metrics *Metrics
+	handler http.Handler
+}
+
+// NewServer returns a server of db's tables.
+func NewServer(db *table.DB, o ServerOptions) *Server {
+	s := &Server{db: db, o: o, metrics: NewMetrics(db)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("PUT /api/{db}/{table}/_stream_load", s.streamLoad)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry(), promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /api/health", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, `{"status": "OK"}`)
+	})
+	s.handler = s.authenticate(mux)
+	return s
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	if s.o.User == "" {
+		return next
+	}
+	user, pass := []byte(s.o.User), []byte(s.o.Password)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		// Both comparisons always run, so timing tells nothing.
+		okUser := subtle.ConstantTimeCompare([]byte(u), user)
+		okPass := subtle.ConstantTimeCompare([]byte(p), pass)
+		if !ok || okUser&okPass != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="rowttl"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintln(w, `{"status": "FAILED", "msg": "Access denied: wrong user or password"}`)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) streamLoad(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	dbName, tblName := r.PathValue("db"), r.PathValue("table")
+	var res *Result
+	o, err := OptionsFromHeader(r.Header)
+	if err == nil {
+		var tbl *table.Table
+		if tbl, err = s.db.Table(dbName, tblName); err == nil {
+			res = Run(r.Context(), tbl, r.Body, o, s.o.Allocator)
+			s.metrics.Observe(dbName, tblName, res, time.Since(start))
+		} else {
+			err = fmt.Errorf("table %s.%s: %w", dbName, tblName, err)
+		}
+	}
+	if res == nil {
+		label := o.Label
+		if label == "" {
+			label = NewLabel()
+		}
+		res = &Result{Label: label, TwoPhaseCommit: "false", Status: StatusFail, Message: err.Error(), Err: err,
+			LoadTimeMs: time.Since(start).Milliseconds()}
+	}
+	if s.o.Log != nil {
+		s.o.Log.Printf("load %s.%s label=%s status=%q rows=%d filtered=%d bytes=%d ms=%d%s",
+			dbName, tblName, res.Label, res.Status, res.NumberLoadedRows, res.NumberFilteredRows, res.LoadBytes, res.LoadTimeMs, failNote(res))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Write(res.JSON())
+}
+
+func failNote(r *Result) string {
+	if r.Status == StatusSuccess {
+		return ""
+	}
+	return " message=" + fmt.Sprintf("%q", r.Message)
+}
+
+// JSON renders the result as Stream Load prints it: indented, one field a
+// line, with a final newline.
+func (r *Result) JSON() []byte {
+	b, err := json.MarshalIndent(r, "", "    ")
+	if err != nil {
+		// A Result holds only strings and numbers.
+		panic(err)
+	}
+	return append(b, '\n')
+}
+
+// Serve answers requests on ln until ctx ends, then shuts down: it stops
+// accepting, waits up to ShutdownTimeout for running requests, and cuts
+// the rest off. It does not close the DB.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	timeout := s.o.ShutdownTimeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if err != nil {
+		hs.Close()
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
