@@ -238,6 +238,19 @@ func openLocked(dir string, o Options, num uint64, lock *fileLock) (*Table, erro
 			return nil, err
 		}
 		t.manifest = &manifest{fs: o.FS, dir: dir, num: num, f: f, size: size}
+		// What was just replayed may never have been made durable (a
+		// record whose sync failed before a restart): sync it, and CURRENT's
+		// entry, before anything relies on it — before the orphans it makes
+		// are deleted, and before new records follow it.
+		err = f.Sync()
+		if err == nil {
+			err = o.FS.SyncDir(dir)
+		}
+		if err != nil {
+			t.manifest.close()
+			t.mu.current.unref()
+			return nil, fmt.Errorf("sync manifest %s: %w", manifestName(num), err)
+		}
 	}
 	if err := t.removeOrphans(); err != nil {
 		t.manifest.close()
