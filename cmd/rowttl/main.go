@@ -24,6 +24,7 @@ func main() {
 	root.AddCommand(inspectCommand())
 	root.AddCommand(sqlCommand())
 	root.AddCommand(benchCommand())
+	root.AddCommand(checkCommand())
 	root.AddCommand(loadCommand())
 	root.AddCommand(serveCommand())
 	if err := root.Execute(); err != nil {
