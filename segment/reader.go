@@ -126,8 +126,15 @@ func (r *Reader) readAt(buf []byte, off int64) error {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return r.corrupt(fmt.Sprintf("read of %d bytes at %d", len(buf), off), errShort)
 	}
-	return fmt.Errorf("segment %s: read at %d: %w", r.name, off, err)
+	return &ioError{fmt.Errorf("segment %s: read at %d: %w", r.name, off, err)}
 }
+
+// ioError marks a failed read: the disk said no, the data may be fine. It
+// is passed up as it is, never labelled corruption.
+type ioError struct{ err error }
+
+func (e *ioError) Error() string { return e.err.Error() }
+func (e *ioError) Unwrap() error { return e.err }
 
 // Name returns the name given to Open.
 func (r *Reader) Name() string { return r.name }
@@ -253,7 +260,8 @@ func (r *Reader) ReadPage(mem memory.Allocator, col, p int) (arrow.Array, error)
 }
 
 func (r *Reader) pageError(col, p int, err error) error {
-	if errors.Is(err, rowttl.ErrCorruption) {
+	var ioe *ioError
+	if errors.Is(err, rowttl.ErrCorruption) || errors.As(err, &ioe) {
 		return err
 	}
 	return r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)

@@ -71,7 +71,7 @@ func OpenDB(dir string, opts *Options) (*DB, error) {
 	if err := o.FS.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create data directory %s: %w", dir, err)
 	}
-	lock, err := lockDir(dir)
+	lock, err := lockDirFS(o.FS, dir)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s is in use by another process: %w", dir, err)
 	}

@@ -61,7 +61,7 @@ var someCases = map[string]bool{"Write/MOW": true, "DeleteWhere/DUP": true, "Com
 // of a segment page (EIO) comes back from segment.Reader.ReadPage wrapped
 // as ErrCorruption, because pageError marks every cause as corruption. Set
 // it to false once ReadPage passes I/O errors through unmarked.
-const knownReadErrorAsCorruption = true
+const knownReadErrorAsCorruption = false
 
 // ioErrorAsCorruption reports that known mislabelling.
 func ioErrorAsCorruption(err error) bool {
