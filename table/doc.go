@@ -10,7 +10,22 @@
 // to the manifest and syncs it. Only then is the write acknowledged and its
 // version visible. On open the manifest is replayed, a torn final record (a
 // write that was never acknowledged) is cut off, and files that no live
-// rowset lists are deleted.
+// rowset lists are deleted. A manifest append whose sync fails leaves the
+// outcome unknown: the table keeps the files that record lists and refuses
+// writes until reopened, and Open syncs what it replayed before relying on
+// it.
+//
+// # Reclamation
+//
+// Compaction follows SPEC §3 per model (compact.go, background.go): whole
+// expired rowsets of DUPLICATE and merge-on-write tables go by a manifest
+// change; rewrites copy the pages that keep every row; merge-on-read drops
+// expired rows only in compactions from version 0. Background compaction
+// judges expiry at the table's clock, but never later than the latest now a
+// request has used, so a process running on a clock of its own (a test, a
+// shell's session_now) is not surprised by rows reclaimed at the wall
+// clock. Reads do not travel back in time: a read at a now earlier than a
+// finished compaction's may miss rows that compaction reclaimed.
 //
 // # Choices where the contract is silent
 //
