@@ -38,11 +38,12 @@ func CompareTable(w io.Writer, rs []Result) {
 		last[k] = r
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tlayout\trows\trowttl s\tduckdb s\tratio\tdisk rowttl\tdisk duckdb\tRSS rowttl\tRSS duckdb\tanswers\t")
+	fmt.Fprintln(tw, "workload\tlayout\trows\trowttl s\tduckdb s\tratio\tcpu rowttl\tcpu duckdb\tdisk rowttl\tdisk duckdb\tRSS rowttl\tRSS duckdb\tanswers\t")
 	line := func(name string, r, d Result, haveD bool) {
-		ds, ratio, ddisk, drss, ans := "-", "-", "-", "-", "-"
+		ds, ratio, dcpu, ddisk, drss, ans := "-", "-", "-", "-", "-", "-"
 		if haveD {
 			ds = fmt.Sprintf("%.3f", d.Seconds)
+			dcpu = fmt.Sprintf("%.3f", d.CPUSeconds)
 			if d.Seconds > 0 {
 				ratio = fmt.Sprintf("%.2f", r.Seconds/d.Seconds)
 			}
@@ -55,8 +56,8 @@ func CompareTable(w io.Writer, rs []Result) {
 				ans = "DIFFER: " + r.Answer + " vs " + d.Answer
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, r.Layout, r.Rows, r.Seconds, ds, ratio,
-			HumanBytes(r.BytesOnDisk), ddisk, HumanBytes(r.PeakRSSBytes), drss, ans)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%s\t%s\t%.3f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", name, r.Layout, r.Rows, r.Seconds, ds, ratio,
+			r.CPUSeconds, dcpu, HumanBytes(r.BytesOnDisk), ddisk, HumanBytes(r.PeakRSSBytes), drss, ans)
 	}
 	var notes []string
 	for _, k := range order {
@@ -96,7 +97,7 @@ func CompareTable(w io.Writer, rs []Result) {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
-	fmt.Fprintln(w, "ratio = rowttl seconds / duckdb seconds (below 1: rowttl faster)")
+	fmt.Fprintln(w, "ratio = rowttl seconds / duckdb seconds (below 1: rowttl faster); cpu = CPU seconds of a run, all threads (median)")
 }
 
 // answersAgree compares two answers; sums may differ in their last digit,

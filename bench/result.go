@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -28,6 +29,10 @@ type Result struct {
 
 	// Runs are the measured seconds of every run (Seconds is their median).
 	Runs []float64 `json:"runs,omitempty"`
+	// CPUSeconds is the median CPU time (user + system, all threads of the
+	// process) of the measured runs: less sensitive than Seconds to other
+	// work on a shared machine, and it shows how many cores a run used.
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
 	// Answer is the workload's result in a form both engines print alike
 	// (a count, a sum, a digest of the groups), so that a comparison can
 	// tell that they computed the same thing.
@@ -125,6 +130,7 @@ func ResetPeakRSS() bool {
 // timings are dropped, then the measured ones.
 type timer struct {
 	warmup, runs int
+	cpu          *float64
 }
 
 // trial is one run of a workload: setup and teardown are not timed.
@@ -134,18 +140,30 @@ type trial struct {
 	teardown func() error
 }
 
+// CPUTime returns the CPU time (user + system) the process has used so far.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // measure runs t warmup+runs times and returns the median of the measured
-// runs, every measured run, and the answer of the last run.
+// runs, every measured run, and the answer of the last run; tm.cpu receives
+// the median CPU time of the measured runs when not nil.
 func (tm timer) measure(t trial) (median float64, runs []float64, answer string, err error) {
+	var cpus []float64
 	for i := 0; i < tm.warmup+tm.runs; i++ {
 		if t.setup != nil {
 			if err := t.setup(); err != nil {
 				return 0, nil, "", err
 			}
 		}
-		start := time.Now()
+		start, cpu0 := time.Now(), CPUTime()
 		a, err := t.run()
 		d := time.Since(start).Seconds()
+		c := (CPUTime() - cpu0).Seconds()
 		if t.teardown != nil {
 			if terr := t.teardown(); err == nil {
 				err = terr
@@ -157,7 +175,11 @@ func (tm timer) measure(t trial) (median float64, runs []float64, answer string,
 		answer = a
 		if i >= tm.warmup {
 			runs = append(runs, d)
+			cpus = append(cpus, c)
 		}
+	}
+	if tm.cpu != nil {
+		*tm.cpu = Median(cpus)
 	}
 	return Median(runs), runs, answer, nil
 }

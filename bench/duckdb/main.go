@@ -358,16 +358,21 @@ type trial struct {
 	teardown func() error
 }
 
-func (c config) measure(t trial) (median float64, runs []float64, answer string, err error) {
+// measure runs t after c.warmup warm-up runs c.runs times and returns the
+// median, every measured run and the last answer; cpu receives the median
+// CPU time (all threads, DuckDB's included).
+func (c config) measure(cpu *float64, t trial) (median float64, runs []float64, answer string, err error) {
+	var cpus []float64
 	for i := 0; i < c.warmup+c.runs; i++ {
 		if t.setup != nil {
 			if err := t.setup(); err != nil {
 				return 0, nil, "", err
 			}
 		}
-		start := time.Now()
+		start, cpu0 := time.Now(), bench.CPUTime()
 		a, err := t.run()
 		d := time.Since(start).Seconds()
+		cs := (bench.CPUTime() - cpu0).Seconds()
 		if t.teardown != nil {
 			if terr := t.teardown(); err == nil {
 				err = terr
@@ -379,8 +384,10 @@ func (c config) measure(t trial) (median float64, runs []float64, answer string,
 		answer = a
 		if i >= c.warmup {
 			runs = append(runs, d)
+			cpus = append(cpus, cs)
 		}
 	}
+	*cpu = bench.Median(cpus)
 	return bench.Median(runs), runs, answer, nil
 }
 
@@ -452,7 +459,7 @@ func runLoad(ctx context.Context, c config, res *bench.Result) error {
 		},
 	}
 	var err error
-	res.Seconds, res.Runs, res.Answer, err = c.measure(t)
+	res.Seconds, res.Runs, res.Answer, err = c.measure(&res.CPUSeconds, t)
 	removeDB(path)
 	return err
 }
@@ -510,7 +517,7 @@ func runRead(ctx context.Context, c config, res *bench.Result) error {
 			return p.String(), r.Err()
 		}
 	}
-	res.Seconds, res.Runs, res.Answer, err = c.measure(trial{run: run})
+	res.Seconds, res.Runs, res.Answer, err = c.measure(&res.CPUSeconds, trial{run: run})
 	return err
 }
 
@@ -570,7 +577,7 @@ func runReclaim(ctx context.Context, c config, res *bench.Result) error {
 		},
 	}
 	var err error
-	res.Seconds, res.Runs, _, err = c.measure(t)
+	res.Seconds, res.Runs, _, err = c.measure(&res.CPUSeconds, t)
 	res.Answer = answer
 	removeDB(path)
 	return err
@@ -619,7 +626,7 @@ func runUpsert(ctx context.Context, c config) ([]bench.Result, error) {
 	w := bench.Result{Engine: Engine, Workload: "upsert", Layout: string(c.layout), Rows: c.rows, OpRows: g.Rows}
 	cnt := bench.Result{Engine: Engine, Workload: "upsert_count", Layout: string(c.layout), Rows: c.rows, OpRows: g.Rows}
 	var d *db
-	var counts []float64
+	var counts, countCPU []float64
 	const upsert = `INSERT OR REPLACE INTO events
 SELECT id, event_time, user_id, amount, message, "__TTL__" FROM arrow_up
 QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
@@ -643,13 +650,14 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 			return fmt.Sprintf("versions=%d", len(versions)), nil
 		},
 		teardown: func() error {
-			start := time.Now()
+			start, cpu0 := time.Now(), bench.CPUTime()
 			var n int64
 			if err := d.conn.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE "+liveFilter).Scan(&n); err != nil {
 				d.close()
 				return err
 			}
 			counts = append(counts, time.Since(start).Seconds())
+			countCPU = append(countCPU, (bench.CPUTime() - cpu0).Seconds())
 			cnt.Answer = strconv.FormatInt(n, 10)
 			if err := d.exec(ctx, "CHECKPOINT"); err != nil {
 				d.close()
@@ -664,13 +672,14 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 		},
 	}
 	var err error
-	w.Seconds, w.Runs, w.Answer, err = c.measure(t)
+	w.Seconds, w.Runs, w.Answer, err = c.measure(&w.CPUSeconds, t)
 	removeDB(path)
 	if err != nil {
 		return nil, err
 	}
 	cnt.Runs = counts[c.warmup:]
 	cnt.Seconds = bench.Median(cnt.Runs)
+	cnt.CPUSeconds = bench.Median(countCPU[c.warmup:])
 	rss := bench.PeakRSS()
 	w.PeakRSSBytes, cnt.PeakRSSBytes = rss, rss
 	return []bench.Result{w, cnt}, nil

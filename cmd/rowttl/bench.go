@@ -281,7 +281,7 @@ func runBenchChild(ctx context.Context, stdout, stderr io.Writer, f benchFlags, 
 // printBenchTable prints the results for a person.
 func printBenchTable(w io.Writer, rs []bench.Result, isolated bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\tlayout\trows\tseconds\tMrows/s\ton disk\tpeak RSS\tanswer\t")
+	fmt.Fprintln(tw, "workload\tlayout\trows\tseconds\tcpu s\tMrows/s\ton disk\tpeak RSS\tanswer\t")
 	for _, r := range rs {
 		rate := "-"
 		if r.OpRows > 0 && r.Seconds > 0 {
@@ -295,8 +295,8 @@ func printBenchTable(w io.Writer, rs []bench.Result, isolated bool) {
 				answer += fmt.Sprintf(" (%.2fx the live-only %s)", float64(r.BytesOnDisk)/float64(r.LiveOnlyBytes), bench.HumanBytes(r.LiveOnlyBytes))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%s\t%s\t%s\t%s\t\n",
-			r.Workload, r.Layout, r.Rows, r.Seconds, rate, disk, bench.HumanBytes(r.PeakRSSBytes), answer)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t\n",
+			r.Workload, r.Layout, r.Rows, r.Seconds, r.CPUSeconds, rate, disk, bench.HumanBytes(r.PeakRSSBytes), answer)
 	}
 	tw.Flush()
 	if !isolated {

@@ -1,0 +1,35 @@
+// Package bench is rowttl's benchmark harness: a deterministic generator of
+// the events shape, the workloads `rowttl bench` times through the public Go
+// API, and the JSON result lines that bench/compare.sh puts side by side
+// with DuckDB's.
+//
+// # Data
+//
+// Generator makes rows (id, event_time, user_id, amount, message, __TTL__)
+// where every value of row i is a pure function of the seed, the layout and
+// i: any range can be regenerated, in any batching, so the DuckDB side
+// (bench/duckdb, its own Go module because it needs cgo) loads exactly the
+// rows rowttl loaded. 10% of the expirations are NULL and 50% of all rows
+// are expired at Now. Layout Random draws each expiration independently of
+// the row's position; Correlated sets it to event_time + Retention with the
+// rows in time order, so that whole pages expire together.
+//
+// # Workloads
+//
+// load, count, sum, groupby, project, reclaim and upsert (see Workloads and
+// Run). Each runs warm-up runs, then measured runs whose median it reports,
+// with the answer it computed (a count, a sum, a digest of the groups) so
+// that two engines can be checked against each other. Prepare makes the
+// events table and a twin holding only its live rows, cached on disk.
+//
+// GroupSum is the hash aggregation behind groupby: radix-partitioned by key
+// hash so that the probes of a million groups stay in cache.
+//
+// # What it must never do
+//
+// It reads and writes tables only through the public API (table, query), so
+// that what it times is what a user gets; the one exception is copying a
+// closed table's directory (segment files hard-linked) so that reclaim can
+// compact the same table in every run. It never imports the DuckDB module,
+// so the main module stays pure Go.
+package bench

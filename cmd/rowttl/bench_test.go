@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rowttl/rowttl/bench"
+)
+
+func smallBench(t *testing.T) benchFlags {
+	return benchFlags{rows: 5000, layouts: "random,correlated", workloads: "count,sum,reclaim", runs: 1, warmup: 0,
+		dir: t.TempDir(), seed: bench.DefaultSeed, isolate: false}
+}
+
+// The command prints one JSON line per workload and layout with the
+// contract's fields, in process (the test binary is not rowttl, so no
+// --isolate).
+func TestBenchJSON(t *testing.T) {
+	f := smallBench(t)
+	f.json = true
+	var out, progress bytes.Buffer
+	if err := runBench(context.Background(), &out, &progress, f); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	rs, err := bench.ReadResults(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 6 {
+		t.Fatalf("%d results, want 6:\n%s", len(rs), text)
+	}
+	for _, r := range rs {
+		if r.Engine != "rowttl" || r.Rows != 5000 || r.Seconds <= 0 || r.BytesOnDisk <= 0 || r.Answer == "" {
+			t.Errorf("bad result %+v", r)
+		}
+	}
+	if !strings.Contains(progress.String(), "preparing 5000 random rows") {
+		t.Errorf("no progress on stderr: %q", progress.String())
+	}
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		for _, field := range []string{`"engine"`, `"workload"`, `"layout"`, `"rows"`, `"seconds"`, `"bytes_on_disk"`, `"peak_rss_bytes"`} {
+			if !strings.Contains(line, field) {
+				t.Errorf("line %s lacks %s", line, field)
+			}
+		}
+	}
+}
+
+// Without --json the command prints a table; --clean removes the prepared
+// tables.
+func TestBenchTable(t *testing.T) {
+	f := smallBench(t)
+	f.layouts = "random"
+	f.clean = true
+	var out bytes.Buffer
+	if err := runBench(context.Background(), &out, &bytes.Buffer{}, f); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"workload", "peak RSS", "count", "sum", "reclaim", "live-only"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	ents, _ := os.ReadDir(f.dir)
+	if len(ents) != 0 {
+		t.Errorf("--clean left %v", ents)
+	}
+}
+
+func TestBenchFlagsRejected(t *testing.T) {
+	for _, f := range []benchFlags{
+		{rows: 0, runs: 1, layouts: "random", workloads: "count"},
+		{rows: 10, runs: 1, layouts: "sideways", workloads: "count"},
+		{rows: 10, runs: 1, layouts: "random", workloads: "count,fly"},
+	} {
+		f.dir = t.TempDir()
+		if err := runBench(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}, f); err == nil {
+			t.Errorf("%+v: no error", f)
+		}
+	}
+}
+
+// --compare pairs rowttl's lines with DuckDB's, upserts included.
+func TestBenchCompare(t *testing.T) {
+	lines := []bench.Result{
+		{Engine: "rowttl", Workload: "count", Layout: "random", Rows: 10, Seconds: 1, Answer: "5"},
+		{Engine: "duckdb", Workload: "count", Layout: "random", Rows: 10, Seconds: 2, Answer: "5"},
+		{Engine: "rowttl", Workload: "sum", Layout: "random", Rows: 10, Seconds: 1, Answer: "2.499319835e+10"},
+		{Engine: "duckdb", Workload: "sum", Layout: "random", Rows: 10, Seconds: 1, Answer: "2.499319834e+10"},
+		{Engine: "rowttl", Workload: "upsert_mor_count", Layout: "random", Rows: 10, Seconds: 3, Answer: "7"},
+		{Engine: "duckdb", Workload: "upsert_count", Layout: "random", Rows: 10, Seconds: 1, Answer: "8"},
+	}
+	var in bytes.Buffer
+	for _, r := range lines {
+		if err := r.WriteJSON(&in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	if err := os.WriteFile(path, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runBench(context.Background(), &out, &bytes.Buffer{}, benchFlags{compare: path}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"0.50", "same", "3.00", "DIFFER: 7 vs 8"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, got)
+		}
+	}
+}
