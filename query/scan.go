@@ -393,6 +393,18 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 		atomic.AddInt64(&s.Counters.PagesExpired, 1)
 		return nil, nil
 	}
+	onlyNullsLive := false
+	if ttlState == ttlcol.Mixed {
+		// Every expiration of the page has passed: the live rows are the
+		// NULL ones, whose number the zone map has.
+		z := r.PageStats(ttlIdx, p)
+		onlyNullsLive = z.Max.Kind == schema.IntValue && z.Max.Int <= s.threshold
+		if onlyNullsLive && s.filter == nil && len(s.out.Fields()) == 0 && task.signIdx < 0 &&
+			(s.hidden[rsID] == nil || !s.hidden[rsID].IntersectsWithInterval(uint64(ord0), uint64(ord0)+uint64(n))) {
+			atomic.AddInt64(&s.Counters.PagesLive, 1)
+			return array.NewRecordBatch(s.out, nil, z.NullCount), nil
+		}
+	}
 	hidden := s.hidden[rsID]
 	if hidden != nil && !hidden.IntersectsWithInterval(uint64(ord0), uint64(ord0)+uint64(n)) {
 		hidden = nil

