@@ -542,20 +542,29 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 		ids.Release()
 		ords.Release()
 	}
-	rec := array.NewRecordBatch(s.out, cols, int64(n))
-	for _, c := range cols {
-		c.Release()
-	}
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
 	if selected == n {
-		return rec, nil
+		return array.NewRecordBatch(s.out, cols, int64(n)), nil
 	}
-	defer rec.Release()
-	m := array.NewBoolean(n, memory.NewBufferBytes(mask), nil, 0)
-	defer m.Release()
 	ctx := compute.WithAllocator(s.ctx, s.mem)
-	out, err := compute.FilterRecordBatch(ctx, rec, m, compute.DefaultFilterOptions())
-	if err != nil {
-		return nil, fmt.Errorf("filter page: %w", err)
+	filtered := make([]arrow.Array, len(cols))
+	for i, c := range cols {
+		f, err := filterArray(ctx, s.mem, c, mask, n, selected)
+		if err != nil {
+			for _, x := range filtered[:i] {
+				x.Release()
+			}
+			return nil, fmt.Errorf("filter page: %w", err)
+		}
+		filtered[i] = f
+	}
+	out := array.NewRecordBatch(s.out, filtered, int64(selected))
+	for _, f := range filtered {
+		f.Release()
 	}
 	return out, nil
 }

@@ -1,0 +1,146 @@
+package query
+
+import (
+	"context"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Filtering a page by its selection bitmap is on the path of every scan
+// that returns columns, so fixed-width and string columns are gathered here
+// directly from the bitmap's set bits, without building index arrays;
+// other types go through Arrow's compute filter.
+
+// eachSet calls fn for every set bit of the first n bits of mask.
+func eachSet(mask []byte, n int, fn func(i int)) {
+	full := n / 64
+	for w := 0; w < full; w++ {
+		word := uint64(mask[w*8]) | uint64(mask[w*8+1])<<8 | uint64(mask[w*8+2])<<16 | uint64(mask[w*8+3])<<24 |
+			uint64(mask[w*8+4])<<32 | uint64(mask[w*8+5])<<40 | uint64(mask[w*8+6])<<48 | uint64(mask[w*8+7])<<56
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			fn(w*64 + b)
+			word &= word - 1
+		}
+	}
+	for i := full * 64; i < n; i++ {
+		if bitutil.BitIsSet(mask, i) {
+			fn(i)
+		}
+	}
+}
+
+func gatherFixed[T any](dst, src []T, mask []byte, n int) {
+	j := 0
+	eachSet(mask, n, func(i int) {
+		dst[j] = src[i]
+		j++
+	})
+}
+
+// filterValidity returns the validity bitmap of the selected rows of a, or
+// nil when none of them is NULL.
+func filterValidity(mem memory.Allocator, a arrow.Array, mask []byte, n, selected int) (*memory.Buffer, int) {
+	if a.NullN() == 0 {
+		return nil, 0
+	}
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(selected))))
+	out := buf.Bytes()
+	clear(out)
+	j, nulls := 0, 0
+	eachSet(mask, n, func(i int) {
+		if a.IsValid(i) {
+			bitutil.SetBit(out, j)
+		} else {
+			nulls++
+		}
+		j++
+	})
+	if nulls == 0 {
+		buf.Release()
+		return nil, 0
+	}
+	return buf, nulls
+}
+
+// filterArray returns the rows of a (n long) whose bits are set in mask.
+func filterArray(ctx context.Context, mem memory.Allocator, a arrow.Array, mask []byte, n, selected int) (arrow.Array, error) {
+	d := a.Data()
+	off := d.Offset()
+	var width int
+	switch a.DataType().ID() {
+	case arrow.INT64, arrow.TIMESTAMP, arrow.FLOAT64:
+		width = 8
+	case arrow.INT32, arrow.DATE32, arrow.FLOAT32:
+		width = 4
+	case arrow.INT16:
+		width = 2
+	case arrow.INT8:
+		width = 1
+	case arrow.STRING:
+		return filterStrings(mem, a.(*array.String), mask, n, selected), nil
+	default:
+		m := array.NewBoolean(n, memory.NewBufferBytes(mask), nil, 0)
+		defer m.Release()
+		return compute.FilterArray(ctx, a, m, *compute.DefaultFilterOptions())
+	}
+	valid, nulls := filterValidity(mem, a, mask, n, selected)
+	vals := memory.NewResizableBuffer(mem)
+	vals.Resize(selected * width)
+	src := d.Buffers()[1].Bytes()
+	switch width {
+	case 8:
+		gatherFixed(arrow.Int64Traits.CastFromBytes(vals.Bytes()), arrow.Int64Traits.CastFromBytes(src)[off:off+n], mask, n)
+	case 4:
+		gatherFixed(arrow.Int32Traits.CastFromBytes(vals.Bytes()), arrow.Int32Traits.CastFromBytes(src)[off:off+n], mask, n)
+	case 2:
+		gatherFixed(arrow.Int16Traits.CastFromBytes(vals.Bytes()), arrow.Int16Traits.CastFromBytes(src)[off:off+n], mask, n)
+	case 1:
+		gatherFixed(vals.Bytes(), src[off:off+n], mask, n)
+	}
+	out := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, vals}, nil, nulls, 0)
+	if valid != nil {
+		valid.Release()
+	}
+	vals.Release()
+	defer out.Release()
+	return array.MakeFromData(out), nil
+}
+
+func filterStrings(mem memory.Allocator, a *array.String, mask []byte, n, selected int) arrow.Array {
+	offs := a.ValueOffsets()
+	total := 0
+	eachSet(mask, n, func(i int) { total += int(offs[i+1] - offs[i]) })
+	valid, nulls := filterValidity(mem, a, mask, n, selected)
+	ob := memory.NewResizableBuffer(mem)
+	ob.Resize((selected + 1) * 4)
+	db := memory.NewResizableBuffer(mem)
+	db.Resize(total)
+	newOffs := arrow.Int32Traits.CastFromBytes(ob.Bytes())
+	data := db.Bytes()
+	src := a.ValueBytes()
+	base := offs[0]
+	j, pos := 0, int32(0)
+	newOffs[0] = 0
+	eachSet(mask, n, func(i int) {
+		s, e := offs[i]-base, offs[i+1]-base
+		copy(data[pos:], src[s:e])
+		pos += e - s
+		j++
+		newOffs[j] = pos
+	})
+	out := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
+	if valid != nil {
+		valid.Release()
+	}
+	ob.Release()
+	db.Release()
+	defer out.Release()
+	return array.MakeFromData(out)
+}
