@@ -100,10 +100,32 @@ func sortByKey(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch,
 		return rec, nil
 	}
 	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
+	if k, ok := rec.Column(0).(*array.Int64); ok && keyCount == 1 && k.NullN() == 0 {
+		// One BIGINT key, the common case: sort (key, row) pairs, the row
+		// breaking ties, which keeps the sort stable without a merge sort.
+		type pair struct {
+			k int64
+			i int32
+		}
+		pairs := make([]pair, n)
+		for i, v := range k.Int64Values() {
+			pairs[i] = pair{v, int32(i)}
+		}
+		slices.SortFunc(pairs, func(a, b pair) int {
+			if a.k != b.k {
+				return cmp.Compare(a.k, b.k)
+			}
+			return cmp.Compare(a.i, b.i)
+		})
+		for i, p := range pairs {
+			perm[i] = p.i
+		}
+	} else {
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		slices.SortStableFunc(perm, func(a, b int32) int { return compare(int(a), int(b)) })
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int { return compare(int(a), int(b)) })
 	b := array.NewInt32Builder(mem)
 	b.AppendValues(perm, nil)
 	idx := b.NewArray()
