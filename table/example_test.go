@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,12 +15,17 @@ import (
 	"github.com/rowttl/rowttl/table"
 )
 
-// A table whose rows expire one day after their event time: a query at a
-// later now sees fewer rows, without any clean-up having run.
+// A table whose rows expire one day after their event time: as its clock
+// moves on, a query sees fewer rows. The clock is injected here so that the
+// example runs the same on any day; by default a table uses the wall clock.
 func Example() {
 	dir, _ := os.MkdirTemp("", "rowttl-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var clock atomic.Int64 // background compaction reads it too
+	clock.Store(day.UnixMicro())
+	opts := &table.Options{Clock: func() time.Time { return time.UnixMicro(clock.Load()).UTC() }}
 
 	tbl, err := table.Create(dir, &table.Definition{
 		Model: schema.Duplicate,
@@ -33,14 +39,13 @@ func Example() {
 			"function_column.ttl":            "1 day",
 			"function_column.ttl_time_zone":  "UTC",
 		},
-	}, nil)
+	}, opts)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer tbl.Close()
 
-	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "event_time", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
@@ -57,7 +62,8 @@ func Example() {
 	rec.Release()
 
 	for _, now := range []time.Time{day, day.Add(25 * time.Hour), day.Add(48 * time.Hour)} {
-		r, err := tbl.Scan(ctx, query.Request{Now: now, Columns: []string{"id"}})
+		clock.Store(now.UnixMicro()) // a zero Request.Now means the table's clock
+		r, err := tbl.Scan(ctx, query.Request{Columns: []string{"id"}})
 		if err != nil {
 			fmt.Println(err)
 			return
