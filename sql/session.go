@@ -440,7 +440,7 @@ func isNotFound(err error) bool { return errors.Is(err, rowttl.ErrNotFound) }
 // "ERROR: <message>", anything else as nothing.
 func PrintScriptResult(w io.Writer, res *Result, err error) error {
 	if err != nil {
-		msg := strings.ReplaceAll(err.Error(), "\n", " ")
+		msg := strings.ReplaceAll(rowttl.Message(err), "\n", " ")
 		_, werr := io.WriteString(w, "ERROR: "+msg+"\n")
 		return werr
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rowttl/rowttl"
 	"io"
 	"os"
 	"path/filepath"
@@ -164,7 +165,7 @@ func interactive(ctx context.Context, s *sql.Session, out io.Writer) error {
 		rl.SetPrompt("rowttl> ")
 		s.ExecScript(ctx, src, false, func(_ sql.Piece, res *sql.Result, err error) {
 			if err != nil {
-				fmt.Fprintf(out, "ERROR: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+				fmt.Fprintf(out, "ERROR: %s\n", strings.ReplaceAll(rowttl.Message(err), "\n", " "))
 				return
 			}
 			if res.HasResultSet() {

@@ -86,7 +86,7 @@ func TestSQLErrorsAndBail(t *testing.T) {
 	if !errors.As(err, &failed) || failed.n != 1 {
 		t.Fatalf("err = %v, want 1 failed statement", err)
 	}
-	want := "1\n1\nERROR: Unknown column 'nope' in 'field list': rowttl: not found\n2\n2\n"
+	want := "1\n1\nERROR: Unknown column 'nope' in 'field list'\n2\n2\n"
 	if out != want {
 		t.Fatalf("output:\n%q\nwant:\n%q", out, want)
 	}
@@ -94,7 +94,7 @@ func TestSQLErrorsAndBail(t *testing.T) {
 	if err == nil {
 		t.Fatal("bail: no error")
 	}
-	if want := "ERROR: Unknown column 'nope' in 'field list': rowttl: not found\n"; out != want {
+	if want := "ERROR: Unknown column 'nope' in 'field list'\n"; out != want {
 		t.Fatalf("bail output:\n%q\nwant:\n%q", out, want)
 	}
 	// --bail stopped before DROP TABLE x: the table is still there.
@@ -147,7 +147,7 @@ func TestSQLBinaryExitStatus(t *testing.T) {
 		t.Fatalf("ok script: %d %q", code, out)
 	}
 	if out, code := run("SELECT 1 AS one; SELECT * FROM missing; SELECT 2 AS two"); code != 1 ||
-		out != "one\n1\nERROR: Unknown table 'default.missing': rowttl: not found\ntwo\n2\n" {
+		out != "one\n1\nERROR: Unknown table 'default.missing'\ntwo\n2\n" {
 		t.Fatalf("failing script: %d %q", code, out)
 	}
 }
