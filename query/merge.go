@@ -23,6 +23,13 @@ func supersededByMerge(ctx context.Context, mem memory.Allocator, rowsets []*row
 	for id, b := range deleted {
 		out[id] = b.Clone()
 	}
+	if len(rowsets) <= 1 {
+		// One sorted run of unique keys hides nothing.
+		return out, nil
+	}
+	if int64Keyed(rowsets, keyCount) {
+		return out, supersededInt64(ctx, mem, rowsets, out)
+	}
 	mark := func(id uint64, ord int64) {
 		b := out[id]
 		if b == nil {
