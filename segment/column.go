@@ -90,7 +90,9 @@ func (c colType) encodingAllowed(e encoding) bool {
 		return e == encBitmap || e == encConstant
 	case kindInt:
 		return e == encPlain || e == encConstant || e == encFOR || e == encDelta
-	case kindFloat, kindDecimal:
+	case kindFloat:
+		return e == encPlain || e == encConstant || (e == encScaled && c.width == 8)
+	case kindDecimal:
 		return e == encPlain || e == encConstant
 	case kindBytes:
 		return e == encPlain || e == encConstant || e == encDict

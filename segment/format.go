@@ -53,7 +53,11 @@ import (
 // History (one line per bump):
 //
 //	1: initial format.
-const formatVersion = 1
+//	2: the scaled encoding of doubles (decimals as bit-packed integers).
+const formatVersion = 2
+
+// minFormatVersion is the oldest version this build reads.
+const minFormatVersion = 1
 
 const (
 	magic        = "rowttlsg"
@@ -92,6 +96,8 @@ const (
 	encDict encoding = 4
 	// encBitmap: booleans as a bitmap.
 	encBitmap encoding = 5
+	// encScaled: doubles as integers times a power of ten (format 2).
+	encScaled encoding = 6
 )
 
 var encodingNames = [...]string{
@@ -101,6 +107,7 @@ var encodingNames = [...]string{
 	encDelta:    "delta",
 	encDict:     "dict",
 	encBitmap:   "bitmap",
+	encScaled:   "scaled",
 }
 
 func (e encoding) String() string {

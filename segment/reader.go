@@ -55,7 +55,7 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	if string(hdr[:len(magic)]) != magic {
 		return nil, rd.corrupt("header", errMagic)
 	}
-	if v := binary.LittleEndian.Uint32(hdr[len(magic):]); v != formatVersion {
+	if v := binary.LittleEndian.Uint32(hdr[len(magic):]); v < minFormatVersion || v > formatVersion {
 		return nil, rd.corrupt("header", fmt.Errorf("%w %d", errVersion, v))
 	}
 	var tr [trailerLen]byte
@@ -65,7 +65,7 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	if string(tr[12:]) != magic {
 		return nil, rd.corrupt("trailer", errMagic)
 	}
-	if v := binary.LittleEndian.Uint32(tr[8:]); v != formatVersion {
+	if v := binary.LittleEndian.Uint32(tr[8:]); v < minFormatVersion || v > formatVersion {
 		return nil, rd.corrupt("trailer", fmt.Errorf("%w %d", errVersion, v))
 	}
 	footerLen := int64(binary.LittleEndian.Uint32(tr[0:]))
@@ -358,7 +358,11 @@ func decodeChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, b
 		err = decodeInts(bufs[1].Bytes(), n, ct.width, enc, body)
 	case kindFloat, kindDecimal:
 		bufs[1] = newBuffer(mem, n*ct.width)
-		err = decodeFixed(bufs[1].Bytes(), ct.width, enc, body)
+		if enc == encScaled && ct.kind == kindFloat && ct.width == 8 {
+			err = decodeScaled(bufs[1].Bytes(), n, body)
+		} else {
+			err = decodeFixed(bufs[1].Bytes(), ct.width, enc, body)
+		}
 	case kindBytes:
 		nbufs = 3
 		bufs[1] = newBuffer(mem, (n+1)*4)

@@ -57,6 +57,8 @@ type Writer struct {
 
 	body, block []byte
 	ints        []uint64
+	scaledInts  []int64 // scratch of the scaled encoding of doubles
+	scaledBody  []byte
 	strs        stringEncoder
 
 	maxPage   int       // rows of the largest page copied by CopyPage
@@ -212,6 +214,17 @@ func (w *Writer) writeChunk(st *colStage, n int) (chunkMeta, error) {
 	case kindFloat, kindDecimal:
 		fillNullsRaw(st.fixed, st.ct.width, st.valid, st.nulls)
 		body, enc = encodeFixed(body, st.fixed, st.ct.width)
+		if enc == encPlain && st.ct.kind == kindFloat && st.ct.width == 8 {
+			start := len(body) - len(st.fixed)
+			var scaled []byte
+			var ok bool
+			scaled, ok = encodeScaled(w.scaledBody[:0], castSlice[float64](st.fixed, n), len(st.fixed), &w.ints, &w.scaledInts)
+			if ok {
+				body = append(body[:start], scaled...)
+				enc = encScaled
+			}
+			w.scaledBody = scaled[:0]
+		}
 	case kindBytes:
 		body, enc = w.strs.encodeStrings(body, stringsView{st.data, st.ends}, st.valid)
 	}
