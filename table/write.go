@@ -126,6 +126,12 @@ func (t *Table) writeLocked(ctx context.Context, v *version, recs []arrow.Record
 		if err != nil {
 			return fail(err)
 		}
+		// The parts are in all now: let them go before sorting makes a
+		// second copy, so a write peaks at two copies of its rows, not three.
+		for _, r := range pending {
+			r.Release()
+		}
+		pending = nil
 		sorted, err := sortByKey(ctx, t.opts.Allocator, all, v.def.Schema.KeyCount)
 		all.Release()
 		if err != nil {
