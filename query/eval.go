@@ -369,7 +369,3 @@ func fixNulls(a arrow.Array, op Op, n int, t, f []byte) {
 func setAll(bm []byte, n int) {
 	bitutil.SetBitsTo(bm, 0, int64(n), true)
 }
-
-func bitutilCount(bm []byte, n int) int64 {
-	return int64(bitutil.CountSetBits(bm, 0, n))
-}

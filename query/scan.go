@@ -384,26 +384,14 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	_, n := r.Page(p)
 	ttlState := ttlcol.AllLive
 	ttlIdx := slots[len(slots)-1]
+	var ttlZone segment.ZoneMap
 	if s.hasTTL && ttlIdx >= 0 && !s.includeExpired {
-		z := r.PageStats(ttlIdx, p)
-		hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
-		ttlState = ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, s.threshold)
+		ttlZone = r.PageStats(ttlIdx, p)
+		ttlState = ClassifyPage(ttlZone, s.threshold)
 	}
 	if ttlState == ttlcol.AllExpired {
 		atomic.AddInt64(&s.Counters.PagesExpired, 1)
 		return nil, nil
-	}
-	onlyNullsLive := false
-	if ttlState == ttlcol.Mixed {
-		// Every expiration of the page has passed: the live rows are the
-		// NULL ones, whose number the zone map has.
-		z := r.PageStats(ttlIdx, p)
-		onlyNullsLive = z.Max.Kind == schema.IntValue && z.Max.Int <= s.threshold
-		if onlyNullsLive && s.filter == nil && len(s.out.Fields()) == 0 && task.signIdx < 0 &&
-			(s.hidden[rsID] == nil || !s.hidden[rsID].IntersectsWithInterval(uint64(ord0), uint64(ord0)+uint64(n))) {
-			atomic.AddInt64(&s.Counters.PagesLive, 1)
-			return array.NewRecordBatch(s.out, nil, z.NullCount), nil
-		}
 	}
 	hidden := s.hidden[rsID]
 	if hidden != nil && !hidden.IntersectsWithInterval(uint64(ord0), uint64(ord0)+uint64(n)) {
@@ -411,6 +399,13 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	}
 	if hidden != nil && hidden.CardinalityInRange(uint64(ord0), uint64(ord0)+uint64(n)) == uint64(n) {
 		return nil, nil
+	}
+	if ttlState == ttlcol.Mixed && ttlZone.Max.Kind == schema.IntValue && ttlZone.Max.Int <= s.threshold &&
+		s.filter == nil && len(s.out.Fields()) == 0 && hidden == nil && task.signIdx < 0 {
+		// Every expiration of the page has passed: the live rows are the
+		// NULL ones, whose number the zone map has.
+		atomic.AddInt64(&s.Counters.PagesLive, 1)
+		return array.NewRecordBatch(s.out, nil, ttlZone.NullCount), nil
 	}
 	if s.filter != nil && !s.filter.may(s.stats(r, p, slots), true) {
 		atomic.AddInt64(&s.Counters.PagesPruned, 1)
@@ -607,6 +602,12 @@ func (s *Scan) showTTL(a arrow.Array) arrow.Array {
 	return b.NewArray()
 }
 
-func countBits(bm []byte, n int) int {
-	return int(bitutilCount(bm, n))
+func countBits(bm []byte, n int) int { return bitutil.CountSetBits(bm, 0, n) }
+
+// ClassifyPage tells from the zone map of a page's stored __TTL__ values
+// whether all, none or some of its rows are live at threshold (see
+// ttlcol.Policy.Threshold).
+func ClassifyPage(z segment.ZoneMap, threshold int64) ttlcol.PageState {
+	hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
+	return ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, threshold)
 }

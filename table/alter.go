@@ -24,15 +24,12 @@ func errTTLCreateOnly() error {
 // disable_auto_compaction and rowttl.reclaim_deadline; any other name is
 // recorded as given.
 func (t *Table) SetProperties(ctx context.Context, props map[string]string) error {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
-	v, err := t.writable()
-	if err != nil {
-		return err
-	}
-	defer v.unref()
-	def := v.def.Clone()
-	pol := v.policy
+	return t.alter(func(def *Definition, pol *ttlcol.Policy) error {
+		return setProperties(def, pol, props)
+	})
+}
+
+func setProperties(def *Definition, pol *ttlcol.Policy, props map[string]string) error {
 	for k, val := range props {
 		key := strings.ToLower(strings.TrimSpace(k))
 		switch key {
@@ -77,6 +74,24 @@ func (t *Table) SetProperties(ctx context.Context, props map[string]string) erro
 			def.Properties[key] = val
 		}
 	}
+	return nil
+}
+
+// alter runs fn on a copy of the definition and policy under the writer
+// lock and makes the result durable, then current; an error from fn
+// changes nothing.
+func (t *Table) alter(fn func(def *Definition, pol *ttlcol.Policy) error) error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	v, err := t.writable()
+	if err != nil {
+		return err
+	}
+	defer v.unref()
+	def, pol := v.def.Clone(), v.policy
+	if err := fn(def, &pol); err != nil {
+		return err
+	}
 	return t.installDefinition(v, def, pol)
 }
 
@@ -84,10 +99,7 @@ func (t *Table) SetProperties(ctx context.Context, props map[string]string) erro
 // current.
 func (t *Table) installDefinition(v *version, def *Definition, pol ttlcol.Policy) error {
 	e := &versionEdit{Definition: def, Policy: &pol}
-	if err := t.manifest.append(e); err != nil {
-		t.mu.Lock()
-		t.mu.failed = err
-		t.mu.Unlock()
+	if err := t.appendManifest(e); err != nil {
 		return err
 	}
 	t.mu.Lock()
@@ -110,133 +122,109 @@ func hiddenOrSource(pol ttlcol.Policy, name string) bool {
 // AddColumn adds a value column (metadata only: rows written before read
 // its default). after names the column it follows; empty means last.
 func (t *Table) AddColumn(ctx context.Context, c schema.Column, after string) error {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
-	v, err := t.writable()
-	if err != nil {
-		return err
-	}
-	defer v.unref()
-	def := v.def.Clone()
-	if schema.IsReservedName(c.Name) {
-		return fmt.Errorf("column name %s is reserved for hidden columns: %w", c.Name, rowttl.ErrInvalidSchema)
-	}
-	if def.Schema.Index(c.Name) >= 0 {
-		return fmt.Errorf("column %s already exists: %w", c.Name, rowttl.ErrExists)
-	}
-	if err := c.Type.Validate(); err != nil {
-		return fmt.Errorf("column %s: %v: %w", c.Name, err, rowttl.ErrInvalidSchema)
-	}
-	if !c.Nullable && c.DefaultKind == schema.NoDefault {
-		return fmt.Errorf("column %s is NOT NULL, so adding it needs a DEFAULT: %w", c.Name, rowttl.ErrInvalidSchema)
-	}
-	if c.DefaultKind == schema.DefaultLiteral {
-		if _, err := schema.ParseLiteral(c.Type, c.Default); err != nil {
-			return fmt.Errorf("column %s: bad default: %v: %w", c.Name, err, rowttl.ErrInvalidSchema)
+	return t.alter(func(def *Definition, pol *ttlcol.Policy) error {
+		if schema.IsReservedName(c.Name) {
+			return fmt.Errorf("column name %s is reserved for hidden columns: %w", c.Name, rowttl.ErrInvalidSchema)
 		}
-	}
-	if def.Model == schema.Aggregate && c.Agg == "" {
-		return fmt.Errorf("value column %s of an AGGREGATE KEY table needs an aggregation: %w", c.Name, rowttl.ErrInvalidSchema)
-	}
-	c.ID = def.NextColumnID
-	def.NextColumnID++
-	pos := len(def.Schema.Columns)
-	if after != "" {
-		i := def.Schema.Index(after)
-		if i < 0 {
-			return fmt.Errorf("unknown column %s: %w", after, rowttl.ErrNotFound)
+		if def.Schema.Index(c.Name) >= 0 {
+			return fmt.Errorf("column %s already exists: %w", c.Name, rowttl.ErrExists)
 		}
-		pos = max(i+1, def.Schema.KeyCount)
-	}
-	cols := append([]schema.Column{}, def.Schema.Columns[:pos]...)
-	cols = append(cols, c)
-	def.Schema.Columns = append(cols, def.Schema.Columns[pos:]...)
-	return t.installDefinition(v, def, v.policy)
+		if err := c.Type.Validate(); err != nil {
+			return fmt.Errorf("column %s: %v: %w", c.Name, err, rowttl.ErrInvalidSchema)
+		}
+		if !c.Nullable && c.DefaultKind == schema.NoDefault {
+			return fmt.Errorf("column %s is NOT NULL, so adding it needs a DEFAULT: %w", c.Name, rowttl.ErrInvalidSchema)
+		}
+		if c.DefaultKind == schema.DefaultLiteral {
+			if _, err := schema.ParseLiteral(c.Type, c.Default); err != nil {
+				return fmt.Errorf("column %s: bad default: %v: %w", c.Name, err, rowttl.ErrInvalidSchema)
+			}
+		}
+		if def.Model == schema.Aggregate && c.Agg == "" {
+			return fmt.Errorf("value column %s of an AGGREGATE KEY table needs an aggregation: %w", c.Name, rowttl.ErrInvalidSchema)
+		}
+		c.ID = def.NextColumnID
+		def.NextColumnID++
+		pos := len(def.Schema.Columns)
+		if after != "" {
+			i := def.Schema.Index(after)
+			if i < 0 {
+				return fmt.Errorf("unknown column %s: %w", after, rowttl.ErrNotFound)
+			}
+			pos = max(i+1, def.Schema.KeyCount)
+		}
+		cols := append([]schema.Column{}, def.Schema.Columns[:pos]...)
+		cols = append(cols, c)
+		def.Schema.Columns = append(cols, def.Schema.Columns[pos:]...)
+		return nil
+	})
 }
 
 // DropColumn removes a value column (metadata only). The row TTL source
 // column and the hidden columns cannot be dropped, nor can key columns.
 func (t *Table) DropColumn(ctx context.Context, name string) error {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
-	v, err := t.writable()
-	if err != nil {
-		return err
-	}
-	defer v.unref()
-	if hiddenOrSource(v.policy, name) {
-		return propErr("Can not drop a row ttl source or hidden column: %s", name)
-	}
-	def := v.def.Clone()
-	i := def.Schema.Index(name)
-	if i < 0 {
-		return fmt.Errorf("unknown column %s: %w", name, rowttl.ErrNotFound)
-	}
-	if i < def.Schema.KeyCount {
-		return fmt.Errorf("key column %s cannot be dropped: %w", name, rowttl.ErrNotSupported)
-	}
-	if len(def.Schema.Columns) == 1 {
-		return fmt.Errorf("the last column cannot be dropped: %w", rowttl.ErrNotSupported)
-	}
-	def.Schema.Columns = append(def.Schema.Columns[:i:i], def.Schema.Columns[i+1:]...)
-	return t.installDefinition(v, def, v.policy)
+	return t.alter(func(def *Definition, pol *ttlcol.Policy) error {
+		if hiddenOrSource(*pol, name) {
+			return propErr("Can not drop a row ttl source or hidden column: %s", name)
+		}
+		i := def.Schema.Index(name)
+		if i < 0 {
+			return fmt.Errorf("unknown column %s: %w", name, rowttl.ErrNotFound)
+		}
+		if i < def.Schema.KeyCount {
+			return fmt.Errorf("key column %s cannot be dropped: %w", name, rowttl.ErrNotSupported)
+		}
+		if len(def.Schema.Columns) == 1 {
+			return fmt.Errorf("the last column cannot be dropped: %w", rowttl.ErrNotSupported)
+		}
+		def.Schema.Columns = append(def.Schema.Columns[:i:i], def.Schema.Columns[i+1:]...)
+		return nil
+	})
 }
 
 // RenameColumn renames a column (metadata only). The row TTL source column
 // and the hidden columns cannot be renamed.
 func (t *Table) RenameColumn(ctx context.Context, oldName, newName string) error {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
-	v, err := t.writable()
-	if err != nil {
-		return err
-	}
-	defer v.unref()
-	if hiddenOrSource(v.policy, oldName) || schema.IsTTLName(newName) {
-		return propErr("Can not rename a row ttl source or hidden column: %s", oldName)
-	}
-	def := v.def.Clone()
-	i := def.Schema.Index(oldName)
-	if i < 0 {
-		return fmt.Errorf("unknown column %s: %w", oldName, rowttl.ErrNotFound)
-	}
-	if schema.IsReservedName(newName) {
-		return fmt.Errorf("column name %s is reserved for hidden columns: %w", newName, rowttl.ErrInvalidSchema)
-	}
-	if j := def.Schema.Index(newName); j >= 0 && j != i {
-		return fmt.Errorf("column %s already exists: %w", newName, rowttl.ErrExists)
-	}
-	def.Schema.Columns[i].Name = newName
-	return t.installDefinition(v, def, v.policy)
+	return t.alter(func(def *Definition, pol *ttlcol.Policy) error {
+		if hiddenOrSource(*pol, oldName) || schema.IsTTLName(newName) {
+			return propErr("Can not rename a row ttl source or hidden column: %s", oldName)
+		}
+		i := def.Schema.Index(oldName)
+		if i < 0 {
+			return fmt.Errorf("unknown column %s: %w", oldName, rowttl.ErrNotFound)
+		}
+		if schema.IsReservedName(newName) {
+			return fmt.Errorf("column name %s is reserved for hidden columns: %w", newName, rowttl.ErrInvalidSchema)
+		}
+		if j := def.Schema.Index(newName); j >= 0 && j != i {
+			return fmt.Errorf("column %s already exists: %w", newName, rowttl.ErrExists)
+		}
+		def.Schema.Columns[i].Name = newName
+		return nil
+	})
 }
 
 // ModifyColumn changes a column's comment, default or nullability to NULL
 // (metadata only); changing the type needs a rewrite and is refused. The row
 // TTL source column and the hidden columns cannot be modified at all.
 func (t *Table) ModifyColumn(ctx context.Context, c schema.Column) error {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
-	v, err := t.writable()
-	if err != nil {
-		return err
-	}
-	defer v.unref()
-	if hiddenOrSource(v.policy, c.Name) {
-		return propErr("Can not modify a row ttl source or hidden column: %s", c.Name)
-	}
-	def := v.def.Clone()
-	i := def.Schema.Index(c.Name)
-	if i < 0 {
-		return fmt.Errorf("unknown column %s: %w", c.Name, rowttl.ErrNotFound)
-	}
-	cur := def.Schema.Columns[i]
-	if cur.Type != c.Type {
-		return fmt.Errorf("changing the type of column %s from %s to %s: %w", c.Name, cur.Type, c.Type, rowttl.ErrNotSupported)
-	}
-	if cur.Nullable && !c.Nullable {
-		return fmt.Errorf("column %s cannot become NOT NULL: %w", c.Name, rowttl.ErrNotSupported)
-	}
-	c.ID, c.Name = cur.ID, cur.Name
-	def.Schema.Columns[i] = c
-	return t.installDefinition(v, def, v.policy)
+	return t.alter(func(def *Definition, pol *ttlcol.Policy) error {
+		if hiddenOrSource(*pol, c.Name) {
+			return propErr("Can not modify a row ttl source or hidden column: %s", c.Name)
+		}
+		i := def.Schema.Index(c.Name)
+		if i < 0 {
+			return fmt.Errorf("unknown column %s: %w", c.Name, rowttl.ErrNotFound)
+		}
+		cur := def.Schema.Columns[i]
+		if cur.Type != c.Type {
+			return fmt.Errorf("changing the type of column %s from %s to %s: %w", c.Name, cur.Type, c.Type, rowttl.ErrNotSupported)
+		}
+		if cur.Nullable && !c.Nullable {
+			return fmt.Errorf("column %s cannot become NOT NULL: %w", c.Name, rowttl.ErrNotSupported)
+		}
+		c.ID, c.Name = cur.ID, cur.Name
+		def.Schema.Columns[i] = c
+		return nil
+	})
 }

@@ -166,33 +166,36 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 	threshold := v.policy.Threshold(now.UnixMicro())
 	model := v.def.Model
 	if j.dropOnly {
-		return t.installCompaction(v, j, nil, rowset.Meta{}, nil)
+		return t.installCompaction(v, j, rowset.Meta{}, nil)
 	}
-	inputs, fromBase, kind := j.inputs, j.fromBase, j.kind
-	_ = kind
+	inputs, fromBase := j.inputs, j.fromBase
 	drop := dropsExpired(model, fromBase)
-	var err error
+	phys := physicalSchema(v.def, v.policy)
 
-	phys0 := physicalSchema(v.def, v.policy)
+	// finish seals the output and publishes it in place of the inputs.
+	finish := func(w *rowset.Writer) error {
+		meta, err := w.Finish()
+		if err != nil {
+			w.Abort()
+			return err
+		}
+		meta.Overlapping = !model.IsUnique() && len(meta.Segments) > 1
+		meta.Lo, meta.Hi = inputs[0].Meta.Lo, inputs[len(inputs)-1].Meta.Hi
+		if fromBase {
+			meta.Lo = 0
+		}
+		return t.installCompaction(v, j, meta, w)
+	}
+
 	if model == schema.Duplicate || (model == schema.UniqueMOW && len(inputs) == 1) {
 		w := t.newRowsetWriter(v)
-		handled, err := t.rewriteByPages(ctx, v, inputs, drop, threshold, phys0, w)
+		handled, err := t.rewriteByPages(ctx, v, inputs, drop, threshold, phys, w)
 		if err != nil {
 			w.Abort()
 			return err
 		}
 		if handled {
-			meta, err := w.Finish()
-			if err != nil {
-				w.Abort()
-				return err
-			}
-			meta.Overlapping = !model.IsUnique() && len(meta.Segments) > 1
-			meta.Lo, meta.Hi = inputs[0].Meta.Lo, inputs[len(inputs)-1].Meta.Hi
-			if fromBase {
-				meta.Lo = 0
-			}
-			return t.installCompaction(v, j, inputs, meta, w)
+			return finish(w)
 		}
 	}
 
@@ -200,12 +203,12 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 	// the delete bitmaps already say so for the other models.
 	hidden := v.deleted
 	if model == schema.UniqueMOR {
+		var err error
 		hidden, err = query.Superseded(ctx, t.opts.Allocator, inputs, v.def.Schema.KeyCount, v.deleted)
 		if err != nil {
 			return err
 		}
 	}
-	phys := physicalSchema(v.def, v.policy)
 	var readers []array.RecordReader
 	defer func() {
 		for _, r := range readers {
@@ -222,15 +225,12 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 			Rowsets: []*rowset.Handle{h}, Deleted: hidden, Merged: true, Release: v.unref,
 		}
 		req := query.Request{
-			Now: now, ShowHidden: true, RawTTL: true,
+			Now: now, ShowHidden: v.policy.Mode != ttlcol.NoTTL, RawTTL: true,
 			IncludeExpired: !drop,
 			// A merge-on-read compaction that cannot drop expired rows keeps
 			// the newest version of every key, deletions included: they hide
 			// what lies below the inputs.
 			DeleteSign: model == schema.UniqueMOR && !fromBase,
-		}
-		if v.policy.Mode == ttlcol.NoTTL {
-			req.ShowHidden = false
 		}
 		r, err := query.NewScan(ctx, t.opts.Allocator, snap, req)
 		if err != nil {
@@ -240,34 +240,23 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 	}
 
 	w := t.newRowsetWriter(v)
-	var rows int64
+	var err error
 	if model.IsUnique() {
-		rows, err = compaction.MergeByKey(ctx, t.opts.Allocator, phys, readers, v.def.Schema.KeyCount, w)
+		_, err = compaction.MergeByKey(ctx, t.opts.Allocator, phys, readers, v.def.Schema.KeyCount, w)
 	} else {
-		rows, err = compaction.Concat(ctx, t.opts.Allocator, phys, readers, w)
+		_, err = compaction.Concat(ctx, t.opts.Allocator, phys, readers, w)
 	}
 	if err != nil {
 		w.Abort()
 		return err
 	}
-	meta, err := w.Finish()
-	if err != nil {
-		w.Abort()
-		return err
-	}
-	_ = rows
-	meta.Overlapping = !model.IsUnique() && len(meta.Segments) > 1
-	meta.Lo, meta.Hi = inputs[0].Meta.Lo, inputs[len(inputs)-1].Meta.Hi
-	if fromBase {
-		meta.Lo = 0
-	}
-	return t.installCompaction(v, j, inputs, meta, w)
+	return finish(w)
 }
 
 // installCompaction publishes the swap of inputs for the output (if it has
 // rows) in one manifest record, and marks the inputs obsolete: their files
 // go when the last reader lets go.
-func (t *Table) installCompaction(v *version, j job, outIn []*rowset.Handle, out rowset.Meta, w *rowset.Writer) error {
+func (t *Table) installCompaction(v *version, j job, out rowset.Meta, w *rowset.Writer) error {
 	inputs := j.inputs
 	var h *rowset.Handle
 	if w != nil && out.Rows > 0 {
@@ -306,16 +295,13 @@ func (t *Table) installCompaction(v *version, j job, outIn []*rowset.Handle, out
 	if h != nil {
 		e.Added = []rowset.Meta{out}
 	}
-	if err := t.manifest.append(e); err != nil {
+	if err := t.appendManifest(e); err != nil {
 		if h != nil {
 			h.Unref()
 		}
 		if w != nil {
 			w.Abort()
 		}
-		t.mu.Lock()
-		t.mu.failed = err
-		t.mu.Unlock()
 		return err
 	}
 	t.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/ttlcol"
@@ -49,9 +50,7 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 				ord0 := base + first
 				state := ttlcol.AllLive
 				if drop && ttlIdx >= 0 {
-					z := r.PageStats(ttlIdx, p)
-					hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
-					state = ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, threshold)
+					state = query.ClassifyPage(r.PageStats(ttlIdx, p), threshold)
 				}
 				if state == ttlcol.AllExpired {
 					continue

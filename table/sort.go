@@ -126,8 +126,13 @@ func sortByKey(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch,
 		}
 		slices.SortStableFunc(perm, func(a, b int32) int { return compare(int(a), int(b)) })
 	}
+	return takeRows(ctx, mem, rec, perm)
+}
+
+// takeRows returns the rows of rec at the given positions, in that order.
+func takeRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, rows []int32) (arrow.RecordBatch, error) {
 	b := array.NewInt32Builder(mem)
-	b.AppendValues(perm, nil)
+	b.AppendValues(rows, nil)
 	idx := b.NewArray()
 	b.Release()
 	defer idx.Release()
@@ -143,7 +148,7 @@ func sortByKey(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch,
 		}
 		cols[c] = out
 	}
-	out := array.NewRecordBatch(rec.Schema(), cols, int64(n))
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(len(rows)))
 	for _, a := range cols {
 		a.Release()
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/ttlcol"
@@ -153,8 +154,7 @@ func expiredRows(h *rowset.Handle, threshold int64) (int64, int64, error) {
 		}
 		for p := 0; p < r.NumPages(); p++ {
 			z := r.PageStats(idx, p)
-			hasMinMax := z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue
-			switch ttlcol.Classify(z.Rows, z.NullCount, hasMinMax, z.Min.Int, z.Max.Int, threshold) {
+			switch query.ClassifyPage(z, threshold) {
 			case ttlcol.AllLive:
 				continue
 			case ttlcol.AllExpired:

@@ -8,7 +8,6 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/rowset"
 )
@@ -75,28 +74,7 @@ func dedupLastWins(ctx context.Context, mem memory.Allocator, rec arrow.RecordBa
 		rec.Retain()
 		return rec, nil
 	}
-	b := array.NewInt32Builder(mem)
-	b.AppendValues(keep, nil)
-	idx := b.NewArray()
-	b.Release()
-	defer idx.Release()
-	ctx = compute.WithAllocator(ctx, mem)
-	cols := make([]arrow.Array, rec.NumCols())
-	for c := range cols {
-		out, err := compute.TakeArray(ctx, rec.Column(c), idx)
-		if err != nil {
-			for _, a := range cols[:c] {
-				a.Release()
-			}
-			return nil, err
-		}
-		cols[c] = out
-	}
-	out := array.NewRecordBatch(rec.Schema(), cols, int64(len(keep)))
-	for _, a := range cols {
-		a.Release()
-	}
-	return out, nil
+	return takeRows(ctx, mem, rec, keep)
 }
 
 // sortedKeys holds the encoded keys of one rowset, sorted, in one buffer:

@@ -250,12 +250,9 @@ func (t *Table) publish(ctx context.Context, v *version, meta rowset.Meta, w *ro
 	if label != "" {
 		e.Labels = []string{label}
 	}
-	if err := t.manifest.append(e); err != nil {
+	if err := t.appendManifest(e); err != nil {
 		h.Unref()
 		w.Abort()
-		t.mu.Lock()
-		t.mu.failed = err
-		t.mu.Unlock()
 		return err
 	}
 	t.mu.Lock()
@@ -273,6 +270,18 @@ func (t *Table) publish(ctx context.Context, v *version, meta rowset.Meta, w *ro
 	h.Unref()
 	old.unref()
 	t.wake()
+	return nil
+}
+
+// appendManifest makes an edit durable; when it cannot, the table refuses
+// writes until reopened, since the record's fate is unknown.
+func (t *Table) appendManifest(e *versionEdit) error {
+	if err := t.manifest.append(e); err != nil {
+		t.mu.Lock()
+		t.mu.failed = err
+		t.mu.Unlock()
+		return err
+	}
 	return nil
 }
 
