@@ -315,16 +315,9 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, sr
 			return nil, err
 		}
 	}
-	keys, err := compileOrder(st, items, post)
+	keys, extra, err := compileOrder(st, items, post)
 	if err != nil {
 		return nil, err
-	}
-	var extra []*compiled
-	for i := range keys {
-		if keys[i].out < 0 {
-			extra = append(extra, keys[i].expr)
-			keys[i].out = len(items) + len(extra) - 1
-		}
 	}
 
 	groups := map[string]*group{}
@@ -387,28 +380,12 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, sr
 				continue
 			}
 		}
-		out := make([]schema.Value, len(outs)+len(extra))
-		for i, x := range outs {
-			if out[i], err = x.eval(post); err != nil {
-				return nil, err
-			}
-		}
-		for i, x := range extra {
-			if out[len(outs)+i], err = x.eval(post); err != nil {
-				return nil, err
-			}
+		out, err := projectRow(post, outs, extra)
+		if err != nil {
+			return nil, err
 		}
 		rows = append(rows, out)
 	}
-	types := append(append([]schema.Type{}, rs.types...), typesOf(extra)...)
-	if st.Distinct {
-		rows = distinctRows(rows, len(outs))
-	}
-	sortRows(rows, keys, types)
-	rows = applyLimit(rows, st.Limit)
-	for i := range rows {
-		rows[i] = rows[i][:len(outs)]
-	}
-	rs.rows = rows
+	rs.finish(rows, len(outs), extra, keys, st)
 	return rs, nil
 }

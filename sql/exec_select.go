@@ -168,16 +168,9 @@ func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *Select) (*row
 		rs.names = append(rs.names, it.name)
 		rs.types = append(rs.types, outs[i].t)
 	}
-	keys, err := compileOrder(st, items, base)
+	keys, extra, err := compileOrder(st, items, base)
 	if err != nil {
 		return nil, err
-	}
-	var extra []*compiled
-	for i := range keys {
-		if keys[i].out < 0 {
-			extra = append(extra, keys[i].expr)
-			keys[i].out = len(items) + len(extra) - 1
-		}
 	}
 	limit := int64(-1)
 	if st.Limit != nil && len(keys) == 0 && !st.Distinct {
@@ -194,20 +187,9 @@ func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *Select) (*row
 				return true, nil
 			}
 		}
-		out := make([]schema.Value, len(outs)+len(extra))
-		for i, x := range outs {
-			v, err := x.eval(row)
-			if err != nil {
-				return false, err
-			}
-			out[i] = v
-		}
-		for i, x := range extra {
-			v, err := x.eval(row)
-			if err != nil {
-				return false, err
-			}
-			out[len(outs)+i] = v
+		out, err := projectRow(row, outs, extra)
+		if err != nil {
+			return false, err
 		}
 		rows = append(rows, out)
 		return limit < 0 || int64(len(rows)) < limit, nil
@@ -215,17 +197,37 @@ func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *Select) (*row
 	if err != nil {
 		return nil, err
 	}
+	rs.finish(rows, len(outs), extra, keys, st)
+	return rs, nil
+}
+
+// projectRow evaluates the output expressions, then the extra ones ORDER
+// BY needs, on one input row.
+func projectRow(row []schema.Value, outs, extra []*compiled) ([]schema.Value, error) {
+	out := make([]schema.Value, len(outs)+len(extra))
+	for i, x := range append(outs[:len(outs):len(outs)], extra...) {
+		v, err := x.eval(row)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// finish applies DISTINCT, ORDER BY and LIMIT to rows (outputs followed by
+// the extra ORDER BY values) and keeps the nOut outputs.
+func (rs *rowSet) finish(rows [][]schema.Value, nOut int, extra []*compiled, keys []orderKey, st *Select) {
 	types := append(append([]schema.Type{}, rs.types...), typesOf(extra)...)
 	if st.Distinct {
-		rows = distinctRows(rows, len(outs))
+		rows = distinctRows(rows, nOut)
 	}
 	sortRows(rows, keys, types)
 	rows = applyLimit(rows, st.Limit)
 	for i := range rows {
-		rows[i] = rows[i][:len(outs)]
+		rows[i] = rows[i][:nOut]
 	}
 	rs.rows = rows
-	return rs, nil
 }
 
 func typesOf(xs []*compiled) []schema.Type {
@@ -237,24 +239,34 @@ func typesOf(xs []*compiled) []schema.Type {
 }
 
 // compileOrder compiles the ORDER BY items with c.
-func compileOrder(st *Select, items []outItem, c *compiler) ([]orderKey, error) {
+// compileOrder compiles ORDER BY into keys over the output columns; a key
+// that is no output column is returned in extra, evaluated after the
+// outputs, and its key points there.
+func compileOrder(st *Select, items []outItem, c *compiler) ([]orderKey, []*compiled, error) {
 	var keys []orderKey
 	for _, o := range st.OrderBy {
 		k := orderKey{out: -1, desc: o.Desc, nulls: o.Nulls}
 		idx, ok, err := resolveOrderOutput(o.Expr, items)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ok && idx >= 0 {
 			k.out = idx
 		} else {
 			if k.expr, err = c.compile(o.Expr); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		keys = append(keys, k)
 	}
-	return keys, nil
+	var extra []*compiled
+	for i := range keys {
+		if keys[i].out < 0 {
+			extra = append(extra, keys[i].expr)
+			keys[i].out = len(items) + len(extra) - 1
+		}
+	}
+	return keys, extra, nil
 }
 
 // sortRows sorts rows by the keys (stable, so equal keys keep scan order).
