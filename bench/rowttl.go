@@ -516,14 +516,16 @@ func cloneTable(src, dst string) error {
 		if strings.HasSuffix(e.Name(), ".seg") && os.Link(s, d) == nil {
 			continue
 		}
-		if err := copyFile(s, d); err != nil {
+		if err := CopyFile(s, d); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func copyFile(src, dst string) error {
+// CopyFile copies a file; the DuckDB side uses it for its prepared
+// databases too.
+func CopyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err

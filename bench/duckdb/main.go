@@ -521,23 +521,6 @@ func runRead(ctx context.Context, c config, res *bench.Result) error {
 	return err
 }
 
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
 func runReclaim(ctx context.Context, c config, res *bench.Result) error {
 	res.LiveOnlyBytes = fileBytes(c.liveDB())
 	path := filepath.Join(c.dir, "duckdb-reclaim.db")
@@ -548,7 +531,7 @@ func runReclaim(ctx context.Context, c config, res *bench.Result) error {
 			if err := removeDB(path); err != nil {
 				return err
 			}
-			if err := copyFile(c.eventsDB(), path); err != nil {
+			if err := bench.CopyFile(c.eventsDB(), path); err != nil {
 				return err
 			}
 			res.BytesBefore = fileBytes(path)
