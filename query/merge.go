@@ -44,18 +44,21 @@ func supersededByMerge(ctx context.Context, mem memory.Allocator, rowsets []*row
 			c.cur.Close()
 		}
 	}()
-	for rank, rs := range rowsets {
-		c := &mergeCursor{cur: rowset.NewKeyCursor(rs, mem, keyCount), rank: rank, id: rs.Meta.ID}
+	// advance moves c to its next key and back onto the heap, or closes it
+	// at its end or on an error.
+	advance := func(c *mergeCursor) error {
 		ok, err := c.cur.Next()
-		if err != nil {
+		if err != nil || !ok {
 			c.cur.Close()
-			return nil, err
+			return err
 		}
-		if ok {
-			c.key = append(c.key[:0], c.cur.Key...)
-			heap.Push(h, c)
-		} else {
-			c.cur.Close()
+		c.key = append(c.key[:0], c.cur.Key...)
+		heap.Push(h, c)
+		return nil
+	}
+	for rank, rs := range rowsets {
+		if err := advance(&mergeCursor{cur: rowset.NewKeyCursor(rs, mem, keyCount), rank: rank, id: rs.Meta.ID}); err != nil {
+			return nil, err
 		}
 	}
 	var group []*mergeCursor
@@ -85,20 +88,13 @@ func supersededByMerge(ctx context.Context, mem memory.Allocator, rowsets []*row
 			}
 		}
 		for i, c := range group {
-			ok, err := c.cur.Next()
-			if err != nil {
-				// The cursors of the group are off the heap: close them
-				// here, the others in the deferred clean-up.
-				for _, g := range group[i:] {
+			if err := advance(c); err != nil {
+				// The rest of the group is off the heap: close it here, the
+				// others in the deferred clean-up.
+				for _, g := range group[i+1:] {
 					g.cur.Close()
 				}
 				return nil, err
-			}
-			if ok {
-				c.key = append(c.key[:0], c.cur.Key...)
-				heap.Push(h, c)
-			} else {
-				c.cur.Close()
 			}
 		}
 	}

@@ -191,7 +191,7 @@ func (c *KeyCursor) nextPage(keep func(lo, hi []byte) bool) (bool, error) {
 	return false, nil
 }
 
-// ReadKeyPage returns whether the cursor is inside a page.
+// String says where the cursor is, for messages.
 func (c *KeyCursor) String() string {
 	return fmt.Sprintf("rowset %d segment %d page %d row %d", c.h.Meta.ID, c.seg, c.page, c.i)
 }

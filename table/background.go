@@ -103,7 +103,7 @@ func planAuto(v *version, now time.Time) (job, bool) {
 	if model != schema.UniqueMOR && pol.Mode != ttlcol.NoTTL {
 		j := job{kind: TTLDrop, trigger: "ttl", dropOnly: true}
 		for _, h := range rs {
-			if wholyExpired(h, pol, threshold) {
+			if whollyExpired(h, pol, threshold) {
 				j.inputs = append(j.inputs, h)
 			}
 		}

@@ -105,7 +105,7 @@ func dropsExpired(model schema.Model, fromBase bool) bool {
 // whollyExpired reports a rowset whose every row has expired at threshold:
 // on DUPLICATE and merge-on-write tables it can go by a manifest change
 // alone.
-func wholyExpired(h *rowset.Handle, pol ttlcol.Policy, threshold int64) bool {
+func whollyExpired(h *rowset.Handle, pol ttlcol.Policy, threshold int64) bool {
 	m := h.Meta.TTL
 	return pol.Mode != ttlcol.NoTTL && h.Meta.Rows > 0 && m.Nulls == 0 && m.HasMinMax && m.Max <= threshold
 }
@@ -131,7 +131,7 @@ func manualJob(v *version, kind CompactionKind, threshold int64) (job, bool) {
 			return j, false
 		}
 		for _, h := range v.rowsets {
-			if wholyExpired(h, v.policy, threshold) {
+			if whollyExpired(h, v.policy, threshold) {
 				j.inputs = append(j.inputs, h)
 			}
 		}
@@ -216,7 +216,7 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 		}
 	}()
 	for _, h := range inputs {
-		if drop && model != schema.UniqueMOR && wholyExpired(h, v.policy, threshold) {
+		if drop && model != schema.UniqueMOR && whollyExpired(h, v.policy, threshold) {
 			continue // nothing to read: every row goes
 		}
 		v.ref()

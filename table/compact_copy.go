@@ -36,7 +36,7 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 		ttlIdx = idx[0]
 	}
 	for _, h := range inputs {
-		if drop && wholyExpired(h, v.policy, threshold) {
+		if drop && whollyExpired(h, v.policy, threshold) {
 			continue
 		}
 		del := v.deleted[h.Meta.ID]
