@@ -69,6 +69,16 @@ func FuzzReader(f *testing.F) {
 				if err := checkArray(a, n, int(r.PageStats(c, p).NullCount)); err != nil {
 					t.Fatal(err)
 				}
+				if r.ValuesOK(c) {
+					// The allocation-free decoder must agree with ReadPage.
+					var v Values
+					if err := r.ReadValues(c, p, &v, false); err != nil {
+						t.Fatalf("ReadPage decoded what ReadValues refuses: %v", err)
+					}
+					if err := checkValues(a, &v); err != nil {
+						t.Fatal(err)
+					}
+				}
 				a.Release()
 			}
 		}

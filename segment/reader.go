@@ -334,17 +334,11 @@ func decodeChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, b
 		bufs[0] = newBuffer(mem, bl)
 		clear(bufs[0].Bytes())
 	default:
-		if len(body) < bl {
-			return nil, errBodyLen
+		bm, rest, err := splitValidity(body, n, nulls)
+		if err != nil {
+			return nil, err
 		}
-		bm := body[:bl]
-		body = body[bl:]
-		if !bitmapTailOK(bm, n) {
-			return nil, errPadding
-		}
-		if popcount(bm) != n-nulls {
-			return nil, errNulls
-		}
+		body = rest
 		bufs[0] = newBuffer(mem, bl)
 		copy(bufs[0].Bytes(), bm)
 	}

@@ -1,0 +1,128 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+)
+
+// checkValues verifies that v, read by ReadValues, holds what the array a
+// of the same page holds.
+func checkValues(a arrow.Array, v *Values) error {
+	if v.N != a.Len() || v.Nulls != a.NullN() || (v.Valid == nil) != (a.NullN() == 0) {
+		return fmt.Errorf("values of %d rows, %d nulls (bitmap %t), want %d and %d", v.N, v.Nulls, v.Valid != nil, a.Len(), a.NullN())
+	}
+	for i := 0; i < v.N; i++ {
+		valid := v.Valid == nil || v.Valid[i/8]>>(i%8)&1 == 1
+		if valid != a.IsValid(i) {
+			return fmt.Errorf("row %d: valid %t, want %t", i, valid, a.IsValid(i))
+		}
+		if !valid {
+			continue
+		}
+		switch x := a.(type) {
+		case *array.Int64:
+			if v.Ints == nil || v.Ints[i] != x.Value(i) {
+				return fmt.Errorf("row %d: int differs from %d", i, x.Value(i))
+			}
+		case *array.Float64:
+			var got float64
+			switch {
+			case v.Scale >= 0 && v.Ints != nil:
+				got = float64(v.Ints[i]) / pow10[v.Scale]
+			case v.Floats != nil:
+				got = v.Floats[i]
+			default:
+				return fmt.Errorf("row %d: no values", i)
+			}
+			if math.Float64bits(got) != math.Float64bits(x.Value(i)) {
+				return fmt.Errorf("row %d: %v, want %v", i, got, x.Value(i))
+			}
+		default:
+			return fmt.Errorf("ReadValues of %s", a.DataType())
+		}
+	}
+	return nil
+}
+
+func TestReadValuesMatchesReadPage(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	encs := map[string]bool{}
+	for i, sh := range shapes {
+		for _, nullFrac := range []float64{0, 0.3, 1} {
+			var arrs []arrow.Array
+			for _, dt := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Int32} {
+				arrs = append(arrs, genArray(mem, dt, 3000, rngFor(uint64(i)), sh, nullFrac))
+			}
+			rec := newRecord(arrs...)
+			b, _ := writeBatches(t, rec, WriterOptions{PageRows: 1000}, 0)
+			rec.Release()
+			for _, a := range arrs {
+				a.Release()
+			}
+			r := openBytes(t, b, "values.seg")
+			var v Values
+			for col := 0; col < 3; col++ {
+				if r.ValuesOK(col) != (col < 2) {
+					t.Fatalf("ValuesOK(%d) = %t", col, r.ValuesOK(col))
+				}
+				if col == 2 {
+					if err := r.ReadValues(col, 0, &v, false); err == nil {
+						t.Fatal("ReadValues of an INT column: no error")
+					}
+					continue
+				}
+				for p := 0; p < r.NumPages(); p++ {
+					enc, comp := r.PageEncoding(col, p)
+					encs[enc+"/"+comp] = true
+					a, err := r.ReadPage(mem, col, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := r.ReadValues(col, p, &v, false); err != nil {
+						t.Fatal(err)
+					}
+					if err := checkValues(a, &v); err != nil {
+						t.Fatalf("%s nulls %.1f col %d page %d (%s/%s): %v", sh, nullFrac, col, p, enc, comp, err)
+					}
+					if err := r.ReadValues(col, p, &v, true); err != nil {
+						t.Fatal(err)
+					}
+					if v.Ints != nil || v.Floats != nil || v.Nulls != a.NullN() || (v.Valid == nil) != (a.NullN() == 0) {
+						t.Fatalf("validity only: values filled or nulls %d, want %d", v.Nulls, a.NullN())
+					}
+					a.Release()
+				}
+			}
+		}
+	}
+	for _, want := range []string{"scaled/none", "plain/none", "for/none", "constant/none", "delta/none"} {
+		if !encs[want] {
+			t.Errorf("no page encoded %s among %v", want, encs)
+		}
+	}
+}
+
+func TestReadValuesCorrupt(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	a := genArray(mem, arrow.PrimitiveTypes.Float64, 100, rngFor(3), shapeSmall, 0.2)
+	defer a.Release()
+	rec := newRecord(a)
+	defer rec.Release()
+	b, _ := writeBatches(t, rec, WriterOptions{ZstdLevel: -1}, 0)
+	b[headerLen+20] ^= 0x40 // inside the first chunk
+	r := openBytes(t, b, "bad.seg")
+	var v Values
+	err := r.ReadValues(0, 0, &v, false)
+	if !errors.Is(err, rowttl.ErrCorruption) {
+		t.Fatalf("ReadValues of a flipped chunk: %v, want corruption", err)
+	}
+	checkCorrupt(t, err, "bad.seg")
+}
