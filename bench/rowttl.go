@@ -348,45 +348,14 @@ func FormatDigest(d GroupDigest) string {
 	return fmt.Sprintf("groups=%d total=%s checksum=%016x", d.Groups, FormatSum(d.Total), d.Checksum)
 }
 
-// SumLive returns sum(amount) over the rows alive at Now.
+// SumLive returns sum(amount) over the rows alive at Now, reduced inside
+// the scan (Table.Aggregate): no batch is built.
 func SumLive(ctx context.Context, tbl *table.Table) (float64, error) {
-	r, err := tbl.Scan(ctx, query.Request{Now: Now, Columns: []string{ColAmount}})
+	tot, err := tbl.Aggregate(ctx, query.Request{Now: Now, Columns: []string{ColAmount}})
 	if err != nil {
 		return 0, err
 	}
-	defer r.Release()
-	var sum float64
-	for r.Next() {
-		sum += sumFloat64(r.RecordBatch().Column(0).(*array.Float64))
-	}
-	return sum, r.Err()
-}
-
-// sumFloat64 adds the valid values of a, with four accumulators so that the
-// additions pipeline.
-func sumFloat64(a *array.Float64) float64 {
-	v := a.Float64Values()
-	if a.NullN() > 0 {
-		var s float64
-		for i, x := range v {
-			if a.IsValid(i) {
-				s += x
-			}
-		}
-		return s
-	}
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += v[i]
-		s1 += v[i+1]
-		s2 += v[i+2]
-		s3 += v[i+3]
-	}
-	for ; i < len(v); i++ {
-		s0 += v[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return tot.Sums[0].Float, nil
 }
 
 // groupHint sizes the aggregation of GroupByLive: small, so that a query

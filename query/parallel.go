@@ -12,9 +12,14 @@ import (
 // table.
 
 type pageResult struct {
-	rec arrow.RecordBatch
-	err error
+	rec  arrow.RecordBatch
+	part *partial // Aggregate's share of the page
+	err  error
 }
+
+// pageFunc handles one page; each worker gets its own from a factory, so
+// that it can keep buffers across pages without locks.
+type pageFunc func(pageTask) pageResult
 
 type pipeline struct {
 	futures chan chan pageResult
@@ -29,7 +34,7 @@ func defaultWorkers(requested int) int {
 	return runtime.GOMAXPROCS(0)
 }
 
-func (s *Scan) startPipeline() {
+func (s *Scan) startPipeline(newWorker func() pageFunc) {
 	depth := 2 * s.workers
 	pl := &pipeline{
 		futures: make(chan chan pageResult, depth),
@@ -67,6 +72,7 @@ func (s *Scan) startPipeline() {
 	}()
 	finished := make(chan struct{}, s.workers)
 	for w := 0; w < s.workers; w++ {
+		work := newWorker()
 		go func() {
 			defer func() { finished <- struct{}{} }()
 			for j := range jobs {
@@ -80,8 +86,7 @@ func (s *Scan) startPipeline() {
 					j.out <- pageResult{err: err}
 					continue
 				}
-				rec, err := s.readPage(j.task)
-				j.out <- pageResult{rec: rec, err: err}
+				j.out <- work(j.task)
 			}
 		}()
 	}
@@ -95,7 +100,12 @@ func (s *Scan) startPipeline() {
 
 func (s *Scan) nextParallel() bool {
 	if s.pl == nil {
-		s.startPipeline()
+		s.startPipeline(func() pageFunc {
+			return func(t pageTask) pageResult {
+				rec, err := s.readPage(t)
+				return pageResult{rec: rec, err: err}
+			}
+		})
 	}
 	for fut := range s.pl.futures {
 		res := <-fut

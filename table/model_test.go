@@ -349,6 +349,29 @@ func runModel(t *testing.T, model schema.Model, source bool, seed uint64, steps 
 			if !slices.Equal(got, want) {
 				fail("step %d: scan at %d: got %d rows %v\nwant %d rows %v", step, at, len(got), trunc(got), len(want), trunc(want))
 			}
+			// The reducing path must agree with the rows: count and sums,
+			// with and without a filter.
+			lim := int64(1000)
+			var filter query.Expr
+			if rng.IntN(2) == 0 {
+				lim = rng.Int64N(1000)
+				filter = query.Compare("v", query.Lt, lim)
+			}
+			tot, err := tbl.Aggregate(context.Background(), query.Request{Now: time.UnixMicro(at), Columns: []string{"v", "id"}, Filter: filter})
+			if err != nil {
+				fail("aggregate at %d: %v", at, err)
+			}
+			var rows, sumV, sumID int64
+			for _, r := range want {
+				var id, v int64
+				fmt.Sscanf(r, "%d:%d", &id, &v)
+				if v < lim {
+					rows, sumV, sumID = rows+1, sumV+v, sumID+id
+				}
+			}
+			if tot.Rows != rows || tot.Sums[0].Count != rows || tot.Sums[0].Int != sumV || tot.Sums[1].Int != sumID {
+				fail("step %d: aggregate at %d (v < %d): %+v, want rows %d, sum(v) %d, sum(id) %d", step, at, lim, tot, rows, sumV, sumID)
+			}
 		}
 	}
 	if ref.source && tbl.Policy().Mode == ttlcol.SourceMode && tbl.Policy().Retention*1e6 != ref.retention {

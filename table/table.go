@@ -512,16 +512,20 @@ func (t *Table) reclaimNow() time.Time {
 
 // Count returns the number of rows alive at now that match filter.
 func (t *Table) Count(ctx context.Context, now time.Time, filter query.Expr) (int64, error) {
-	r, err := t.Scan(ctx, query.Request{Now: now, Columns: []string{}, Filter: filter})
+	tot, err := t.Aggregate(ctx, query.Request{Now: now, Columns: []string{}, Filter: filter})
+	return tot.Rows, err
+}
+
+// Aggregate returns the number of rows a scan of req would return and the
+// sum of each of its columns (numeric ones only), without materialising
+// the rows where pages allow (see query.Scan.Aggregate).
+func (t *Table) Aggregate(ctx context.Context, req query.Request) (query.Totals, error) {
+	r, err := t.Scan(ctx, req)
 	if err != nil {
-		return 0, err
+		return query.Totals{}, err
 	}
 	defer r.Release()
-	var n int64
-	for r.Next() {
-		n += r.RecordBatch().NumRows()
-	}
-	return n, r.Err()
+	return r.(*query.Scan).Aggregate()
 }
 
 // physicalSchema is the schema segments are written with: the user columns

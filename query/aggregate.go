@@ -1,0 +1,369 @@
+package query
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
+	"github.com/rowttl/rowttl/ttlcol"
+)
+
+// Totals is what Aggregate computes over the rows a scan would return.
+type Totals struct {
+	Rows int64 // count(*)
+	Sums []Sum // one per column of the request, in its order
+}
+
+// Sum is the sum of one column over the selected rows.
+type Sum struct {
+	Count int64 // non-NULL values added
+	// Int is the exact sum of an integer column.
+	Int int64
+	// Float is the sum of a FLOAT or DOUBLE column. Pages whose doubles
+	// are stored decimal-scaled add exactly and round once; the pages add
+	// up in table order, so the result does not depend on parallelism.
+	Float float64
+}
+
+// partial is one page's share of the totals.
+type partial struct {
+	rows int64
+	sums []pageSum
+}
+
+type pageSum struct {
+	count int64
+	exact int128 // integer columns; scaled doubles, in units of 10^-scale
+	scale int    // of exact, for doubles; -1 when exact holds integers
+	float float64
+}
+
+// Aggregate consumes the scan, returning the number of rows it would have
+// returned and the sum of each of its columns, which must be numeric. It
+// decodes pages into buffers reused from page to page, reads no column
+// where zone maps decide, and builds no batch except for pages that need
+// the general row path (filters, deletes, merged keys). It must be called
+// instead of Next, before it.
+func (s *Scan) Aggregate() (Totals, error) {
+	if s.deleteSign || s.rowIDs || s.pl != nil || s.cur != nil {
+		return Totals{}, fmt.Errorf("aggregate: a scan that has started or returns row locations or delete signs: %w", rowttl.ErrInvalidArgument)
+	}
+	kinds := make([]schema.Type, len(s.outSlots))
+	for i, f := range s.out.Fields() {
+		t := s.slotType(s.outSlots[i])
+		if !t.IsInteger() && t.Kind != schema.Float && t.Kind != schema.Double {
+			return Totals{}, fmt.Errorf("sum of %s: %s is not a numeric column: %w", f.Name, t, rowttl.ErrInvalidArgument)
+		}
+		kinds[i] = t
+	}
+	tot := Totals{Sums: make([]Sum, len(s.outSlots))}
+	exact := make([]int128, len(s.outSlots))
+	add := func(p *partial) {
+		tot.Rows += p.rows
+		for i, ps := range p.sums {
+			tot.Sums[i].Count += ps.count
+			switch {
+			case kinds[i].IsInteger():
+				exact[i].addAcc(ps.exact)
+			case ps.scale >= 0:
+				tot.Sums[i].Float += ps.exact.float64() / pow10(ps.scale)
+			default:
+				tot.Sums[i].Float += ps.float
+			}
+		}
+	}
+	err := s.eachPartial(add)
+	if err != nil {
+		return Totals{}, err
+	}
+	for i := range exact {
+		if kinds[i].IsInteger() {
+			v, ok := exact[i].int64()
+			if !ok {
+				return Totals{}, fmt.Errorf("sum of %s overflows BIGINT: %w", s.out.Field(i).Name, rowttl.ErrInvalidArgument)
+			}
+			tot.Sums[i].Int = v
+		}
+	}
+	return tot, nil
+}
+
+func pow10(e int) float64 {
+	p := 1.0
+	for range e {
+		p *= 10
+	}
+	return p
+}
+
+// slotType is the type a slot is shown with.
+func (s *Scan) slotType(slot int) schema.Type {
+	if slot == s.snap.ttlSlot() {
+		if s.rawTTL {
+			return schema.BigIntType
+		}
+		return s.snap.TTLType()
+	}
+	return s.snap.Schema.Columns[slot].Type
+}
+
+// eachPartial reduces every page and hands the partials to add in page
+// order, on the calling goroutine.
+func (s *Scan) eachPartial(add func(*partial)) error {
+	defer s.releaseSnapshot()
+	if s.workers <= 1 {
+		var b reduceBufs
+		for {
+			if err := s.ctx.Err(); err != nil {
+				return err
+			}
+			task, ok := s.advance()
+			if !ok {
+				return nil
+			}
+			p, err := s.reducePage(task, &b)
+			if err != nil {
+				return err
+			}
+			add(p)
+		}
+	}
+	s.startPipeline(func() pageFunc {
+		var b reduceBufs
+		return func(t pageTask) pageResult {
+			p, err := s.reducePage(t, &b)
+			return pageResult{part: p, err: err}
+		}
+	})
+	defer s.stopPipeline()
+	for fut := range s.pl.futures {
+		res := <-fut
+		if res.err != nil {
+			return res.err
+		}
+		if res.part != nil {
+			add(res.part)
+		}
+	}
+	return nil
+}
+
+// reduceBufs are one worker's buffers, kept from page to page.
+type reduceBufs struct {
+	ttl, vals segment.Values
+	live, sel []byte
+}
+
+// reducePage returns the share of one page in the totals.
+func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
+	r, p := task.r, task.p
+	_, n := r.Page(p)
+	if !s.plainPage(task, n) {
+		return s.reduceRows(task)
+	}
+	part := &partial{sums: make([]pageSum, len(s.outSlots))}
+	for i := range part.sums {
+		part.sums[i].scale = -1
+	}
+	ttlState := ttlcol.AllLive
+	ttlIdx := task.slots[len(task.slots)-1]
+	var ttlZone segment.ZoneMap
+	if s.hasTTL && ttlIdx >= 0 && !s.includeExpired {
+		ttlZone = r.PageStats(ttlIdx, p)
+		ttlState = ClassifyPage(ttlZone, s.threshold)
+	}
+	if ttlState == ttlcol.AllExpired {
+		atomic.AddInt64(&s.Counters.PagesExpired, 1)
+		return part, nil
+	}
+	pastAll := ttlState == ttlcol.Mixed && ttlZone.Max.Kind == schema.IntValue && ttlZone.Max.Int <= s.threshold
+	if len(s.outSlots) == 0 && (ttlState == ttlcol.AllLive || pastAll) {
+		// The zone map has the answer: every row, or the NULL ones.
+		atomic.AddInt64(&s.Counters.PagesLive, 1)
+		part.rows = int64(n)
+		if pastAll {
+			part.rows = ttlZone.NullCount
+		}
+		return part, nil
+	}
+	// live selects the rows alive at now; nil selects all.
+	var live []byte
+	switch {
+	case ttlState == ttlcol.AllLive:
+		atomic.AddInt64(&s.Counters.PagesLive, 1)
+		part.rows = int64(n)
+	case pastAll:
+		// Every expiration has passed: the live rows are the NULL ones.
+		atomic.AddInt64(&s.Counters.PagesRead, 1)
+		if err := r.ReadValues(ttlIdx, p, &b.ttl, true); err != nil {
+			return nil, err
+		}
+		b.live = grow(b.live, (n+7)/8)
+		live = b.live
+		for i, v := range b.ttl.Valid {
+			live[i] = ^v
+		}
+		clearTail(live, n)
+		part.rows = ttlZone.NullCount
+	default:
+		atomic.AddInt64(&s.Counters.PagesRead, 1)
+		if err := r.ReadValues(ttlIdx, p, &b.ttl, false); err != nil {
+			return nil, err
+		}
+		b.live = grow(b.live, (n+7)/8)
+		live = b.live
+		part.rows = int64(ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, live))
+	}
+	if part.rows == 0 {
+		return part, nil
+	}
+	for i, slot := range s.outSlots {
+		v := &b.vals
+		if err := r.ReadValues(task.slots[slot], p, v, false); err != nil {
+			return nil, err
+		}
+		sel := live
+		ps := &part.sums[i]
+		if v.Valid != nil {
+			b.sel = grow(b.sel, (n+7)/8)
+			sel = b.sel
+			copy(sel, v.Valid)
+			if live != nil {
+				for j := range sel {
+					sel[j] &= live[j]
+				}
+			}
+			ps.count = int64(popcount(sel))
+		} else {
+			ps.count = part.rows
+		}
+		switch {
+		case v.Floats != nil:
+			ps.float = sumFloats(v.Floats, sel)
+		case v.Scale >= 0:
+			ps.exact, ps.scale = sumSmallInts(v.Ints, sel), v.Scale
+		default:
+			ps.exact = sumInts(v.Ints, sel)
+		}
+	}
+	return part, nil
+}
+
+// plainPage says whether a page can be reduced from its column values and
+// __TTL__ alone: nothing hidden in it, no filter, no delete sign, and every
+// summed column stored in it as BIGINT or DOUBLE.
+func (s *Scan) plainPage(task pageTask, n int) bool {
+	if s.filter != nil || task.signIdx >= 0 {
+		return false
+	}
+	if h := s.hidden[task.rsID]; h != nil && h.IntersectsWithInterval(uint64(task.ord0), uint64(task.ord0)+uint64(n)) {
+		return false
+	}
+	for _, slot := range s.outSlots {
+		if slot == s.snap.ttlSlot() && !s.rawTTL && s.snap.Policy.Mode == ttlcol.SourceMode {
+			return false
+		}
+		if idx := task.slots[slot]; idx < 0 || !task.r.ValuesOK(idx) {
+			return false
+		}
+	}
+	return true
+}
+
+// reduceRows reduces a page through the row path: the batch Next would
+// return.
+func (s *Scan) reduceRows(task pageTask) (*partial, error) {
+	part := &partial{sums: make([]pageSum, len(s.outSlots))}
+	for i := range part.sums {
+		part.sums[i].scale = -1
+	}
+	rec, err := s.readPage(task)
+	if err != nil || rec == nil {
+		return part, err
+	}
+	defer rec.Release()
+	part.rows = rec.NumRows()
+	for i, col := range rec.Columns() {
+		ps := &part.sums[i]
+		ps.count = int64(col.Len() - col.NullN())
+		switch a := col.(type) {
+		case *array.Float64:
+			ps.float = sumFloats(a.Float64Values(), validity(a))
+		case *array.Float32:
+			f := make([]float64, a.Len())
+			for j, x := range a.Float32Values() {
+				f[j] = float64(x)
+			}
+			ps.float = sumFloats(f, validity(a))
+		default:
+			for j := 0; j < col.Len(); j++ {
+				if col.IsValid(j) {
+					ps.exact.add(intAt(col, j))
+				}
+			}
+		}
+	}
+	return part, nil
+}
+
+// validity returns a's validity bitmap from bit 0, or nil when it has no
+// NULL.
+func validity(a arrow.Array) []byte {
+	if a.NullN() == 0 {
+		return nil
+	}
+	n := a.Len()
+	out := make([]byte, (n+7)/8)
+	for i := 0; i < n; i++ {
+		if a.IsValid(i) {
+			out[i/8] |= 1 << (i % 8)
+		}
+	}
+	return out
+}
+
+func intAt(a arrow.Array, i int) int64 {
+	switch a := a.(type) {
+	case *array.Int8:
+		return int64(a.Value(i))
+	case *array.Int16:
+		return int64(a.Value(i))
+	case *array.Int32:
+		return int64(a.Value(i))
+	case *array.Int64:
+		return a.Value(i)
+	}
+	panic(fmt.Sprintf("query: sum of %s", a.DataType()))
+}
+
+func grow(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// clearTail clears the bits past row n in the last byte of bm.
+func clearTail(bm []byte, n int) {
+	if n%8 != 0 {
+		bm[n/8] &= byte(1)<<(n%8) - 1
+	}
+}
+
+func popcount(bm []byte) int {
+	c := 0
+	for len(bm) >= 8 {
+		c += bits.OnesCount64(uint64(bm[0]) | uint64(bm[1])<<8 | uint64(bm[2])<<16 | uint64(bm[3])<<24 |
+			uint64(bm[4])<<32 | uint64(bm[5])<<40 | uint64(bm[6])<<48 | uint64(bm[7])<<56)
+		bm = bm[8:]
+	}
+	for _, x := range bm {
+		c += bits.OnesCount8(x)
+	}
+	return c
+}

@@ -1,0 +1,140 @@
+package query
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+func randomSelection(rng *rand.Rand, n int) []byte {
+	sel := make([]byte, (n+7)/8)
+	density := rng.IntN(4)
+	for i := 0; i < n; i++ {
+		var on bool
+		switch density {
+		case 0:
+			on = false
+		case 1:
+			on = true
+		case 2:
+			on = rng.IntN(2) == 0
+		default:
+			on = rng.IntN(10) == 0
+		}
+		if on {
+			sel[i/8] |= 1 << (i % 8)
+		}
+	}
+	return sel
+}
+
+func selected(sel []byte, i int) bool { return sel == nil || sel[i/8]>>(i%8)&1 == 1 }
+
+func TestSumKernelsMatchNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 2000; trial++ {
+		n := rng.IntN(1500)
+		var sel []byte
+		if rng.IntN(5) > 0 {
+			sel = randomSelection(rng, n)
+		}
+		small := make([]int64, n)
+		wide := make([]int64, n)
+		floats := make([]float64, n)
+		for i := range small {
+			small[i] = rng.Int64N(1<<54) - 1<<53
+			wide[i] = int64(rng.Uint64())
+			floats[i] = rng.NormFloat64() * 1e6
+			if !selected(sel, i) && rng.IntN(3) == 0 {
+				// What a deselected slot holds must not leak in.
+				floats[i] = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[rng.IntN(3)]
+			}
+		}
+		wantSmall, wantWide := new(big.Int), new(big.Int)
+		var fsum [4]float64
+		for i := 0; i < n; i++ {
+			if selected(sel, i) {
+				wantSmall.Add(wantSmall, big.NewInt(small[i]))
+				wantWide.Add(wantWide, big.NewInt(wide[i]))
+				fsum[i&3] += floats[i]
+			}
+		}
+		if got := toBig(sumSmallInts(small, sel)); got.Cmp(wantSmall) != 0 {
+			t.Fatalf("trial %d: sumSmallInts %s, want %s", trial, got, wantSmall)
+		}
+		if got := toBig(sumInts(wide, sel)); got.Cmp(wantWide) != 0 {
+			t.Fatalf("trial %d: sumInts %s, want %s", trial, got, wantWide)
+		}
+		want := (fsum[0] + fsum[1]) + (fsum[2] + fsum[3])
+		if got := sumFloats(floats, sel); math.Float64bits(got) != math.Float64bits(want) && !(got == 0 && want == 0) {
+			t.Fatalf("trial %d: sumFloats %v, want %v", trial, got, want)
+		}
+	}
+}
+
+func toBig(a int128) *big.Int {
+	v := new(big.Int).Lsh(big.NewInt(a.hi), 64)
+	return v.Add(v, new(big.Int).SetUint64(a.lo))
+}
+
+func TestInt128(t *testing.T) {
+	var a int128
+	for range 4 {
+		a.add(math.MaxInt64)
+	}
+	want := new(big.Int).Mul(big.NewInt(math.MaxInt64), big.NewInt(4))
+	if toBig(a).Cmp(want) != 0 {
+		t.Fatalf("4 × MaxInt64 = %s, want %s", toBig(a), want)
+	}
+	if _, ok := a.int64(); ok {
+		t.Fatal("4 × MaxInt64 fits an int64")
+	}
+	var b int128
+	b.add(math.MinInt64)
+	b.add(5)
+	if v, ok := b.int64(); !ok || v != math.MinInt64+5 {
+		t.Fatalf("MinInt64 + 5 = %d, %t", v, ok)
+	}
+	a.addAcc(b)
+	want.Add(want, big.NewInt(math.MinInt64+5))
+	if toBig(a).Cmp(want) != 0 {
+		t.Fatalf("addAcc: %s, want %s", toBig(a), want)
+	}
+	if f, w := a.float64(), float64(want.Int64()); math.Abs(f-w) > 1 && want.IsInt64() {
+		t.Fatalf("float64 %v, want %v", f, w)
+	}
+}
+
+func BenchmarkSumKernels(b *testing.B) {
+	const n = 65536
+	rng := rand.New(rand.NewPCG(1, 2))
+	ints := make([]int64, n)
+	floats := make([]float64, n)
+	sel := make([]byte, n/8)
+	for i := range ints {
+		ints[i] = rng.Int64N(100000)
+		floats[i] = float64(ints[i]) / 100
+		if rng.IntN(2) == 0 {
+			sel[i/8] |= 1 << (i % 8)
+		}
+	}
+	b.Run("scaled-ints/half", func(b *testing.B) {
+		b.SetBytes(n * 8)
+		for b.Loop() {
+			sumSmallInts(ints, sel)
+		}
+	})
+	b.Run("scaled-ints/all", func(b *testing.B) {
+		b.SetBytes(n * 8)
+		for b.Loop() {
+			sumSmallInts(ints, nil)
+		}
+	})
+	b.Run("floats/half", func(b *testing.B) {
+		b.SetBytes(n * 8)
+		for b.Loop() {
+			sumFloats(floats, sel)
+		}
+	})
+}

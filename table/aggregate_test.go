@@ -1,0 +1,154 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/query"
+)
+
+// aggBatch is eventBatch with amounts drawn by amount (NaN: NULL).
+func aggBatch(mem memory.Allocator, rows []eventRow, amount func(i int) float64) arrow.RecordBatch {
+	rec := eventBatch(mem, rows, true)
+	defer rec.Release()
+	b := array.NewFloat64Builder(mem)
+	defer b.Release()
+	for i := range rows {
+		if v := amount(i); math.IsNaN(v) {
+			b.AppendNull()
+		} else {
+			b.Append(v)
+		}
+	}
+	a := b.NewArray()
+	defer a.Release()
+	cols := append([]arrow.Array{}, rec.Columns()...)
+	cols[3] = a
+	return array.NewRecordBatch(rec.Schema(), cols, rec.NumRows())
+}
+
+// TestAggregateMatchesScan compares Aggregate with sums over the rows a
+// scan returns, on pages of every kind: all live, all expired, expired but
+// for NULL expirations, mixed; doubles stored decimal-scaled and plain;
+// NULL values; deleted rows; filters.
+func TestAggregateMatchesScan(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opts := quiet()
+	opts.Allocator, opts.PageRows = mem, 128
+	tbl := mustCreate(t, filepath.Join(t.TempDir(), "t"), directDef(), opts)
+	defer checkClose(t, tbl)
+	rng := rand.New(rand.NewPCG(7, 8))
+	b := base.UnixMicro()
+	amounts := []func(i int) float64{
+		func(i int) float64 { return float64(rng.IntN(100000)) / 100 },                    // scaled
+		func(i int) float64 { return rng.NormFloat64() * 1e3 },                            // plain
+		func(i int) float64 { return []float64{math.NaN(), 2.5}[rng.IntN(2)] },            // NULLs
+		func(i int) float64 { return []float64{math.NaN(), float64(i) / 4}[min(i%3, 1)] }, // NULLs, scaled
+	}
+	id := int64(0)
+	for k := 0; k < 12; k++ {
+		rows := genEvents(rng, id, 300+rng.IntN(500))
+		id += int64(len(rows))
+		for i := range rows {
+			switch k % 4 {
+			case 1: // expirations in time order: whole pages expire together
+				v := b - 3*86400e6 + int64(i)*int64(6*86400e6)/int64(len(rows))
+				rows[i].ttl = &v
+			case 2: // every expiration passed, some never expire
+				if rows[i].ttl != nil {
+					v := b - 6*86400e6
+					rows[i].ttl = &v
+				}
+			case 3: // no expiration at all
+				rows[i].ttl = nil
+			}
+		}
+		rec := aggBatch(mem, rows, amounts[k%len(amounts)])
+		mustWrite(t, tbl, rec)
+		rec.Release()
+	}
+	if _, err := tbl.DeleteWhere(context.Background(), Matcher{Filter: query.Compare("user_id", query.Eq, int64(17))}, WriteOptions{Now: base}); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []time.Time{base.Add(-7 * 24 * time.Hour), base.Add(-time.Hour), base, base.Add(2 * 24 * time.Hour), base.Add(30 * 24 * time.Hour)} {
+		for _, filter := range []query.Expr{nil, query.Compare("user_id", query.Lt, int64(500))} {
+			req := query.Request{Now: at, Columns: []string{"amount", "user_id", "id"}, Filter: filter}
+			rows := scanAll(t, tbl, req)
+			var wantRows, wantAmounts, wantUser, wantID int64
+			var wantAmount float64
+			for _, r := range rows {
+				wantRows++
+				if !r[0].IsNull() {
+					wantAmounts++
+					wantAmount += r[0].Float
+				}
+				wantUser += r[1].Int
+				wantID += r[2].Int
+			}
+			var first query.Totals
+			for _, par := range []int{1, 2, 3} {
+				req.Parallelism = par
+				tot, err := tbl.Aggregate(context.Background(), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tot.Rows != wantRows || tot.Sums[0].Count != wantAmounts || tot.Sums[1].Int != wantUser || tot.Sums[2].Int != wantID {
+					t.Fatalf("at %v filter %v: %+v, want rows %d, %d amounts, sum(user_id) %d, sum(id) %d", at, filter, tot, wantRows, wantAmounts, wantUser, wantID)
+				}
+				if math.Abs(tot.Sums[0].Float-wantAmount) > 1e-9*math.Max(1, math.Abs(wantAmount)) {
+					t.Fatalf("at %v filter %v: sum(amount) %v, want %v", at, filter, tot.Sums[0].Float, wantAmount)
+				}
+				if par == 1 {
+					first = tot
+				} else if math.Float64bits(tot.Sums[0].Float) != math.Float64bits(first.Sums[0].Float) {
+					t.Fatalf("sum(amount) %v with %d workers, %v with one", tot.Sums[0].Float, par, first.Sums[0].Float)
+				}
+			}
+			if n := mustCount(t, tbl, at, filter); n != wantRows {
+				t.Fatalf("Count %d, want %d", n, wantRows)
+			}
+		}
+	}
+}
+
+func TestAggregateErrors(t *testing.T) {
+	tbl := mustCreate(t, filepath.Join(t.TempDir(), "t"), directDef(), quiet())
+	defer checkClose(t, tbl)
+	rec := eventBatch(memory.DefaultAllocator, []eventRow{
+		{id: math.MaxInt64, userID: math.MaxInt64, amount: 1, message: "a"},
+		{id: 2, userID: math.MaxInt64, amount: 2, message: "b"},
+	}, true)
+	mustWrite(t, tbl, rec)
+	rec.Release()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		cols []string
+		want error
+	}{
+		{[]string{"message"}, rowttl.ErrInvalidArgument},
+		{[]string{"event_time"}, rowttl.ErrInvalidArgument},
+		{[]string{"nope"}, rowttl.ErrNotFound},
+		{[]string{"user_id"}, rowttl.ErrInvalidArgument}, // overflows
+	} {
+		_, err := tbl.Aggregate(ctx, query.Request{Now: base, Columns: tc.cols})
+		if !errors.Is(err, tc.want) {
+			t.Errorf("sum of %v: %v, want %v", tc.cols, err, tc.want)
+		}
+	}
+	// The overflow of one column is an error, not a wrapped number; a sum
+	// that fits is exact.
+	tot, err := tbl.Aggregate(ctx, query.Request{Now: base, Columns: []string{"amount", "__TTL__"}})
+	if err != nil || tot.Rows != 2 || tot.Sums[0].Float != 3 || tot.Sums[1].Count != 0 {
+		t.Fatalf("sum(amount), sum(__TTL__): %+v, %v", tot, err)
+	}
+}
