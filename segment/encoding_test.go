@@ -99,7 +99,9 @@ func TestEncodingChoice(t *testing.T) {
 			defer arr.Release()
 			rec := newRecord(arr)
 			defer rec.Release()
-			opts := WriterOptions{}
+			// One page of n rows; the size bounds count the header, whose
+			// page-size varint is two bytes for this page size.
+			opts := WriterOptions{PageRows: 1024}
 			if tc.zstdOff {
 				opts.ZstdLevel = -1
 			}

@@ -16,7 +16,7 @@ import (
 // encoding_int.go, encoding_string.go and encoding_fixed.go.
 
 // DefaultPageRows is the page size used when WriterOptions.PageRows is 0.
-const DefaultPageRows = 8192
+const DefaultPageRows = 65536
 
 // WriterOptions configures a Writer.
 type WriterOptions struct {
