@@ -7,8 +7,10 @@ import (
 )
 
 // Integer encodings, for int8..int64, date32 and timestamps (width W bytes).
-// Null slots hold the nearest earlier value (the first value for leading
-// nulls, zero when all are null), so they widen no frame and add no delta.
+// Null slots hold values that widen no frame and add no odd delta: a run of
+// nulls between two values lies on the line between them, leading nulls
+// repeat the first value, trailing ones the last, all-null pages hold zero.
+// Readers ignore them.
 //
 //	plain    := | value (W B, LE) | value | ... |                  n values
 //	constant := | value (varint) |

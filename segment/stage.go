@@ -149,6 +149,45 @@ func fillNulls[E any](vals []E, valid []bool, nulls int) {
 	}
 }
 
+// fillNullInts fills the null slots of an integer column: a run of nulls
+// between two values takes the values of the straight line between them,
+// others repeat the nearest value, as fillNulls. On a column that grows at
+// a steady pace, like an expiration derived from event time, the nulls then
+// neither widen the delta encoding's bit width nor its frame: a repeated
+// value would make a delta of zero and one of twice the step.
+func fillNullInts(vals []int64, valid []bool, nulls int) {
+	fillNulls(vals, valid, nulls)
+	if nulls == 0 || nulls == len(vals) {
+		return
+	}
+	last := -1 // the latest valid slot
+	for i, ok := range valid {
+		if !ok {
+			continue
+		}
+		if gap := i - last - 1; last >= 0 && gap > 0 {
+			interpolate(vals[last:i+1], gap)
+		}
+		last = i
+	}
+}
+
+// interpolate sets v[1..gap] on the line from v[0] to v[gap+1], unless the
+// difference of the ends overflows.
+func interpolate(v []int64, gap int) {
+	a, b := v[0], v[gap+1]
+	diff := b - a
+	if (b >= a) != (diff >= 0) {
+		return
+	}
+	steps := int64(gap + 1)
+	step, rem := diff/steps, diff%steps
+	for k := int64(1); k <= int64(gap); k++ {
+		// rem*k < steps^2 <= (MaxPageRows+1)^2: no overflow.
+		v[k] = a + step*k + rem*k/steps
+	}
+}
+
 // fillNullsRaw is fillNulls for values of width bytes held in raw.
 func fillNullsRaw(raw []byte, width int, valid []bool, nulls int) {
 	if nulls == 0 {

@@ -26,6 +26,10 @@ type WriterOptions struct {
 	// ZstdLevel is the zstd level applied to a chunk where it pays; 0 means
 	// DefaultZstdLevel, a negative value disables zstd.
 	ZstdLevel int
+	// HotColumns lists columns, by index, that every scan reads and that
+	// are therefore never zstd-compressed: their light encodings decode at
+	// memory speed, zstd at under 1 GB/s.
+	HotColumns []int
 }
 
 // Summary describes a finished segment.
@@ -44,6 +48,7 @@ type Writer struct {
 	cols     []colType
 	pageRows int
 	zenc     *zstd.Encoder // nil when compression is off
+	hot      []bool        // per column: never compressed
 
 	stages  []colStage // the page being filled
 	pending int        // rows staged
@@ -95,6 +100,13 @@ func NewWriter(w io.Writer, sc *arrow.Schema, opts WriterOptions) (*Writer, erro
 		wr.stages = append(wr.stages, colStage{ct: ct})
 	}
 	wr.zones = make([]zoneAcc, len(wr.cols))
+	wr.hot = make([]bool, len(wr.cols))
+	for _, c := range opts.HotColumns {
+		if c < 0 || c >= len(wr.cols) {
+			return nil, fmt.Errorf("segment: hot column %d of %d: %w", c, len(wr.cols), rowttl.ErrInvalidArgument)
+		}
+		wr.hot[c] = true
+	}
 	if opts.ZstdLevel >= 0 {
 		level := opts.ZstdLevel
 		if level == 0 {
@@ -181,7 +193,7 @@ func (w *Writer) flushPage() error {
 	for c := range w.stages {
 		st := &w.stages[c]
 		st.zone(&w.page)
-		meta, err := w.writeChunk(st, n)
+		meta, err := w.writeChunk(st, n, w.hot[c])
 		if err != nil {
 			w.err = err
 			return err
@@ -198,7 +210,7 @@ func (w *Writer) flushPage() error {
 }
 
 // writeChunk encodes the staged column and writes its chunk.
-func (w *Writer) writeChunk(st *colStage, n int) (chunkMeta, error) {
+func (w *Writer) writeChunk(st *colStage, n int, hot bool) (chunkMeta, error) {
 	body := w.body[:0]
 	if st.nulls > 0 && st.nulls < n {
 		body = appendBitmap(body, n, func(i int) bool { return st.valid[i] })
@@ -209,7 +221,7 @@ func (w *Writer) writeChunk(st *colStage, n int) (chunkMeta, error) {
 		fillNulls(st.ints, st.valid, st.nulls)
 		body, enc = encodeBools(body, st.ints)
 	case kindInt:
-		fillNulls(st.ints, st.valid, st.nulls)
+		fillNullInts(st.ints, st.valid, st.nulls)
 		body, enc = encodeInts(body, st.ints, st.ct.width, &w.ints)
 	case kindFloat, kindDecimal:
 		fillNullsRaw(st.fixed, st.ct.width, st.valid, st.nulls)
@@ -236,7 +248,7 @@ func (w *Writer) writeChunk(st *colStage, n int) (chunkMeta, error) {
 
 	comp := compNone
 	chunk := body
-	if w.zenc != nil && len(body) >= minCompressLen {
+	if w.zenc != nil && !hot && len(body) >= minCompressLen {
 		w.block = w.zenc.EncodeAll(body, w.block[:0])
 		if len(w.block)*8 < len(body)*7 {
 			comp, chunk = compZstd, w.block

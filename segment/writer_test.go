@@ -3,6 +3,8 @@ package segment
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"sync"
 	"testing"
 
@@ -231,5 +233,43 @@ func TestBatchBoundaries(t *testing.T) {
 	defer got.Release()
 	if !array.Equal(got, arr) {
 		t.Fatal("differs")
+	}
+}
+
+// TestHotColumns checks that a hot column is never zstd-compressed, even
+// where zstd would pay, and that the others still are.
+func TestHotColumns(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	sb := array.NewStringBuilder(mem)
+	defer sb.Release()
+	for i := range 2000 {
+		sb.Append(fmt.Sprintf("event number %08d of the day", i))
+	}
+	a := sb.NewArray()
+	defer a.Release()
+	for i := range 2000 {
+		sb.Append(fmt.Sprintf("event number %08d of the day", i))
+	}
+	b := sb.NewArray()
+	defer b.Release()
+	rec := newRecord(a, b)
+	defer rec.Release()
+	data, _ := writeBatches(t, rec, WriterOptions{HotColumns: []int{1}}, 0)
+	r := openBytes(t, data, "hot.seg")
+	if _, comp := r.PageEncoding(0, 0); comp != "zstd" {
+		t.Fatalf("column 0 stored %s; the test needs data zstd shrinks", comp)
+	}
+	if _, comp := r.PageEncoding(1, 0); comp != "none" {
+		t.Fatalf("hot column stored %s, want none", comp)
+	}
+	got := readColumn(t, r, mem, 1)
+	defer got.Release()
+	if !arraysIdentical(got, b) {
+		t.Fatal("hot column reads back different")
+	}
+	for _, bad := range []int{-1, 2} {
+		if _, err := NewWriter(io.Discard, rec.Schema(), WriterOptions{HotColumns: []int{bad}}); !errors.Is(err, rowttl.ErrInvalidArgument) {
+			t.Errorf("hot column %d: %v, want ErrInvalidArgument", bad, err)
+		}
 	}
 }

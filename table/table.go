@@ -19,7 +19,6 @@ import (
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
-	"github.com/rowttl/rowttl/segment"
 	"github.com/rowttl/rowttl/ttlcol"
 	"github.com/rowttl/rowttl/vfs"
 )
@@ -544,8 +543,4 @@ func physicalSchema(def *Definition, pol ttlcol.Policy) *arrow.Schema {
 		fields = append(fields, arrow.Field{Name: schema.DeleteSignColumn, Type: arrow.FixedWidthTypes.Boolean, Nullable: true})
 	}
 	return arrow.NewSchema(fields, nil)
-}
-
-func (t *Table) segmentOptions() segment.WriterOptions {
-	return segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: t.opts.ZstdLevel}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
 )
 
 // WriteOptions qualify one write.
@@ -182,9 +183,15 @@ func (t *Table) newRowsetWriter(v *version) *rowset.Writer {
 	if idx := phys.FieldIndices(schema.TTLColumn); len(idx) > 0 {
 		ttlIdx = idx[0]
 	}
+	seg := segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: t.opts.ZstdLevel}
+	if ttlIdx >= 0 {
+		// Every scan reads __TTL__ where zone maps cannot decide: keep it
+		// at the speed of its light encoding.
+		seg.HotColumns = []int{ttlIdx}
+	}
 	return rowset.NewWriter(rowset.WriterOptions{
 		FS: t.fs, Dir: t.dir, Schema: phys, TTLIndex: ttlIdx,
-		Segment: t.segmentOptions(), SegmentRows: t.opts.SegmentRows,
+		Segment: seg, SegmentRows: t.opts.SegmentRows,
 		NewFileNum: t.newFileNum,
 		// Called with writeMu held, as every manifest append is.
 		MayRemove: func() bool { return t.manifest.mayRemoveFiles() },
