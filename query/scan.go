@@ -35,6 +35,10 @@ type Snapshot struct {
 	Merged bool
 	// Release is called once when the scan no longer needs the rowsets.
 	Release func()
+	// PageMem backs decoded pages and the columns gathered from them,
+	// buffers the scan overwrites entirely, so it may hand out memory
+	// unzeroed (bufpool); nil means the scan's allocator.
+	PageMem memory.Allocator
 }
 
 // Request describes a scan.
@@ -89,6 +93,7 @@ type Scan struct {
 	refs      atomic.Int64
 	ctx       context.Context
 	mem       memory.Allocator
+	pageMem   memory.Allocator // see Snapshot.PageMem
 	snap      *Snapshot
 	hasTTL    bool
 	threshold int64
@@ -121,7 +126,10 @@ var _ array.RecordReader = (*Scan)(nil)
 
 // NewScan starts a scan. On error the snapshot is released.
 func NewScan(ctx context.Context, mem memory.Allocator, snap *Snapshot, req Request) (*Scan, error) {
-	s := &Scan{ctx: ctx, mem: mem, snap: snap}
+	s := &Scan{ctx: ctx, mem: mem, pageMem: snap.PageMem, snap: snap}
+	if s.pageMem == nil {
+		s.pageMem = mem
+	}
 	s.refs.Store(1)
 	if err := s.init(req); err != nil {
 		s.releaseSnapshot()
@@ -433,7 +441,7 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 		var a arrow.Array
 		if idx := slots[slot]; idx >= 0 {
 			var err error
-			if a, err = r.ReadPage(s.mem, idx, p); err != nil {
+			if a, err = r.ReadPage(s.pageMem, idx, p); err != nil {
 				return nil, err
 			}
 		} else {
@@ -548,7 +556,7 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	ctx := compute.WithAllocator(s.ctx, s.mem)
 	filtered := make([]arrow.Array, len(cols))
 	for i, c := range cols {
-		f, err := filterArray(ctx, s.mem, c, mask, n, selected)
+		f, err := filterArray(ctx, s.pageMem, c, mask, n, selected)
 		if err != nil {
 			for _, x := range filtered[:i] {
 				x.Release()

@@ -16,6 +16,9 @@ import (
 	"github.com/rowttl/rowttl/query"
 )
 
+// nanAmount marks a NULL amount for aggBatch.
+var nanAmount = math.NaN()
+
 // aggBatch is eventBatch with amounts drawn by amount (NaN: NULL).
 func aggBatch(mem memory.Allocator, rows []eventRow, amount func(i int) float64) arrow.RecordBatch {
 	rec := eventBatch(mem, rows, true)

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/bufpool"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/ttlcol"
@@ -212,6 +213,7 @@ type modelConfig struct {
 	segmentRows int64
 	zstd        int
 	auto        bool // run the auto-compaction policy after every step
+	pool        bool // decoded pages come from a recycling, non-zeroing pool
 }
 
 func randomConfig(rng *rand.Rand) modelConfig {
@@ -220,6 +222,7 @@ func randomConfig(rng *rand.Rand) modelConfig {
 		segmentRows: []int64{10, 50, 1000, 1 << 20}[rng.IntN(4)],
 		zstd:        []int{-1, 0, 1, 19}[rng.IntN(4)],
 		auto:        rng.IntN(2) == 0,
+		pool:        rng.IntN(2) == 0,
 	}
 }
 
@@ -231,6 +234,13 @@ func runModel(t *testing.T, model schema.Model, source bool, seed uint64, steps 
 	dir := filepath.Join(t.TempDir(), "t")
 	clock := base
 	opts := &Options{Allocator: mem, PageRows: cfg.pageRows, SegmentRows: cfg.segmentRows, ZstdLevel: cfg.zstd, Clock: func() time.Time { return clock }, DisableAutoCompaction: true}
+	if cfg.pool {
+		// Recycled buffers hold earlier pages' bytes: any reliance on
+		// zeroed page memory shows up as wrong rows.
+		pageMem := memory.NewCheckedAllocator(new(bufpool.Pool))
+		defer pageMem.AssertSize(t, 0)
+		opts.PageAllocator = pageMem
+	}
 	tbl := mustCreate(t, dir, modelDef(model, source), opts)
 	defer func() { checkClose(t, tbl) }()
 	ref := &refModel{unique: model.IsUnique(), source: source, retention: 10 * 3600e6, keys: map[int64]modelRow{}}

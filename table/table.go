@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/bufpool"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
@@ -30,6 +31,12 @@ type Options struct {
 	// Allocator is used for every Arrow buffer the table makes; nil means
 	// the Go allocator.
 	Allocator memory.Allocator
+	// PageAllocator backs the buffers scans overwrite entirely: decoded
+	// pages and the columns gathered from them, which are most of what a
+	// scan allocates. Nil means bufpool.Default, which recycles them
+	// without zeroing, unless Allocator is set to other than a Go
+	// allocator: then Allocator.
+	PageAllocator memory.Allocator
 	// PageRows is the number of rows of a segment page.
 	PageRows int
 	// SegmentRows is the number of rows after which a write starts a new
@@ -60,6 +67,16 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.FS == nil {
 		o.FS = vfs.Default
+	}
+	if o.PageAllocator == nil {
+		switch o.Allocator.(type) {
+		case nil, *memory.GoAllocator:
+			o.PageAllocator = bufpool.Default
+		default:
+			// An allocator of the caller's (checked, accounting) sees
+			// every buffer.
+			o.PageAllocator = o.Allocator
+		}
 	}
 	if o.Allocator == nil {
 		o.Allocator = memory.DefaultAllocator
@@ -480,6 +497,7 @@ func (t *Table) Scan(ctx context.Context, req query.Request) (array.RecordReader
 	if err != nil {
 		return nil, err
 	}
+	snap.PageMem = t.opts.PageAllocator
 	return query.NewScan(ctx, t.opts.Allocator, snap, req)
 }
 
