@@ -38,8 +38,8 @@ type partial struct {
 
 type pageSum struct {
 	count int64
-	exact int128 // integer columns; scaled doubles, in units of 10^-scale
-	scale int    // of exact, for doubles; -1 when exact holds integers
+	exact segment.Int128 // integer columns; scaled doubles, in units of 10^-scale
+	scale int            // of exact, for doubles; -1 when exact holds integers
 	float float64
 }
 
@@ -62,16 +62,16 @@ func (s *Scan) Aggregate() (Totals, error) {
 		kinds[i] = t
 	}
 	tot := Totals{Sums: make([]Sum, len(s.outSlots))}
-	exact := make([]int128, len(s.outSlots))
+	exact := make([]segment.Int128, len(s.outSlots))
 	add := func(p *partial) {
 		tot.Rows += p.rows
 		for i, ps := range p.sums {
 			tot.Sums[i].Count += ps.count
 			switch {
 			case kinds[i].IsInteger():
-				exact[i].addAcc(ps.exact)
+				exact[i].AddInt128(ps.exact)
 			case ps.scale >= 0:
-				tot.Sums[i].Float += ps.exact.float64() / pow10(ps.scale)
+				tot.Sums[i].Float += ps.exact.Float64() / pow10(ps.scale)
 			default:
 				tot.Sums[i].Float += ps.float
 			}
@@ -83,7 +83,7 @@ func (s *Scan) Aggregate() (Totals, error) {
 	}
 	for i := range exact {
 		if kinds[i].IsInteger() {
-			v, ok := exact[i].int64()
+			v, ok := exact[i].Int64()
 			if !ok {
 				return Totals{}, fmt.Errorf("sum of %s overflows BIGINT: %w", s.out.Field(i).Name, rowttl.ErrInvalidArgument)
 			}
@@ -223,6 +223,17 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		return part, nil
 	}
 	for i, slot := range s.outSlots {
+		if z := r.PageStats(task.slots[slot], p); live == nil && z.HasSum {
+			// Every row counts and the page knows its sum.
+			ps := &part.sums[i]
+			ps.count, ps.exact = int64(n)-z.NullCount, z.Sum
+			if s.slotType(slot).IsInteger() {
+				ps.scale = -1
+			} else {
+				ps.scale = z.SumScale
+			}
+			continue
+		}
 		v := &b.vals
 		if err := r.ReadValues(task.slots[slot], p, v, false); err != nil {
 			return nil, err
@@ -303,7 +314,7 @@ func (s *Scan) reduceRows(task pageTask) (*partial, error) {
 		default:
 			for j := 0; j < col.Len(); j++ {
 				if col.IsValid(j) {
-					ps.exact.add(intAt(col, j))
+					ps.exact.Add(intAt(col, j))
 				}
 			}
 		}

@@ -2,8 +2,8 @@ package query
 
 import (
 	"encoding/binary"
+	"github.com/rowttl/rowttl/segment"
 	"math"
-	"math/bits"
 )
 
 // Sum kernels over a selection bitmap (LSB-first, bit i set: row i counts).
@@ -11,36 +11,6 @@ import (
 // a plain loop, an empty word is skipped, and a partial word selects each
 // value with a mask instead of a branch, so a random half-live page costs
 // no mispredictions.
-
-// int128 is an exact sum of int64 values: no page and no table can
-// overflow it.
-type int128 struct {
-	hi int64
-	lo uint64
-}
-
-func (a *int128) add(v int64) {
-	var c uint64
-	a.lo, c = bits.Add64(a.lo, uint64(v), 0)
-	a.hi += int64(c) + v>>63
-}
-
-func (a *int128) addAcc(b int128) {
-	var c uint64
-	a.lo, c = bits.Add64(a.lo, b.lo, 0)
-	a.hi += b.hi + int64(c)
-}
-
-// float64 returns the sum, rounded.
-func (a int128) float64() float64 {
-	return float64(a.hi)*(1<<64) + float64(a.lo)
-}
-
-// int64 returns the sum and whether it fits an int64.
-func (a int128) int64() (int64, bool) {
-	v := int64(a.lo)
-	return v, a.hi == v>>63
-}
 
 // word returns the 64 selection bits of rows i..i+63 (i a multiple of 64).
 func word(sel []byte, i int) uint64 { return binary.LittleEndian.Uint64(sel[i/8:]) }
@@ -58,8 +28,8 @@ func tailWord(sel []byte, i, n int) uint64 {
 // most 2^53 in magnitude (decimal-scaled doubles): blocks of 512 such
 // values cannot overflow an int64, so the inner loops add without carries.
 // sel nil selects every row.
-func sumSmallInts(v []int64, sel []byte) int128 {
-	var acc int128
+func sumSmallInts(v []int64, sel []byte) segment.Int128 {
+	var acc segment.Int128
 	const block = 512
 	for b := 0; b < len(v); b += block {
 		e := min(b+block, len(v))
@@ -71,7 +41,7 @@ func sumSmallInts(v []int64, sel []byte) int128 {
 		} else {
 			s = maskedSumInt(v, sel, b, e)
 		}
-		acc.add(s)
+		acc.Add(s)
 	}
 	return acc
 }
@@ -112,11 +82,11 @@ func maskedWordInt(v []int64, w uint64) int64 {
 }
 
 // sumInts adds the selected values of v exactly, whatever their size.
-func sumInts(v []int64, sel []byte) int128 {
-	var acc int128
+func sumInts(v []int64, sel []byte) segment.Int128 {
+	var acc segment.Int128
 	for i, x := range v {
 		if sel == nil || sel[i/8]>>(i%8)&1 != 0 {
-			acc.add(x)
+			acc.Add(x)
 		}
 	}
 	return acc

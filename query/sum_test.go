@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/rowttl/rowttl/segment"
 )
 
 func randomSelection(rng *rand.Rand, n int) []byte {
@@ -73,35 +75,35 @@ func TestSumKernelsMatchNaive(t *testing.T) {
 	}
 }
 
-func toBig(a int128) *big.Int {
-	v := new(big.Int).Lsh(big.NewInt(a.hi), 64)
-	return v.Add(v, new(big.Int).SetUint64(a.lo))
+func toBig(a segment.Int128) *big.Int {
+	v := new(big.Int).Lsh(big.NewInt(a.Hi), 64)
+	return v.Add(v, new(big.Int).SetUint64(a.Lo))
 }
 
 func TestInt128(t *testing.T) {
-	var a int128
+	var a segment.Int128
 	for range 4 {
-		a.add(math.MaxInt64)
+		a.Add(math.MaxInt64)
 	}
 	want := new(big.Int).Mul(big.NewInt(math.MaxInt64), big.NewInt(4))
 	if toBig(a).Cmp(want) != 0 {
 		t.Fatalf("4 × MaxInt64 = %s, want %s", toBig(a), want)
 	}
-	if _, ok := a.int64(); ok {
+	if _, ok := a.Int64(); ok {
 		t.Fatal("4 × MaxInt64 fits an int64")
 	}
-	var b int128
-	b.add(math.MinInt64)
-	b.add(5)
-	if v, ok := b.int64(); !ok || v != math.MinInt64+5 {
+	var b segment.Int128
+	b.Add(math.MinInt64)
+	b.Add(5)
+	if v, ok := b.Int64(); !ok || v != math.MinInt64+5 {
 		t.Fatalf("MinInt64 + 5 = %d, %t", v, ok)
 	}
-	a.addAcc(b)
+	a.AddInt128(b)
 	want.Add(want, big.NewInt(math.MinInt64+5))
 	if toBig(a).Cmp(want) != 0 {
 		t.Fatalf("addAcc: %s, want %s", toBig(a), want)
 	}
-	if f, w := a.float64(), float64(want.Int64()); math.Abs(f-w) > 1 && want.IsInt64() {
+	if f, w := a.Float64(), float64(want.Int64()); math.Abs(f-w) > 1 && want.IsInt64() {
 		t.Fatalf("float64 %v, want %v", f, w)
 	}
 }

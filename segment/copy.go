@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 )
@@ -68,6 +69,7 @@ func (w *Writer) CopyPage(r *Reader, p int) error {
 	}
 	if len(w.copyZones) != ncols {
 		w.copyZones = make([]zoneAcc, ncols)
+		w.copySums = make([]ZoneMap, ncols)
 	}
 	for c := range ncols {
 		cm := r.f.chunk(c, p)
@@ -78,6 +80,13 @@ func (w *Writer) CopyPage(r *Reader, p int) error {
 		}
 		z := &w.copyZones[c]
 		z.setZone(cm.zone, w.cols[c].kind)
+		w.copySums[c] = cm.zone
+		if sumField(w.cols[c].kind, cm.enc) && !cm.zone.HasSum {
+			// A page of a file before format 3: its sum is computed.
+			if w.copySums[c], err = r.chunkSum(c, p, block); err != nil {
+				return err
+			}
+		}
 		if w.cols[c].kind == kindBytes && !cm.zone.HasBounds() && cm.zone.NullCount < cm.zone.Rows {
 			if err := r.chunkBounds(z, c, p, block); err != nil {
 				return err
@@ -98,6 +107,8 @@ func (w *Writer) CopyPage(r *Reader, p int) error {
 	for c := range ncols {
 		cm := *r.f.chunk(c, p)
 		cm.offset += base
+		sum := w.copySums[c]
+		cm.zone.HasSum, cm.zone.Sum, cm.zone.SumScale = sum.HasSum, sum.Sum, sum.SumScale
 		w.chunks = append(w.chunks, cm)
 		w.zones[c].merge(&w.copyZones[c], w.cols[c].kind)
 	}
@@ -154,6 +165,61 @@ func (r *Reader) chunkBounds(z *zoneAcc, col, p int, block []byte) error {
 		}
 	}
 	return nil
+}
+
+// chunkSum decodes the verified block of the chunk of column col in page p,
+// an integer or scaled chunk, and returns its zone map with the sum set.
+func (r *Reader) chunkSum(col, p int, block []byte) (ZoneMap, error) {
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	body, err := chunkBody(block, r.f.chunk(col, p), sc)
+	if err != nil {
+		return ZoneMap{}, r.pageError(col, p, err)
+	}
+	return r.bodySum(col, p, body, sc)
+}
+
+// bodySum is chunkSum of a chunk's body.
+func (r *Reader) bodySum(col, p int, body []byte, sc *scratch) (ZoneMap, error) {
+	cm := r.f.chunk(col, p)
+	z := cm.zone
+	z.HasSum = true
+	ct, n := r.f.cols[col], r.f.pages[p]
+	if ct.kind == kindFloat || ct.width == 8 {
+		z.Sum = Int128{}
+		v := Values{Nulls: int(cm.zone.NullCount)}
+		if err := v.decode(ct, n, cm.enc, body, false); err != nil {
+			return ZoneMap{}, r.corrupt(fmt.Sprintf("page %d column %d", p, col), err)
+		}
+		for i, x := range v.Ints {
+			if v.Valid == nil || v.Valid[i/8]>>(i%8)&1 == 1 {
+				z.Sum.Add(x)
+			}
+		}
+		z.SumScale = max(v.Scale, 0)
+		return z, nil
+	}
+	arr, err := decodeChunk(memory.DefaultAllocator, ct, n, int(cm.zone.NullCount), cm.enc, body, sc)
+	if err != nil {
+		return ZoneMap{}, r.pageError(col, p, err)
+	}
+	defer arr.Release()
+	z.Sum = Int128{}
+	for i := range arr.Len() {
+		if arr.IsValid(i) {
+			switch a := arr.(type) {
+			case *array.Int8:
+				z.Sum.Add(int64(a.Value(i)))
+			case *array.Int16:
+				z.Sum.Add(int64(a.Value(i)))
+			case *array.Int32:
+				z.Sum.Add(int64(a.Value(i)))
+			case *array.Date32:
+				z.Sum.Add(int64(a.Value(i)))
+			}
+		}
+	}
+	return z, nil
 }
 
 // layoutString lists the names and types of the fields of sc.

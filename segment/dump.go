@@ -17,8 +17,8 @@ import (
 func (r *Reader) Dump(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "segment %s: %d bytes, format version %d, %d rows, %d pages of up to %d rows\n",
-		r.name, r.size, formatVersion, r.f.rows, len(r.f.pages), r.f.pageRows)
-	fmt.Fprintf(bw, "header: offset 0 length %d magic %q version %d\n", headerLen, magic, formatVersion)
+		r.name, r.size, r.f.version, r.f.rows, len(r.f.pages), r.f.pageRows)
+	fmt.Fprintf(bw, "header: offset 0 length %d magic %q version %d\n", headerLen, magic, r.f.version)
 	fmt.Fprintf(bw, "schema:%s\n", dumpMetadata(r.f.schema.Metadata()))
 	for i, f := range r.f.schema.Fields() {
 		null := "not null"

@@ -41,6 +41,6 @@ func Example() {
 	}
 	// Output:
 	// rows 3 ttl rows=3 nulls=1 min=1000 max=3000
-	// page 0 rows 0 + 2 ttl rows=2 nulls=1 min=1000 max=1000 [1000 (null)]
-	// page 1 rows 2 + 1 ttl rows=1 nulls=0 min=3000 max=3000 [3000]
+	// page 0 rows 0 + 2 ttl rows=2 nulls=1 min=1000 max=1000 sum=1000 [1000 (null)]
+	// page 1 rows 2 + 1 ttl rows=1 nulls=0 min=3000 max=3000 sum=3000 [3000]
 }

@@ -11,7 +11,8 @@ import (
 // footer is the decoded footer of a segment: everything Open needs to plan
 // reads without touching a page.
 type footer struct {
-	pageRows int // the writer's PageRows option, or its largest copied page if larger; informational
+	version  uint32 // of the file, from its trailer; zone map sums from 3
+	pageRows int    // the writer's PageRows option, or its largest copied page if larger; informational
 	rows     int64
 	schema   *arrow.Schema
 	cols     []colType
@@ -46,10 +47,11 @@ func (f *footer) Marshal(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, uint64(c.length))
 		dst = append(dst, byte(c.enc), byte(c.comp))
 		dst = binary.AppendUvarint(dst, uint64(c.bodyLen))
-		dst = marshalZone(dst, c.zone, f.cols[i%len(f.cols)].kind)
+		kind := f.cols[i%len(f.cols)].kind
+		dst = marshalZone(dst, c.zone, kind, sumField(kind, c.enc))
 	}
 	for i, z := range f.columns {
-		dst = marshalZone(dst, z, f.cols[i].kind)
+		dst = marshalZone(dst, z, f.cols[i].kind, false)
 	}
 	return dst
 }
@@ -116,12 +118,12 @@ func (f *footer) Unmarshal(src []byte) ([]byte, error) {
 			return nil, errFooterChunk
 		}
 		c.length, c.bodyLen = int64(length), int(bodyLen)
-		c.zone = unmarshalZone(d, ct, int64(f.pages[page]))
+		c.zone = unmarshalZone(d, ct, int64(f.pages[page]), f.version >= 3 && sumField(ct.kind, c.enc))
 		nulls[col] += c.zone.NullCount
 	}
 	f.columns = make([]ZoneMap, ncols)
 	for i := range f.columns {
-		f.columns[i] = unmarshalZone(d, f.cols[i], f.rows)
+		f.columns[i] = unmarshalZone(d, f.cols[i], f.rows, false)
 		if d.err == nil && f.columns[i].NullCount != nulls[i] {
 			d.fail(errFooterNulls)
 		}

@@ -33,8 +33,15 @@ import (
 //	chunk meta := | length (uvarint) | encoding (1B) | compression (1B) |
 //	           | body length (uvarint) | zone map |
 //	zone map   := | nulls (uvarint) | bounds (1B, 0 or 1) | [min | max] |
+//	           | [sum] |
 //	           min/max: varint for integer-like columns, float64 bits (8B)
 //	           for floats, uvarint length + bytes (≤ 64) for strings
+//	sum     := | has sum (1B, 0 or 1) | [hi (varint) | lo (uvarint) |
+//	           | [scale (1B)]] |
+//	           format 3, page zone maps of integer-like and float columns
+//	           only: the exact sum of the non-null values as a 128-bit
+//	           integer; for floats only on scaled pages, with the page's
+//	           decimal exponent
 //	schema  := | metadata | fields (uvarint) | field ... |
 //	field   := | name | type id (1B) | type params | nullable (1B) | metadata |
 //	metadata := | pairs (uvarint) | key | value | ... |   strings are uvarint length + bytes
@@ -54,7 +61,8 @@ import (
 //
 //	1: initial format.
 //	2: the scaled encoding of doubles (decimals as bit-packed integers).
-const formatVersion = 2
+//	3: page zone maps of integer and float columns end with a sum field.
+const formatVersion = 3
 
 // minFormatVersion is the oldest version this build reads.
 const minFormatVersion = 1

@@ -68,6 +68,10 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	if v := binary.LittleEndian.Uint32(tr[8:]); v < minFormatVersion || v > formatVersion {
 		return nil, rd.corrupt("trailer", fmt.Errorf("%w %d", errVersion, v))
 	}
+	rd.f.version = binary.LittleEndian.Uint32(tr[8:])
+	if hv := binary.LittleEndian.Uint32(hdr[len(magic):]); hv != rd.f.version {
+		return nil, rd.corrupt("trailer", fmt.Errorf("%w %d, the header says %d", errVersion, rd.f.version, hv))
+	}
 	footerLen := int64(binary.LittleEndian.Uint32(tr[0:]))
 	rd.footerCRC = binary.LittleEndian.Uint32(tr[4:])
 	rd.footerOff = size - trailerLen - footerLen
@@ -383,6 +387,30 @@ func decodeChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, b
 	return arr, nil
 }
 
+var errSum = errors.New("zone map sum differs from the data")
+
+// verifySum checks the sum in the zone map of column c of page p, if any.
+func (r *Reader) verifySum(c, p int) error {
+	z := r.PageStats(c, p)
+	if !z.HasSum {
+		return nil
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	body, err := r.readChunk(r.f.chunk(c, p), sc)
+	if err != nil {
+		return r.pageError(c, p, err)
+	}
+	got, err := r.bodySum(c, p, body, sc)
+	if err != nil {
+		return err
+	}
+	if got.Sum != z.Sum || got.SumScale != z.SumScale {
+		return r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, c, r.f.schema.Field(c).Name), errSum)
+	}
+	return nil
+}
+
 // Verify reads and decodes every chunk of the file, checking every checksum
 // and structure; it returns the first error. Tests and consistency checks
 // call it; scans need not, as ReadPage verifies what it reads.
@@ -394,6 +422,9 @@ func (r *Reader) Verify() error {
 				return err
 			}
 			a.Release()
+			if err := r.verifySum(c, p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -69,6 +69,7 @@ type Writer struct {
 	maxPage   int       // rows of the largest page copied by CopyPage
 	copyBuf   []byte    // CopyPage: the chunks of the page copied
 	copyZones []zoneAcc // CopyPage: the zone maps of the page copied
+	copySums  []ZoneMap // CopyPage: the sum fields of the page copied
 
 	err      error // sticky: the first failure
 	finished bool
@@ -198,7 +199,9 @@ func (w *Writer) flushPage() error {
 			w.err = err
 			return err
 		}
+		sum := meta.zone
 		meta.zone = w.page.zoneMap(st.ct.kind)
+		meta.zone.HasSum, meta.zone.Sum, meta.zone.SumScale = sum.HasSum, sum.Sum, sum.SumScale
 		w.chunks = append(w.chunks, meta)
 		w.zones[c].merge(&w.page, st.ct.kind)
 		st.reset()
@@ -216,6 +219,7 @@ func (w *Writer) writeChunk(st *colStage, n int, hot bool) (chunkMeta, error) {
 		body = appendBitmap(body, n, func(i int) bool { return st.valid[i] })
 	}
 	var enc encoding
+	var sums ZoneMap // the sum fields of the page's zone map
 	switch st.ct.kind {
 	case kindBool:
 		fillNulls(st.ints, st.valid, st.nulls)
@@ -234,11 +238,16 @@ func (w *Writer) writeChunk(st *colStage, n int, hot bool) (chunkMeta, error) {
 			if ok {
 				body = append(body[:start], scaled...)
 				enc = encScaled
+				sums.HasSum, sums.SumScale = true, int(scaled[0])
+				sums.Sum = validSum(w.scaledInts[:n], st.valid)
 			}
 			w.scaledBody = scaled[:0]
 		}
 	case kindBytes:
 		body, enc = w.strs.encodeStrings(body, stringsView{st.data, st.ends}, st.valid)
+	}
+	if st.ct.kind == kindInt {
+		sums.HasSum, sums.Sum = true, validSum(st.ints, st.valid)
 	}
 	w.body = body
 	if len(body) > maxPageBytes {
@@ -261,8 +270,19 @@ func (w *Writer) writeChunk(st *colStage, n int, hot bool) (chunkMeta, error) {
 	} else {
 		w.body = chunk
 	}
-	meta := chunkMeta{offset: w.offset, length: int64(len(chunk)), enc: enc, comp: comp, bodyLen: len(body)}
+	meta := chunkMeta{offset: w.offset, length: int64(len(chunk)), enc: enc, comp: comp, bodyLen: len(body), zone: sums}
 	return meta, w.write(chunk)
+}
+
+// validSum adds the values of the valid slots exactly.
+func validSum(vals []int64, valid []bool) Int128 {
+	var s Int128
+	for i, v := range vals {
+		if valid[i] {
+			s.Add(v)
+		}
+	}
+	return s
 }
 
 // Finish writes the last page, the footer and the trailer. The writer cannot
@@ -280,6 +300,7 @@ func (w *Writer) Finish() (Summary, error) {
 		}
 	}
 	f := footer{
+		version:  formatVersion,
 		pageRows: max(w.pageRows, w.maxPage),
 		rows:     w.rows,
 		schema:   w.sc,

@@ -28,16 +28,31 @@ type ZoneMap struct {
 	// value, when a string bound is longer than MaxBoundLen bytes, and for
 	// decimal128 columns, whose values a schema.Value cannot hold.
 	Min, Max schema.Value
+	// HasSum says that Sum holds the exact sum of the non-null values of a
+	// page: of an integer-like column, or of a DOUBLE page stored
+	// decimal-scaled, in units of 10^-SumScale. Scans that sum a page
+	// whose rows are all live read nothing else. Whole-segment zone maps,
+	// pages of other columns and pages of files before format 3 have none.
+	HasSum   bool
+	Sum      Int128
+	SumScale int
 }
 
 // HasBounds reports whether Min and Max are set.
 func (z ZoneMap) HasBounds() bool { return !z.Min.IsNull() }
 
 func (z ZoneMap) String() string {
-	if !z.HasBounds() {
-		return fmt.Sprintf("rows=%d nulls=%d", z.Rows, z.NullCount)
+	s := fmt.Sprintf("rows=%d nulls=%d", z.Rows, z.NullCount)
+	if z.HasBounds() {
+		s += fmt.Sprintf(" min=%s max=%s", z.Min, z.Max)
 	}
-	return fmt.Sprintf("rows=%d nulls=%d min=%s max=%s", z.Rows, z.NullCount, z.Min, z.Max)
+	if z.HasSum {
+		s += fmt.Sprintf(" sum=%s", z.Sum)
+		if z.SumScale > 0 {
+			s += fmt.Sprintf("e-%d", z.SumScale)
+		}
+	}
+	return s
 }
 
 // zoneAcc accumulates the statistics of a page, and merges pages into a
@@ -143,9 +158,26 @@ func (z *zoneAcc) zoneMap(kind physKind) ZoneMap {
 	return m
 }
 
-// marshalZone appends the zone map of a column of the given kind. Rows is not
-// stored: the footer knows it.
-func marshalZone(dst []byte, z ZoneMap, kind physKind) []byte {
+// sumField says whether a page zone map stores a sum (format 3): pages of
+// integer-like columns, and DOUBLE pages stored decimal-scaled.
+func sumField(kind physKind, enc encoding) bool { return kind == kindInt || enc == encScaled }
+
+// marshalZone appends the zone map of a column of the given kind; sum says
+// that it is a page zone map with a sum field. Rows is not stored: the
+// footer knows it.
+func marshalZone(dst []byte, z ZoneMap, kind physKind, sum bool) []byte {
+	dst = marshalBounds(dst, z, kind)
+	if sum {
+		dst = binary.AppendVarint(dst, z.Sum.Hi)
+		dst = binary.AppendUvarint(dst, z.Sum.Lo)
+		if kind == kindFloat {
+			dst = append(dst, byte(z.SumScale))
+		}
+	}
+	return dst
+}
+
+func marshalBounds(dst []byte, z ZoneMap, kind physKind) []byte {
 	dst = binary.AppendUvarint(dst, uint64(z.NullCount))
 	if !z.HasBounds() {
 		return append(dst, 0)
@@ -167,9 +199,26 @@ func marshalZone(dst []byte, z ZoneMap, kind physKind) []byte {
 
 var errBadZone = errors.New("bad zone map")
 
-// unmarshalZone reads a zone map written by marshalZone for rows rows and
+// unmarshalZone reads a zone map written by marshalZone for rows rows, and
 // checks that it is consistent.
-func unmarshalZone(d *decoder, c colType, rows int64) ZoneMap {
+func unmarshalZone(d *decoder, c colType, rows int64, sum bool) ZoneMap {
+	z := unmarshalBounds(d, c, rows)
+	if !sum || d.err != nil {
+		return z
+	}
+	z.HasSum = true
+	z.Sum.Hi = d.varint()
+	z.Sum.Lo = d.uvarint()
+	if c.kind == kindFloat {
+		z.SumScale = int(d.byte())
+	}
+	if z.SumScale > maxScaleExp || (z.NullCount == rows && z.Sum != (Int128{})) {
+		d.fail(errBadZone)
+	}
+	return z
+}
+
+func unmarshalBounds(d *decoder, c colType, rows int64) ZoneMap {
 	z := ZoneMap{Rows: rows}
 	nulls := d.uvarint()
 	flag := d.byte()

@@ -94,7 +94,57 @@ func checkZones(t *testing.T, name string, r *Reader, src arrow.Array, pageRows 
 		if got := r.PageStats(0, p); !zoneEqual(got, want) {
 			t.Fatalf("%s: page %d zone %v, want %v", name, p, got, want)
 		}
+		s = array.NewSlice(src, first, first+int64(n))
+		err := expectSum(r, p, s)
+		s.Release()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
+}
+
+func zm(rows, nulls int64, lo, hi schema.Value) ZoneMap {
+	return ZoneMap{Rows: rows, NullCount: nulls, Min: lo, Max: hi}
+}
+
+// expectSum checks the sum field of the zone map of page p, column 0, of r
+// against arr, the page's values.
+func expectSum(r *Reader, p int, arr arrow.Array) error {
+	z := r.PageStats(0, p)
+	enc, _ := r.PageEncoding(0, p)
+	var want Int128
+	for i := 0; i < arr.Len(); i++ {
+		if arr.IsNull(i) {
+			continue
+		}
+		switch a := arr.(type) {
+		case *array.Int8:
+			want.Add(int64(a.Value(i)))
+		case *array.Int16:
+			want.Add(int64(a.Value(i)))
+		case *array.Int32:
+			want.Add(int64(a.Value(i)))
+		case *array.Int64:
+			want.Add(a.Value(i))
+		case *array.Date32:
+			want.Add(int64(a.Value(i)))
+		case *array.Timestamp:
+			want.Add(int64(a.Value(i)))
+		case *array.Float64:
+			if enc == "scaled" {
+				want.Add(int64(math.Round(a.Value(i) * pow10[z.SumScale])))
+			}
+		}
+	}
+	kind := r.f.cols[0].kind
+	shouldHave := kind == kindInt || enc == "scaled"
+	if z.HasSum != shouldHave || (z.HasSum && z.Sum != want) {
+		return fmt.Errorf("page %d (%s): sum %v (has %t), want %v (has %t)", p, enc, z.Sum, z.HasSum, want, shouldHave)
+	}
+	if !z.HasSum && (z.Sum != Int128{} || z.SumScale != 0) {
+		return fmt.Errorf("page %d: no sum, but fields set: %+v", p, z)
+	}
+	return nil
 }
 
 func TestZoneMap(t *testing.T) {
@@ -113,28 +163,28 @@ func TestZoneMap(t *testing.T) {
 		vals []any // nil is NULL
 		want ZoneMap
 	}{
-		{arrow.PrimitiveTypes.Int64, []any{int64(3), nil, int64(-7), int64(5)}, ZoneMap{4, 1, i(-7), i(5)}},
-		{arrow.PrimitiveTypes.Int64, []any{nil, nil}, ZoneMap{2, 2, null, null}},
-		{arrow.PrimitiveTypes.Int64, []any{int64(math.MinInt64), int64(math.MaxInt64)}, ZoneMap{2, 0, i(math.MinInt64), i(math.MaxInt64)}},
-		{arrow.PrimitiveTypes.Int8, []any{int8(-128), int8(127), nil}, ZoneMap{3, 1, i(-128), i(127)}},
-		{arrow.PrimitiveTypes.Int16, []any{int16(9)}, ZoneMap{1, 0, i(9), i(9)}},
-		{arrow.PrimitiveTypes.Int32, []any{int32(-1), int32(1)}, ZoneMap{2, 0, i(-1), i(1)}},
-		{arrow.FixedWidthTypes.Boolean, []any{true, nil, true}, ZoneMap{3, 1, i(1), i(1)}},
-		{arrow.FixedWidthTypes.Boolean, []any{true, false}, ZoneMap{2, 0, i(0), i(1)}},
-		{arrow.FixedWidthTypes.Date32, []any{arrow.Date32(20000), arrow.Date32(-5)}, ZoneMap{2, 0, i(-5), i(20000)}},
-		{&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, []any{arrow.Timestamp(1700000000000000), nil}, ZoneMap{2, 1, i(1700000000000000), i(1700000000000000)}},
-		{arrow.PrimitiveTypes.Float64, []any{1.5, nan, -2.0, nil}, ZoneMap{4, 1, f(-2), f(1.5)}},
-		{arrow.PrimitiveTypes.Float64, []any{nan, nan}, ZoneMap{2, 0, null, null}},
-		{arrow.PrimitiveTypes.Float64, []any{math.Inf(-1), math.Inf(1)}, ZoneMap{2, 0, f(math.Inf(-1)), f(math.Inf(1))}},
-		{arrow.PrimitiveTypes.Float32, []any{float32(0.5), float32(-0.25)}, ZoneMap{2, 0, f(-0.25), f(0.5)}},
-		{arrow.BinaryTypes.String, []any{"b", "a", nil, "c"}, ZoneMap{4, 1, s("a"), s("c")}},
-		{arrow.BinaryTypes.String, []any{"", "a"}, ZoneMap{2, 0, s(""), s("a")}},
-		{arrow.BinaryTypes.String, []any{"a", long}, ZoneMap{2, 0, null, null}},
-		{arrow.BinaryTypes.String, []any{long, "zz"}, ZoneMap{2, 0, null, null}},
-		{arrow.BinaryTypes.String, []any{"a", edge, "b"}, ZoneMap{3, 0, s("a"), s(edge)}},
-		{arrow.BinaryTypes.String, []any{"a", middle, "b"}, ZoneMap{3, 0, s("a"), s("b")}}, // middle is neither bound
-		{arrow.BinaryTypes.Binary, []any{[]byte{0xff}, []byte{0}}, ZoneMap{2, 0, s("\x00"), s("\xff")}},
-		{&arrow.Decimal128Type{Precision: 5, Scale: 1}, []any{int64(5), nil}, ZoneMap{2, 1, null, null}},
+		{arrow.PrimitiveTypes.Int64, []any{int64(3), nil, int64(-7), int64(5)}, zm(4, 1, i(-7), i(5))},
+		{arrow.PrimitiveTypes.Int64, []any{nil, nil}, zm(2, 2, null, null)},
+		{arrow.PrimitiveTypes.Int64, []any{int64(math.MinInt64), int64(math.MaxInt64)}, zm(2, 0, i(math.MinInt64), i(math.MaxInt64))},
+		{arrow.PrimitiveTypes.Int8, []any{int8(-128), int8(127), nil}, zm(3, 1, i(-128), i(127))},
+		{arrow.PrimitiveTypes.Int16, []any{int16(9)}, zm(1, 0, i(9), i(9))},
+		{arrow.PrimitiveTypes.Int32, []any{int32(-1), int32(1)}, zm(2, 0, i(-1), i(1))},
+		{arrow.FixedWidthTypes.Boolean, []any{true, nil, true}, zm(3, 1, i(1), i(1))},
+		{arrow.FixedWidthTypes.Boolean, []any{true, false}, zm(2, 0, i(0), i(1))},
+		{arrow.FixedWidthTypes.Date32, []any{arrow.Date32(20000), arrow.Date32(-5)}, zm(2, 0, i(-5), i(20000))},
+		{&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, []any{arrow.Timestamp(1700000000000000), nil}, zm(2, 1, i(1700000000000000), i(1700000000000000))},
+		{arrow.PrimitiveTypes.Float64, []any{1.5, nan, -2.0, nil}, zm(4, 1, f(-2), f(1.5))},
+		{arrow.PrimitiveTypes.Float64, []any{nan, nan}, zm(2, 0, null, null)},
+		{arrow.PrimitiveTypes.Float64, []any{math.Inf(-1), math.Inf(1)}, zm(2, 0, f(math.Inf(-1)), f(math.Inf(1)))},
+		{arrow.PrimitiveTypes.Float32, []any{float32(0.5), float32(-0.25)}, zm(2, 0, f(-0.25), f(0.5))},
+		{arrow.BinaryTypes.String, []any{"b", "a", nil, "c"}, zm(4, 1, s("a"), s("c"))},
+		{arrow.BinaryTypes.String, []any{"", "a"}, zm(2, 0, s(""), s("a"))},
+		{arrow.BinaryTypes.String, []any{"a", long}, zm(2, 0, null, null)},
+		{arrow.BinaryTypes.String, []any{long, "zz"}, zm(2, 0, null, null)},
+		{arrow.BinaryTypes.String, []any{"a", edge, "b"}, zm(3, 0, s("a"), s(edge))},
+		{arrow.BinaryTypes.String, []any{"a", middle, "b"}, zm(3, 0, s("a"), s("b"))}, // middle is neither bound
+		{arrow.BinaryTypes.Binary, []any{[]byte{0xff}, []byte{0}}, zm(2, 0, s("\x00"), s("\xff"))},
+		{&arrow.Decimal128Type{Precision: 5, Scale: 1}, []any{int64(5), nil}, zm(2, 1, null, null)},
 	}
 	for ti, tc := range tests {
 		t.Run(fmt.Sprintf("%d-%s", ti, tc.dt), func(t *testing.T) {

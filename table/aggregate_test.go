@@ -76,7 +76,7 @@ func TestAggregateMatchesScan(t *testing.T) {
 				rows[i].ttl = nil
 			}
 		}
-		rec := aggBatch(mem, rows, amounts[k%len(amounts)])
+		rec := aggBatch(mem, rows, amounts[(k+k/4)%len(amounts)])
 		mustWrite(t, tbl, rec)
 		rec.Release()
 	}
