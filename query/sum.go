@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"github.com/rowttl/rowttl/segment"
 	"math"
+	"math/bits"
 )
 
 // Sum kernels over a selection bitmap (LSB-first, bit i set: row i counts).
@@ -74,6 +75,14 @@ func maskedWordInt(v []int64, w uint64) int64 {
 			s0 += v[len(v)-1]
 		}
 		return s0 + s1
+	}
+	if bits.OnesCount64(w) <= 16 {
+		// Sparse: visit the set bits only (the NULL-expiration rows of a
+		// page whose other rows have expired are one in ten).
+		for ; w != 0; w &= w - 1 {
+			s0 += v[bits.TrailingZeros64(w)]
+		}
+		return s0
 	}
 	for j, x := range v {
 		s0 += x & -int64(w>>uint(j)&1)

@@ -114,13 +114,23 @@ func BenchmarkSumKernels(b *testing.B) {
 	ints := make([]int64, n)
 	floats := make([]float64, n)
 	sel := make([]byte, n/8)
+	tenth := make([]byte, n/8)
 	for i := range ints {
 		ints[i] = rng.Int64N(100000)
 		floats[i] = float64(ints[i]) / 100
 		if rng.IntN(2) == 0 {
 			sel[i/8] |= 1 << (i % 8)
 		}
+		if rng.IntN(10) == 0 {
+			tenth[i/8] |= 1 << (i % 8)
+		}
 	}
+	b.Run("scaled-ints/tenth", func(b *testing.B) {
+		b.SetBytes(n * 8)
+		for b.Loop() {
+			sumSmallInts(ints, tenth)
+		}
+	})
 	b.Run("scaled-ints/half", func(b *testing.B) {
 		b.SetBytes(n * 8)
 		for b.Loop() {
