@@ -1,7 +1,6 @@
 package query
 
 import (
-	"container/heap"
 	"context"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -43,6 +42,7 @@ type intCursor struct {
 	i       int
 	key     int64
 	ordinal int64
+	marks   []uint32 // ordinals of its rows superseded by newer ones
 }
 
 func (c *intCursor) next() (bool, error) {
@@ -85,30 +85,48 @@ func (c *intCursor) close() {
 	}
 }
 
+// intHeap is a binary min-heap of cursors by (key, rank), written out
+// rather than through container/heap: its interface calls were most of the
+// merge's time.
 type intHeap []*intCursor
 
-func (h intHeap) Len() int { return len(h) }
-func (h intHeap) Less(i, j int) bool {
+func (h intHeap) less(i, j int) bool {
 	if h[i].key != h[j].key {
 		return h[i].key < h[j].key
 	}
 	return h[i].rank < h[j].rank
 }
-func (h intHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *intHeap) Push(x any)   { *h = append(*h, x.(*intCursor)) }
-func (h *intHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h intHeap) down(i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func (h intHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }
 
 // supersededInt64 is supersededByMerge for int64 keys; out already holds
 // the deleted rows.
 func supersededInt64(ctx context.Context, mem memory.Allocator, rowsets []*rowset.Handle, out map[uint64]*roaring.Bitmap) error {
-	marks := make(map[uint64][]uint32, len(rowsets))
-	h := &intHeap{}
-	var all []*intCursor
+	var h intHeap
+	all := make([]*intCursor, 0, len(rowsets))
 	defer func() {
 		for _, c := range all {
 			c.close()
@@ -122,46 +140,50 @@ func supersededInt64(ctx context.Context, mem memory.Allocator, rowsets []*rowse
 			return err
 		}
 		if ok {
-			*h = append(*h, c)
+			h = append(h, c)
 		}
 	}
-	heap.Init(h)
+	h.init()
 	steps := 0
-	for h.Len() > 0 {
+	for len(h) > 0 {
 		if steps++; steps&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		c := (*h)[0]
+		c := h[0]
 		// Equal keys pop oldest first (lower rank); every occurrence but the
-		// last (newest) one is superseded.
-		if h.Len() > 1 {
-			second := (*h)[1]
-			if h.Len() > 2 && (*h)[2].key < second.key || (h.Len() > 2 && (*h)[2].key == second.key && (*h)[2].rank < second.rank) {
-				second = (*h)[2]
+		// last (newest) one is superseded. The next in order is the smaller
+		// of the root's children.
+		if len(h) > 1 {
+			second := 1
+			if len(h) > 2 && h.less(2, 1) {
+				second = 2
 			}
-			if second.key == c.key {
-				marks[c.h.Meta.ID] = append(marks[c.h.Meta.ID], uint32(c.ordinal))
+			if h[second].key == c.key {
+				c.marks = append(c.marks, uint32(c.ordinal))
 			}
 		}
 		ok, err := c.next()
 		if err != nil {
 			return err
 		}
-		if ok {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
+		if !ok {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
 		}
+		h.down(0)
 	}
-	for id, ords := range marks {
-		b := out[id]
+	for _, c := range all {
+		if len(c.marks) == 0 {
+			continue
+		}
+		b := out[c.h.Meta.ID]
 		if b == nil {
 			b = roaring.New()
-			out[id] = b
+			out[c.h.Meta.ID] = b
 		}
-		b.AddMany(ords)
+		b.AddMany(c.marks)
 	}
 	return nil
 }
