@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -265,6 +266,26 @@ func encodeKey(vals []schema.Value) string {
 	return string(b)
 }
 
+// countOnly says whether an aggregate query is a count of the rows a scan
+// returns: no GROUP BY, only count(*), a table source and a WHERE whose
+// every conjunct pushes down exactly; it returns the filter for the scan.
+func countOnly(env *stmtEnv, st *Select, src *selectSource, ag *aggregator) (query.Expr, bool) {
+	if src.tbl == nil || len(st.GroupBy) > 0 {
+		return nil, false
+	}
+	for _, a := range ag.aggs {
+		if a.name != "count" || !a.star || a.distinct {
+			return nil, false
+		}
+	}
+	for _, c := range conjuncts(st.Where) {
+		if pushOne(env, src.sc, c) == nil {
+			return nil, false
+		}
+	}
+	return pushdown(env, src.sc, st.Where), true
+}
+
 func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, src *selectSource, items []outItem, base *compiler, where *compiled) (*rowSet, error) {
 	ag := &aggregator{base: base, items: items, inAlias: map[string]bool{}}
 	for _, g := range st.GroupBy {
@@ -328,36 +349,48 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, sr
 		return g
 	}
 	keyVals := make([]schema.Value, len(ag.groupKeys))
-	err = s.scanRows(ctx, env, src, base, st.Where, func(row []schema.Value) (bool, error) {
-		if where != nil {
-			v, err := where.eval(row)
-			if err != nil {
-				return false, err
-			}
-			if v.IsNull() || v.Int == 0 {
-				return true, nil
-			}
+	if filter, ok := countOnly(env, st, src, ag); ok {
+		// The table counts from zone maps and the __TTL__ column alone.
+		n, err := src.tbl.Count(ctx, env.now, filter)
+		if err != nil {
+			return nil, err
 		}
-		for i, x := range ag.groupKeys {
-			v, err := x.eval(row)
-			if err != nil {
-				return false, err
+		g := newGroup(nil)
+		for i := range g.states {
+			g.states[i].n = n
+		}
+	} else {
+		err = s.scanRows(ctx, env, src, base, st.Where, func(row []schema.Value) (bool, error) {
+			if where != nil {
+				v, err := where.eval(row)
+				if err != nil {
+					return false, err
+				}
+				if v.IsNull() || v.Int == 0 {
+					return true, nil
+				}
 			}
-			keyVals[i] = v
-		}
-		k := encodeKey(keyVals)
-		g := groups[k]
-		if g == nil {
-			g = newGroup(keyVals)
-			groups[k] = g
-		}
-		for i, call := range ag.aggs {
-			if err := call.add(&g.states[i], row); err != nil {
-				return false, err
+			for i, x := range ag.groupKeys {
+				v, err := x.eval(row)
+				if err != nil {
+					return false, err
+				}
+				keyVals[i] = v
 			}
-		}
-		return true, nil
-	})
+			k := encodeKey(keyVals)
+			g := groups[k]
+			if g == nil {
+				g = newGroup(keyVals)
+				groups[k] = g
+			}
+			for i, call := range ag.aggs {
+				if err := call.add(&g.states[i], row); err != nil {
+					return false, err
+				}
+			}
+			return true, nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
