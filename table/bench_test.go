@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/query"
+	"github.com/rowttl/rowttl/schema"
 )
 
 const benchRows = 1_000_000
@@ -68,4 +69,58 @@ func BenchmarkScanTTL(b *testing.B) {
 			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// BenchmarkKeyMerge times the merge-on-read key merge (query.Superseded)
+// of ten writes of 100K upserts each over 200K BIGINT keys, and a full
+// compaction of the same table, which merges the rows by key. Bytes are
+// those of the keys merged.
+func BenchmarkKeyMerge(b *testing.B) {
+	const writes, rows, keys = 10, 100_000, 200_000
+	def := directDef()
+	def.Model = schema.UniqueMOW
+	def.Properties[PropMergeOnWrite] = "false"
+	setup := func(b *testing.B) *Table {
+		tbl := mustCreate(b, b.TempDir(), def, quiet())
+		rng := rand.New(rand.NewPCG(3, 3))
+		for w := 0; w < writes; w++ {
+			ev := genEvents(rng, 0, rows)
+			for i := range ev {
+				ev[i].id = rng.Int64N(keys)
+			}
+			rec := eventBatch(memory.DefaultAllocator, ev, true)
+			mustWrite(b, tbl, rec)
+			rec.Release()
+		}
+		return tbl
+	}
+	b.Run("superseded", func(b *testing.B) {
+		tbl := setup(b)
+		defer tbl.Close()
+		v, err := tbl.pin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer v.unref()
+		b.SetBytes(writes * rows * 8)
+		for b.Loop() {
+			if _, err := query.Superseded(context.Background(), memory.DefaultAllocator, v.rowsets, 1, v.deleted); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("full-compaction", func(b *testing.B) {
+		b.SetBytes(writes * rows * 8)
+		for b.Loop() {
+			b.StopTimer()
+			tbl := setup(b)
+			b.StartTimer()
+			if err := tbl.Compact(context.Background(), Full); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			tbl.Close()
+			b.StartTimer()
+		}
+	})
 }
