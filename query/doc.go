@@ -8,6 +8,13 @@
 // decoded; a page whose minimum is above the threshold is live as a whole and
 // skips the per-row TTL check. A count over such pages needs no decoding.
 //
+// Aggregate reduces a scan to its row count and column sums without
+// building batches: all-live pages answer from their zone maps (counts, and
+// the exact sums of integer and decimal-scaled pages), pages whose
+// expirations have all passed read only the validity of __TTL__, and other
+// pages decode into buffers each worker keeps. Partial results combine in
+// page order, so a sum does not depend on the number of workers.
+//
 // It must never write: it reads the rowsets of a snapshot that the caller
 // pinned, and releases the snapshot when the reader is released.
 package query
