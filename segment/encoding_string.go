@@ -160,6 +160,11 @@ func (e *stringEncoder) buildDict(s stringsView, valid []bool) (int, bool) {
 	entryBytes := 0
 	var lo, hi uint64
 	for i := 0; i < n; i++ {
+		if i == n/8 && n >= 1024 && len(e.entries) > i*7/8 {
+			// Nearly every value so far was new (ids, messages): building
+			// the rest of the map would be wasted work.
+			return 0, false
+		}
 		if !valid[i] {
 			e.idx = append(e.idx, 0)
 			continue
@@ -173,6 +178,7 @@ func (e *stringEncoder) buildDict(s stringsView, valid []bool) (int, bool) {
 			if len(e.entries) >= limit {
 				return 0, false
 			}
+
 			id = uint32(len(e.entries))
 			e.dict[key] = id
 			e.entries = append(e.entries, v)
