@@ -249,6 +249,7 @@ func (w *Writer) Finish() (Meta, error) {
 // that the next open deletes.
 func (w *Writer) Abort() {
 	if w.cur != nil {
+		w.cur.w.Abandon()
 		w.cur.f.Close()
 		w.cur = nil
 	}

@@ -95,9 +95,12 @@ func (w *Writer) CopyPage(r *Reader, p int) error {
 	}
 
 	if w.pending > 0 {
-		if err := w.flushPage(); err != nil {
+		if err := w.flushPage(false); err != nil {
 			return err
 		}
+	}
+	if err := w.drain(); err != nil {
+		return err
 	}
 	base := w.offset - start
 	if err := w.write(raw); err != nil {

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/klauspost/compress/zstd"
@@ -30,6 +33,9 @@ type WriterOptions struct {
 	// are therefore never zstd-compressed: their light encodings decode at
 	// memory speed, zstd at under 1 GB/s.
 	HotColumns []int
+	// Parallelism is the number of goroutines that encode the columns of
+	// a page; 0 means GOMAXPROCS. The file is the same whatever it is.
+	Parallelism int
 }
 
 // Summary describes a finished segment.
@@ -53,18 +59,19 @@ type Writer struct {
 	stages  []colStage // the page being filled
 	pending int        // rows staged
 
+	// Pages are encoded in the background, several at a time, and written
+	// in order by the caller's goroutine when it needs their slot, or
+	// before any other use of the file.
+	inflight []*pageSlot // encoding or encoded, oldest first
+	free     []*pageSlot
+
 	offset int64 // bytes written
 	rows   int64
 	pages  []int
 	chunks []chunkMeta
 	zones  []zoneAcc // per column, whole segment
-	page   zoneAcc   // scratch
 
-	body, block []byte
-	ints        []uint64
-	scaledInts  []int64 // scratch of the scaled encoding of doubles
-	scaledBody  []byte
-	strs        stringEncoder
+	workers int // pages encoded at once, and goroutines per page
 
 	maxPage   int       // rows of the largest page copied by CopyPage
 	copyBuf   []byte    // CopyPage: the chunks of the page copied
@@ -101,6 +108,19 @@ func NewWriter(w io.Writer, sc *arrow.Schema, opts WriterOptions) (*Writer, erro
 		wr.stages = append(wr.stages, colStage{ct: ct})
 	}
 	wr.zones = make([]zoneAcc, len(wr.cols))
+	wr.workers = opts.Parallelism
+	if wr.workers <= 0 {
+		wr.workers = runtime.GOMAXPROCS(0)
+	}
+	// One page in flight per worker: a column that is slow to encode (zstd
+	// on strings) then runs for several pages at once.
+	for range max(wr.workers, 1) {
+		slot := &pageSlot{encs: make([]chunkEncoder, len(wr.cols))}
+		for _, ct := range wr.cols {
+			slot.stages = append(slot.stages, colStage{ct: ct})
+		}
+		wr.free = append(wr.free, slot)
+	}
 	wr.hot = make([]bool, len(wr.cols))
 	for _, c := range opts.HotColumns {
 		if c < 0 || c >= len(wr.cols) {
@@ -165,7 +185,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		w.pending += n
 		off += n
 		if w.pending == w.pageRows {
-			if err := w.flushPage(); err != nil {
+			if err := w.flushPage(true); err != nil {
 				return err
 			}
 		}
@@ -188,33 +208,146 @@ func (w *Writer) checkSchema(rec arrow.RecordBatch) error {
 	return nil
 }
 
-// flushPage encodes and writes the staged rows as one page.
-func (w *Writer) flushPage() error {
-	n := w.pending
-	for c := range w.stages {
-		st := &w.stages[c]
-		st.zone(&w.page)
-		meta, err := w.writeChunk(st, n, w.hot[c])
-		if err != nil {
-			w.err = err
+// pageSlot is a page handed to the background: its staged rows and one
+// encoder per column, kept from page to page.
+type pageSlot struct {
+	stages []colStage
+	encs   []chunkEncoder
+	n      int
+	done   chan struct{}
+	err    error
+}
+
+// flushPage hands the staged rows to a free slot to be encoded as one page,
+// in the background with async, first writing the oldest page in flight
+// when no slot is free; without async it writes every page in flight.
+func (w *Writer) flushPage(async bool) error {
+	if len(w.free) == 0 {
+		if err := w.emitOldest(); err != nil {
 			return err
 		}
-		sum := meta.zone
-		meta.zone = w.page.zoneMap(st.ct.kind)
-		meta.zone.HasSum, meta.zone.Sum, meta.zone.SumScale = sum.HasSum, sum.Sum, sum.SumScale
-		w.chunks = append(w.chunks, meta)
-		w.zones[c].merge(&w.page, st.ct.kind)
-		st.reset()
 	}
-	w.pages = append(w.pages, n)
-	w.rows += int64(n)
+	slot := w.free[len(w.free)-1]
+	w.free = w.free[:len(w.free)-1]
+	slot.stages, w.stages = w.stages, slot.stages
+	slot.n, slot.err = w.pending, nil
+	slot.done = make(chan struct{})
 	w.pending = 0
+	w.inflight = append(w.inflight, slot)
+	if !async {
+		w.encodePage(slot)
+		return w.drain()
+	}
+	go w.encodePage(slot)
 	return nil
 }
 
-// writeChunk encodes the staged column and writes its chunk.
-func (w *Writer) writeChunk(st *colStage, n int, hot bool) (chunkMeta, error) {
-	body := w.body[:0]
+// encodePage encodes the page of slot, its columns on up to w.workers
+// goroutines. It touches nothing but the slot.
+func (w *Writer) encodePage(slot *pageSlot) {
+	defer close(slot.done)
+	encode := func(c int) {
+		e, st := &slot.encs[c], &slot.stages[c]
+		st.zone(&e.page)
+		e.chunk, e.meta, e.err = e.encode(st, slot.n, w.zenc, w.hot[c])
+	}
+	if workers := min(w.workers, len(slot.stages)); workers > 1 {
+		var next atomic.Int32
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for c := int(next.Add(1)) - 1; c < len(slot.stages); c = int(next.Add(1)) - 1 {
+					encode(c)
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		for c := range slot.stages {
+			encode(c)
+		}
+	}
+	for c := range slot.encs {
+		if err := slot.encs[c].err; err != nil {
+			slot.err = err
+			return
+		}
+	}
+}
+
+// emitOldest waits for the oldest page in flight, writes its chunks and
+// frees its slot.
+func (w *Writer) emitOldest() error {
+	slot := w.inflight[0]
+	<-slot.done
+	w.inflight = w.inflight[1:]
+	err := slot.err
+	if err == nil {
+		err = w.emitPage(slot)
+	}
+	for c := range slot.stages {
+		slot.stages[c].reset()
+	}
+	w.free = append(w.free, slot)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return err
+}
+
+// drain writes every page in flight.
+func (w *Writer) drain() error {
+	for len(w.inflight) > 0 {
+		if err := w.emitOldest(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// emitPage writes the chunks of an encoded page in column order.
+func (w *Writer) emitPage(slot *pageSlot) error {
+	for c := range slot.stages {
+		e, st := &slot.encs[c], &slot.stages[c]
+		meta := e.meta
+		meta.offset = w.offset
+		sum := meta.zone
+		meta.zone = e.page.zoneMap(st.ct.kind)
+		meta.zone.HasSum, meta.zone.Sum, meta.zone.SumScale = sum.HasSum, sum.Sum, sum.SumScale
+		if err := w.write(e.chunk); err != nil {
+			return err
+		}
+		w.chunks = append(w.chunks, meta)
+		w.zones[c].merge(&e.page, st.ct.kind)
+	}
+	w.pages = append(w.pages, slot.n)
+	w.rows += int64(slot.n)
+	return nil
+}
+
+// chunkEncoder encodes the chunks of one column, keeping its scratch
+// buffers from page to page.
+type chunkEncoder struct {
+	body, block []byte
+	ints        []uint64
+	scaledInts  []int64 // scratch of the scaled encoding of doubles
+	scaledBody  []byte
+	strs        stringEncoder
+	page        zoneAcc // the statistics of the page being encoded
+
+	// The result of the last encode.
+	chunk []byte
+	meta  chunkMeta
+	err   error
+}
+
+// encode encodes the staged column into a chunk (which aliases the
+// encoder's buffers until its next call) and its meta, without offset; the
+// zone map of the meta holds only the sum fields.
+func (e *chunkEncoder) encode(st *colStage, n int, zenc *zstd.Encoder, hot bool) ([]byte, chunkMeta, error) {
+	body := e.body[:0]
 	if st.nulls > 0 && st.nulls < n {
 		body = appendBitmap(body, n, func(i int) bool { return st.valid[i] })
 	}
@@ -226,7 +359,7 @@ func (w *Writer) writeChunk(st *colStage, n int, hot bool) (chunkMeta, error) {
 		body, enc = encodeBools(body, st.ints)
 	case kindInt:
 		fillNullInts(st.ints, st.valid, st.nulls)
-		body, enc = encodeInts(body, st.ints, st.ct.width, &w.ints)
+		body, enc = encodeInts(body, st.ints, st.ct.width, &e.ints)
 	case kindFloat, kindDecimal:
 		fillNullsRaw(st.fixed, st.ct.width, st.valid, st.nulls)
 		body, enc = encodeFixed(body, st.fixed, st.ct.width)
@@ -234,44 +367,43 @@ func (w *Writer) writeChunk(st *colStage, n int, hot bool) (chunkMeta, error) {
 			start := len(body) - len(st.fixed)
 			var scaled []byte
 			var ok bool
-			scaled, ok = encodeScaled(w.scaledBody[:0], castSlice[float64](st.fixed, n), len(st.fixed), &w.ints, &w.scaledInts)
+			scaled, ok = encodeScaled(e.scaledBody[:0], castSlice[float64](st.fixed, n), len(st.fixed), &e.ints, &e.scaledInts)
 			if ok {
 				body = append(body[:start], scaled...)
 				enc = encScaled
 				sums.HasSum, sums.SumScale = true, int(scaled[0])
-				sums.Sum = validSum(w.scaledInts[:n], st.valid)
+				sums.Sum = validSum(e.scaledInts[:n], st.valid)
 			}
-			w.scaledBody = scaled[:0]
+			e.scaledBody = scaled[:0]
 		}
 	case kindBytes:
-		body, enc = w.strs.encodeStrings(body, stringsView{st.data, st.ends}, st.valid)
+		body, enc = e.strs.encodeStrings(body, stringsView{st.data, st.ends}, st.valid)
 	}
 	if st.ct.kind == kindInt {
 		sums.HasSum, sums.Sum = true, validSum(st.ints, st.valid)
 	}
-	w.body = body
+	e.body = body
 	if len(body) > maxPageBytes {
-		return chunkMeta{}, fmt.Errorf("segment: an encoded page of %d bytes exceeds %d; use fewer rows per page: %w",
+		return nil, chunkMeta{}, fmt.Errorf("segment: an encoded page of %d bytes exceeds %d; use fewer rows per page: %w",
 			len(body), maxPageBytes, rowttl.ErrInvalidArgument)
 	}
 
 	comp := compNone
 	chunk := body
-	if w.zenc != nil && !hot && len(body) >= minCompressLen {
-		w.block = w.zenc.EncodeAll(body, w.block[:0])
-		if len(w.block)*8 < len(body)*7 {
-			comp, chunk = compZstd, w.block
+	if zenc != nil && !hot && len(body) >= minCompressLen {
+		e.block = zenc.EncodeAll(body, e.block[:0])
+		if len(e.block)*8 < len(body)*7 {
+			comp, chunk = compZstd, e.block
 		}
 	}
 	chunk = append(chunk, byte(comp))
 	chunk = binary.LittleEndian.AppendUint32(chunk, checksum(chunk))
 	if comp == compZstd {
-		w.block = chunk
+		e.block = chunk
 	} else {
-		w.body = chunk
+		e.body = chunk
 	}
-	meta := chunkMeta{offset: w.offset, length: int64(len(chunk)), enc: enc, comp: comp, bodyLen: len(body), zone: sums}
-	return meta, w.write(chunk)
+	return chunk, chunkMeta{length: int64(len(chunk)), enc: enc, comp: comp, bodyLen: len(body), zone: sums}, nil
 }
 
 // validSum adds the values of the valid slots exactly.
@@ -285,6 +417,17 @@ func validSum(vals []int64, valid []bool) Int128 {
 	return s
 }
 
+// Abandon stops the writer without finishing the segment: it waits for a
+// page being written in the background, so that the caller may then close
+// or remove what it writes to. The writer cannot be used afterwards.
+func (w *Writer) Abandon() {
+	for _, slot := range w.inflight {
+		<-slot.done
+	}
+	w.inflight = nil
+	w.finished = true
+}
+
 // Finish writes the last page, the footer and the trailer. The writer cannot
 // be used afterwards.
 func (w *Writer) Finish() (Summary, error) {
@@ -295,9 +438,12 @@ func (w *Writer) Finish() (Summary, error) {
 		return Summary{}, errFinished
 	}
 	if w.pending > 0 {
-		if err := w.flushPage(); err != nil {
+		if err := w.flushPage(false); err != nil {
 			return Summary{}, err
 		}
+	}
+	if err := w.drain(); err != nil {
+		return Summary{}, err
 	}
 	f := footer{
 		version:  formatVersion,
@@ -313,7 +459,7 @@ func (w *Writer) Finish() (Summary, error) {
 		f.columns[c] = w.zones[c].zoneMap(w.cols[c].kind)
 		f.columns[c].Rows = w.rows
 	}
-	buf := f.Marshal(w.body[:0])
+	buf := f.Marshal(nil)
 	if len(buf) > math.MaxUint32 {
 		w.err = fmt.Errorf("segment: footer of %d bytes too large: %w", len(buf), rowttl.ErrNotSupported)
 		return Summary{}, w.err

@@ -273,3 +273,25 @@ func TestHotColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelEncodingSameFile checks that the file does not depend on how
+// many goroutines encode the columns of a page.
+func TestParallelEncodingSameFile(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	var arrs []arrow.Array
+	for i, dt := range allTypes {
+		arrs = append(arrs, genArray(mem, dt, 5000, rngFor(uint64(i)), shapes[i%len(shapes)], 0.1))
+	}
+	rec := newRecord(arrs...)
+	defer rec.Release()
+	for _, a := range arrs {
+		a.Release()
+	}
+	one, _ := writeBatches(t, rec, WriterOptions{PageRows: 700, Parallelism: 1}, 999)
+	for _, p := range []int{2, 3, 16} {
+		got, _ := writeBatches(t, rec, WriterOptions{PageRows: 700, Parallelism: p}, 999)
+		if !bytes.Equal(got, one) {
+			t.Fatalf("parallelism %d wrote a different file (%d bytes, %d with one goroutine)", p, len(got), len(one))
+		}
+	}
+}
