@@ -406,3 +406,13 @@ func WriteRanges(rows int64, writes int) [][2]int64 {
 	}
 	return out
 }
+
+// WriteBatches generates the rows [wr[0], wr[1]) of g, one write of an
+// upsert stream, as batches of at most DefaultBatchRows rows.
+func (g *Generator) WriteBatches(mem memory.Allocator, wr [2]int64) []arrow.RecordBatch {
+	var v []arrow.RecordBatch
+	for s := wr[0]; s < wr[1]; s += DefaultBatchRows {
+		v = append(v, g.Range(mem, s, int(min(DefaultBatchRows, wr[1]-s))))
+	}
+	return v
+}

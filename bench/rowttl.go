@@ -564,20 +564,8 @@ func runReclaim(ctx context.Context, o *Options, res *Result) error {
 
 func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 	g, writes := Upserts(o.Rows, o.Seed)
-	o.logf("upsert: generating %d upserts over %d keys in %d writes", g.Rows, g.KeySpace, writes)
-	var versions [][]arrow.RecordBatch
-	for _, wr := range WriteRanges(g.Rows, writes) {
-		var v []arrow.RecordBatch
-		for s := wr[0]; s < wr[1]; s += DefaultBatchRows {
-			v = append(v, g.Range(o.Mem, s, int(min(DefaultBatchRows, wr[1]-s))))
-		}
-		versions = append(versions, v)
-	}
-	defer func() {
-		for _, v := range versions {
-			releaseAll(v)
-		}
-	}()
+	o.logf("upsert: %d upserts over %d keys in %d writes, each generated (untimed) just before it is written", g.Rows, g.KeySpace, writes)
+	ranges := WriteRanges(g.Rows, writes)
 	var out []Result
 	for _, m := range []struct {
 		model schema.Model
@@ -588,7 +576,9 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 		c := Result{Engine: Engine, Workload: m.name + "_count", Layout: string(o.Layout), Rows: o.Rows, OpRows: g.Rows}
 		var counts, countCPU []float64
 		var tbl *table.Table
+		var untimed Untimed
 		t := trial{
+			untimed: &untimed,
 			setup: func() error {
 				if err := os.RemoveAll(dir); err != nil {
 					return err
@@ -598,12 +588,16 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 				return err
 			},
 			run: func() (string, error) {
-				for _, v := range versions {
-					if err := tbl.WriteBatches(ctx, v, table.WriteOptions{}); err != nil {
+				for _, wr := range ranges {
+					var v []arrow.RecordBatch
+					untimed.Do(func() { v = g.WriteBatches(o.Mem, wr) })
+					err := tbl.WriteBatches(ctx, v, table.WriteOptions{})
+					releaseAll(v)
+					if err != nil {
 						return "", err
 					}
 				}
-				return fmt.Sprintf("versions=%d", len(versions)), nil
+				return fmt.Sprintf("versions=%d", len(ranges)), nil
 			},
 			teardown: func() error {
 				// The count after the upserts is timed on its own.

@@ -351,11 +351,13 @@ func releaseAll(recs []arrow.RecordBatch) {
 	}
 }
 
-// trial is one run: setup and teardown are not timed.
+// trial is one run: setup and teardown are not timed, nor what run does
+// through untimed.
 type trial struct {
 	setup    func() error
 	run      func() (string, error)
 	teardown func() error
+	untimed  *bench.Untimed
 }
 
 // measure runs t after c.warmup warm-up runs c.runs times and returns the
@@ -369,10 +371,17 @@ func (c config) measure(cpu *float64, t trial) (median float64, runs []float64, 
 				return 0, nil, "", err
 			}
 		}
+		if t.untimed != nil {
+			*t.untimed = bench.Untimed{}
+		}
 		start, cpu0 := time.Now(), bench.CPUTime()
 		a, err := t.run()
 		d := time.Since(start).Seconds()
 		cs := (bench.CPUTime() - cpu0).Seconds()
+		if t.untimed != nil {
+			d -= t.untimed.Wall
+			cs -= t.untimed.CPU
+		}
 		if t.teardown != nil {
 			if terr := t.teardown(); err == nil {
 				err = terr
@@ -590,21 +599,8 @@ func withSeq(batches []arrow.RecordBatch, start int64) []arrow.RecordBatch {
 // wins, as in rowttl), then counts the live rows.
 func runUpsert(ctx context.Context, c config) ([]bench.Result, error) {
 	g, writes := bench.Upserts(c.rows, c.seed)
-	var versions [][]arrow.RecordBatch
-	for _, wr := range bench.WriteRanges(g.Rows, writes) {
-		var v []arrow.RecordBatch
-		for s := wr[0]; s < wr[1]; s += bench.DefaultBatchRows {
-			v = append(v, g.Range(memory.DefaultAllocator, s, int(min(bench.DefaultBatchRows, wr[1]-s))))
-		}
-		seq := withSeq(v, wr[0])
-		releaseAll(v)
-		versions = append(versions, seq)
-	}
-	defer func() {
-		for _, v := range versions {
-			releaseAll(v)
-		}
-	}()
+	ranges := bench.WriteRanges(g.Rows, writes)
+	var untimed bench.Untimed
 	path := filepath.Join(c.dir, "duckdb-upsert.db")
 	w := bench.Result{Engine: Engine, Workload: "upsert", Layout: string(c.layout), Rows: c.rows, OpRows: g.Rows}
 	cnt := bench.Result{Engine: Engine, Workload: "upsert_count", Layout: string(c.layout), Rows: c.rows, OpRows: g.Rows}
@@ -614,6 +610,7 @@ func runUpsert(ctx context.Context, c config) ([]bench.Result, error) {
 SELECT id, event_time, user_id, amount, message, "__TTL__" FROM arrow_up
 QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 	t := trial{
+		untimed: &untimed,
 		setup: func() error {
 			if err := removeDB(path); err != nil {
 				return err
@@ -625,12 +622,22 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 			return d.exec(ctx, `CREATE TABLE events (id BIGINT PRIMARY KEY, event_time TIMESTAMP, user_id BIGINT, amount DOUBLE, message VARCHAR, ttl BIGINT)`)
 		},
 		run: func() (string, error) {
-			for _, v := range versions {
-				if err := d.insertArrow(ctx, v, "arrow_up", upsert); err != nil {
+			// Each write is generated (untimed) just before it is written,
+			// as rowttl bench does.
+			for _, wr := range ranges {
+				var v []arrow.RecordBatch
+				untimed.Do(func() {
+					rows := g.WriteBatches(memory.DefaultAllocator, wr)
+					v = withSeq(rows, wr[0])
+					releaseAll(rows)
+				})
+				err := d.insertArrow(ctx, v, "arrow_up", upsert)
+				releaseAll(v)
+				if err != nil {
 					return "", err
 				}
 			}
-			return fmt.Sprintf("versions=%d", len(versions)), nil
+			return fmt.Sprintf("versions=%d", len(ranges)), nil
 		},
 		teardown: func() error {
 			start, cpu0 := time.Now(), bench.CPUTime()
