@@ -361,14 +361,8 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, sr
 		}
 	} else {
 		err = s.scanRows(ctx, env, src, base, st.Where, func(row []schema.Value) (bool, error) {
-			if where != nil {
-				v, err := where.eval(row)
-				if err != nil {
-					return false, err
-				}
-				if v.IsNull() || v.Int == 0 {
-					return true, nil
-				}
+			if keep, err := where.keeps(row); !keep || err != nil {
+				return err == nil, err
 			}
 			for i, x := range ag.groupKeys {
 				v, err := x.eval(row)

@@ -178,14 +178,8 @@ func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *Select) (*row
 	}
 	var rows [][]schema.Value
 	err = s.scanRows(ctx, env, src, base, st.Where, func(row []schema.Value) (bool, error) {
-		if where != nil {
-			v, err := where.eval(row)
-			if err != nil {
-				return false, err
-			}
-			if v.IsNull() || v.Int == 0 {
-				return true, nil
-			}
+		if keep, err := where.keeps(row); !keep || err != nil {
+			return err == nil, err
 		}
 		out, err := projectRow(row, outs, extra)
 		if err != nil {
@@ -337,6 +331,19 @@ func distinctRows(rows [][]schema.Value, n int) [][]schema.Value {
 		}
 	}
 	return out
+}
+
+// keeps says whether a compiled WHERE (nil: none) keeps row: TRUE, not
+// FALSE or NULL.
+func (where *compiled) keeps(row []schema.Value) (bool, error) {
+	if where == nil {
+		return true, nil
+	}
+	v, err := where.eval(row)
+	if err != nil {
+		return false, err
+	}
+	return !v.IsNull() && v.Int != 0, nil
 }
 
 // scanRows streams the rows of the source that the scan keeps (alive at

@@ -322,12 +322,9 @@ func (s *Session) whereMask(sc *scope, where *compiled) func(rec arrow.RecordBat
 		defer b.Release()
 		b.Reserve(int(rec.NumRows()))
 		err := rowsOf(rec, sc, func(_ int, row []schema.Value) error {
-			v, err := where.eval(row)
-			if err != nil {
-				return err
-			}
-			b.UnsafeAppend(!v.IsNull() && v.Int != 0)
-			return nil
+			keep, err := where.keeps(row)
+			b.UnsafeAppend(keep)
+			return err
 		})
 		if err != nil {
 			return nil, err
