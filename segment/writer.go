@@ -112,9 +112,10 @@ func NewWriter(w io.Writer, sc *arrow.Schema, opts WriterOptions) (*Writer, erro
 	if wr.workers <= 0 {
 		wr.workers = runtime.GOMAXPROCS(0)
 	}
-	// One page in flight per worker: a column that is slow to encode (zstd
-	// on strings) then runs for several pages at once.
-	for range max(wr.workers, 1) {
+	// One page in flight per worker, so that a column slow to encode (zstd
+	// on strings) runs for several pages at once; at most maxInflight
+	// pages, as each holds a page of staged rows and its encodings.
+	for range min(max(wr.workers, 1), maxInflight) {
 		slot := &pageSlot{encs: make([]chunkEncoder, len(wr.cols))}
 		for _, ct := range wr.cols {
 			slot.stages = append(slot.stages, colStage{ct: ct})
@@ -207,6 +208,9 @@ func (w *Writer) checkSchema(rec arrow.RecordBatch) error {
 	}
 	return nil
 }
+
+// maxInflight bounds the pages a writer encodes at once.
+const maxInflight = 4
 
 // pageSlot is a page handed to the background: its staged rows and one
 // encoder per column, kept from page to page.
