@@ -170,18 +170,12 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 	for i := range part.sums {
 		part.sums[i].scale = -1
 	}
-	ttlState := ttlcol.AllLive
-	ttlIdx := task.slots[len(task.slots)-1]
-	var ttlZone segment.ZoneMap
-	if s.hasTTL && ttlIdx >= 0 && !s.includeExpired {
-		ttlZone = r.PageStats(ttlIdx, p)
-		ttlState = ClassifyPage(ttlZone, s.threshold)
-	}
+	ttl := s.pageTTL(task)
+	ttlState, ttlZone, ttlIdx, pastAll := ttl.state, ttl.zone, ttl.idx, ttl.pastAll
 	if ttlState == ttlcol.AllExpired {
 		atomic.AddInt64(&s.Counters.PagesExpired, 1)
 		return part, nil
 	}
-	pastAll := ttlState == ttlcol.Mixed && ttlZone.Max.Kind == schema.IntValue && ttlZone.Max.Int <= s.threshold
 	if len(s.outSlots) == 0 && (ttlState == ttlcol.AllLive || pastAll) {
 		// The zone map has the answer: every row, or the NULL ones.
 		atomic.AddInt64(&s.Counters.PagesLive, 1)
@@ -235,7 +229,15 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 			continue
 		}
 		v := &b.vals
-		if err := r.ReadValues(task.slots[slot], p, v, false); err != nil {
+		var err error
+		if live != nil && part.rows*8 < int64(n) {
+			// Few rows count (the NULL-expiration rows of a page whose
+			// other rows have expired): decode those alone.
+			err = r.ReadSelected(task.slots[slot], p, v, live)
+		} else {
+			err = r.ReadValues(task.slots[slot], p, v, false)
+		}
+		if err != nil {
 			return nil, err
 		}
 		sel := live

@@ -385,18 +385,33 @@ func (s *Scan) stats(r *segment.Reader, p int, slots []int) func(int) segment.Zo
 	}
 }
 
+// pageTTL is what a page's __TTL__ zone map tells of it at the scan's now.
+type pageTTL struct {
+	state ttlcol.PageState
+	zone  segment.ZoneMap
+	idx   int // column of __TTL__ in the segment, -1 when absent
+	// pastAll: a mixed page whose every expiration has passed, so that its
+	// live rows are exactly those with a NULL __TTL__.
+	pastAll bool
+}
+
+func (s *Scan) pageTTL(task pageTask) pageTTL {
+	t := pageTTL{state: ttlcol.AllLive, idx: task.slots[len(task.slots)-1]}
+	if s.hasTTL && t.idx >= 0 && !s.includeExpired {
+		t.zone = task.r.PageStats(t.idx, task.p)
+		t.state = ClassifyPage(t.zone, s.threshold)
+		t.pastAll = t.state == ttlcol.Mixed && t.zone.Max.Kind == schema.IntValue && t.zone.Max.Int <= s.threshold
+	}
+	return t
+}
+
 // readPage returns the live, matching rows of the current page, or nil
 // when there are none.
 func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	r, p, ord0, rsID, slots := task.r, task.p, task.ord0, task.rsID, task.slots
 	_, n := r.Page(p)
-	ttlState := ttlcol.AllLive
-	ttlIdx := slots[len(slots)-1]
-	var ttlZone segment.ZoneMap
-	if s.hasTTL && ttlIdx >= 0 && !s.includeExpired {
-		ttlZone = r.PageStats(ttlIdx, p)
-		ttlState = ClassifyPage(ttlZone, s.threshold)
-	}
+	ttl := s.pageTTL(task)
+	ttlState, ttlZone := ttl.state, ttl.zone
 	if ttlState == ttlcol.AllExpired {
 		atomic.AddInt64(&s.Counters.PagesExpired, 1)
 		return nil, nil
@@ -408,8 +423,7 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	if hidden != nil && hidden.CardinalityInRange(uint64(ord0), uint64(ord0)+uint64(n)) == uint64(n) {
 		return nil, nil
 	}
-	if ttlState == ttlcol.Mixed && ttlZone.Max.Kind == schema.IntValue && ttlZone.Max.Int <= s.threshold &&
-		s.filter == nil && len(s.out.Fields()) == 0 && hidden == nil && task.signIdx < 0 {
+	if ttl.pastAll && s.filter == nil && len(s.out.Fields()) == 0 && hidden == nil && task.signIdx < 0 {
 		// Every expiration of the page has passed: the live rows are the
 		// NULL ones, whose number the zone map has.
 		atomic.AddInt64(&s.Counters.PagesLive, 1)

@@ -139,6 +139,41 @@ func unpackFOR[T integer](dst []T, src []byte, bw uint, base int64) {
 	}
 }
 
+// unpackFORSelected is unpackFOR for the values whose bit is set in sel
+// alone; the others are left as they were.
+func unpackFORSelected(dst []int64, src []byte, bw uint, base int64, sel []byte) {
+	if bw == 0 {
+		for i := range dst {
+			dst[i] = base
+		}
+		return
+	}
+	nf := fastCount(len(dst), len(src), bw)
+	var mask uint64 = 1<<bw - 1
+	if bw == 64 {
+		mask = ^uint64(0)
+	}
+	for w := 0; w*64 < len(dst); w++ {
+		var word uint64
+		for b := 0; b < 8 && w*8+b < len(sel); b++ {
+			word |= uint64(sel[w*8+b]) << (8 * b)
+		}
+		for ; word != 0; word &= word - 1 {
+			i := w*64 + bits.TrailingZeros64(word)
+			if i >= len(dst) {
+				break
+			}
+			bit := uint(i) * bw
+			if i < nf {
+				v := binary.LittleEndian.Uint64(src[bit>>3:])
+				dst[i] = base + int64(v>>(bit&7)&mask)
+			} else {
+				dst[i] = base + int64(readBits(src, bit, bw))
+			}
+		}
+	}
+}
+
 // unpackDelta decodes a delta run: dst[0] = first and dst[i] = dst[i-1] +
 // minDelta + value i-1 (wrapping), for len(dst)-1 packed values of bw bits in
 // src. It returns the last value before truncation to T, so callers can check

@@ -191,7 +191,7 @@ func (r *Reader) bodySum(col, p int, body []byte, sc *scratch) (ZoneMap, error) 
 	if ct.kind == kindFloat || ct.width == 8 {
 		z.Sum = Int128{}
 		v := Values{Nulls: int(cm.zone.NullCount)}
-		if err := v.decode(ct, n, cm.enc, body, false); err != nil {
+		if err := v.decode(ct, n, cm.enc, body, false, nil); err != nil {
 			return ZoneMap{}, r.corrupt(fmt.Sprintf("page %d column %d", p, col), err)
 		}
 		for i, x := range v.Ints {

@@ -164,25 +164,14 @@ func decodeIntsInto[T ~int8 | ~int16 | ~int32 | ~int64](dst []T, enc encoding, s
 		}
 		return nil
 	case encFOR:
-		d := decoder{src: src}
-		base := d.varint()
-		bw := uint(d.byte())
-		if d.err != nil {
-			return d.err
-		}
-		if bw > uint(width)*8 {
-			return errBitWidth
+		base, bw, packed, err := parseFOR(src, n, width)
+		if err != nil {
+			return err
 		}
 		if !fits(base) {
 			return errValue
 		}
-		if len(d.src) != packedLen(n, bw) {
-			return errBodyLen
-		}
-		if !packedTailOK(d.src, n, bw) {
-			return errPadding
-		}
-		unpackFOR(dst, d.src, bw, base)
+		unpackFOR(dst, packed, bw, base)
 		return nil
 	case encDelta:
 		d := decoder{src: src}
@@ -208,4 +197,40 @@ func decodeIntsInto[T ~int8 | ~int16 | ~int32 | ~int64](dst []T, enc encoding, s
 		return nil
 	}
 	return errUnknownEn
+}
+
+// parseFOR reads and checks the header of a frame-of-reference body of n
+// values of width bytes, and returns its base, bit width and packed values.
+func parseFOR(src []byte, n, width int) (base int64, bw uint, packed []byte, err error) {
+	d := decoder{src: src}
+	base = d.varint()
+	bw = uint(d.byte())
+	if d.err != nil {
+		return 0, 0, nil, d.err
+	}
+	if bw > uint(width)*8 {
+		return 0, 0, nil, errBitWidth
+	}
+	if len(d.src) != packedLen(n, bw) {
+		return 0, 0, nil, errBodyLen
+	}
+	if !packedTailOK(d.src, n, bw) {
+		return 0, 0, nil, errPadding
+	}
+	return base, bw, d.src, nil
+}
+
+// decodeSelected decodes into dst (n int64 values) the values whose bit is
+// set in sel from a body of encoding enc: frame-of-reference bodies only
+// those, by random access into the packed run; other encodings all of them.
+func decodeSelected(dst []int64, enc encoding, src []byte, sel []byte) error {
+	if enc != encFOR {
+		return decodeIntsInto(dst, enc, src)
+	}
+	base, bw, packed, err := parseFOR(src, len(dst), 8)
+	if err != nil {
+		return err
+	}
+	unpackFORSelected(dst, packed, bw, base, sel)
+	return nil
 }

@@ -78,6 +78,16 @@ func FuzzReader(f *testing.F) {
 					if err := checkValues(a, &v); err != nil {
 						t.Fatal(err)
 					}
+					sel := make([]byte, (n+7)/8)
+					for i := 0; i < n; i += 3 {
+						sel[i/8] |= 1 << (i % 8)
+					}
+					if err := r.ReadSelected(c, p, &v, sel); err != nil {
+						t.Fatalf("ReadPage decoded what ReadSelected refuses: %v", err)
+					}
+					if err := checkSelected(a, &v, sel); err != nil {
+						t.Fatal(err)
+					}
 				}
 				a.Release()
 			}

@@ -38,6 +38,29 @@ func (r *Reader) ValuesOK(col int) bool {
 // scan needs of a __TTL__ page whose every expiration has passed. Checks
 // and errors are those of ReadPage.
 func (r *Reader) ReadValues(col, p int, v *Values, validityOnly bool) error {
+	return r.readValues(col, p, v, validityOnly, nil)
+}
+
+// ReadSelected is ReadValues for the rows whose bit is set in sel (a bitmap
+// of the page's rows): the other slots of Ints and Floats may hold
+// anything. Frame-of-reference pages, the usual form of integers and
+// decimal-scaled doubles, then decode only those rows, which pays when
+// they are few.
+func (r *Reader) ReadSelected(col, p int, v *Values, sel []byte) error {
+	if len(sel) < (r.pageRows(p)+7)/8 {
+		return fmt.Errorf("segment %s: ReadSelected of page %d: a selection of %d bytes for %d rows", r.name, p, len(sel), r.pageRows(p))
+	}
+	return r.readValues(col, p, v, false, sel)
+}
+
+func (r *Reader) pageRows(p int) int {
+	if p < 0 || p >= len(r.f.pages) {
+		return 0
+	}
+	return r.f.pages[p]
+}
+
+func (r *Reader) readValues(col, p int, v *Values, validityOnly bool, sel []byte) error {
 	if col < 0 || col >= len(r.f.cols) || p < 0 || p >= len(r.f.pages) || !r.ValuesOK(col) {
 		return fmt.Errorf("segment %s: ReadValues of column %d page %d: not a BIGINT or DOUBLE column in range", r.name, col, p)
 	}
@@ -51,13 +74,13 @@ func (r *Reader) ReadValues(col, p int, v *Values, validityOnly bool) error {
 	if err != nil {
 		return r.pageError(col, p, err)
 	}
-	if err := v.decode(r.f.cols[col], n, c.enc, body, validityOnly); err != nil {
+	if err := v.decode(r.f.cols[col], n, c.enc, body, validityOnly, sel); err != nil {
 		return r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)
 	}
 	return nil
 }
 
-func (v *Values) decode(ct colType, n int, enc encoding, body []byte, validityOnly bool) error {
+func (v *Values) decode(ct colType, n int, enc encoding, body []byte, validityOnly bool, sel []byte) error {
 	bl := (n + 7) / 8
 	if v.Nulls > 0 {
 		v.valid = grow(v.valid, bl)
@@ -79,6 +102,9 @@ func (v *Values) decode(ct colType, n int, enc encoding, body []byte, validityOn
 	if ct.kind == kindInt {
 		v.ints = grow(v.ints, n)
 		v.Ints = v.ints
+		if sel != nil {
+			return decodeSelected(v.Ints, enc, body, sel)
+		}
 		return decodeIntsInto(v.Ints, enc, body)
 	}
 	if enc == encScaled {
@@ -91,6 +117,9 @@ func (v *Values) decode(ct colType, n int, enc encoding, body []byte, validityOn
 		}
 		v.ints = grow(v.ints, n)
 		v.Ints, v.Scale = v.ints, e
+		if sel != nil {
+			return decodeSelected(v.Ints, inner, body[2:], sel)
+		}
 		return decodeIntsInto(v.Ints, inner, body[2:])
 	}
 	v.floats = grow(v.floats, n)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -51,6 +52,68 @@ func checkValues(a arrow.Array, v *Values) error {
 	return nil
 }
 
+// randomSel returns a selection of n rows: none, all, or a random share.
+func randomSel(rng *rand.Rand, n int) []byte {
+	sel := make([]byte, (n+7)/8)
+	share := []float64{0, 1, 0.05, 0.5}[rng.IntN(4)]
+	for i := 0; i < n; i++ {
+		if rng.Float64() < share {
+			sel[i/8] |= 1 << (i % 8)
+		}
+	}
+	return sel
+}
+
+// checkSelected is checkValues for the selected rows.
+func checkSelected(a arrow.Array, v *Values, sel []byte) error {
+	b := array.NewBuilder(memory.DefaultAllocator, a.DataType())
+	defer b.Release()
+	n := 0
+	for i := 0; i < a.Len(); i++ {
+		if sel[i/8]>>(i%8)&1 == 0 {
+			continue
+		}
+		n++
+		if a.IsNull(i) {
+			b.AppendNull()
+		} else if x, ok := a.(*array.Int64); ok {
+			b.(*array.Int64Builder).Append(x.Value(i))
+		} else {
+			b.(*array.Float64Builder).Append(a.(*array.Float64).Value(i))
+		}
+	}
+	want := b.NewArray()
+	defer want.Release()
+	// The selected rows of v, gathered the same way.
+	got := Values{N: n, Scale: v.Scale, Nulls: want.NullN()}
+	if v.Valid != nil && want.NullN() > 0 {
+		got.Valid = make([]byte, (n+7)/8)
+	}
+	j := 0
+	for i := 0; i < v.N; i++ {
+		if sel[i/8]>>(i%8)&1 == 0 {
+			continue
+		}
+		if got.Valid != nil && v.Valid[i/8]>>(i%8)&1 == 1 {
+			got.Valid[j/8] |= 1 << (j % 8)
+		}
+		if v.Ints != nil {
+			got.Ints = append(got.Ints, v.Ints[i])
+		}
+		if v.Floats != nil {
+			got.Floats = append(got.Floats, v.Floats[i])
+		}
+		j++
+	}
+	if got.Ints == nil && v.Ints != nil {
+		got.Ints = []int64{}
+	}
+	if got.Floats == nil && v.Floats != nil {
+		got.Floats = []float64{}
+	}
+	return checkValues(want, &got)
+}
+
 func TestReadValuesMatchesReadPage(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -91,6 +154,13 @@ func TestReadValuesMatchesReadPage(t *testing.T) {
 					}
 					if err := checkValues(a, &v); err != nil {
 						t.Fatalf("%s nulls %.1f col %d page %d (%s/%s): %v", sh, nullFrac, col, p, enc, comp, err)
+					}
+					sel := randomSel(rngFor(uint64(p*7+col)), a.Len())
+					if err := r.ReadSelected(col, p, &v, sel); err != nil {
+						t.Fatal(err)
+					}
+					if err := checkSelected(a, &v, sel); err != nil {
+						t.Fatalf("%s nulls %.1f col %d page %d (%s/%s) selected: %v", sh, nullFrac, col, p, enc, comp, err)
 					}
 					if err := r.ReadValues(col, p, &v, true); err != nil {
 						t.Fatal(err)
