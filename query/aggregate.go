@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sync/atomic"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/rowttl/rowttl"
@@ -176,7 +177,12 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		atomic.AddInt64(&s.Counters.PagesExpired, 1)
 		return part, nil
 	}
-	if len(s.outSlots) == 0 && (ttlState == ttlcol.AllLive || pastAll) {
+	// hidden holds the page's deleted and superseded rows, if any.
+	var hidden *roaring.Bitmap
+	if h := s.hidden[task.rsID]; h != nil && h.IntersectsWithInterval(uint64(task.ord0), uint64(task.ord0)+uint64(n)) {
+		hidden = h
+	}
+	if len(s.outSlots) == 0 && hidden == nil && (ttlState == ttlcol.AllLive || pastAll) {
 		// The zone map has the answer: every row, or the NULL ones.
 		atomic.AddInt64(&s.Counters.PagesLive, 1)
 		part.rows = int64(n)
@@ -212,6 +218,21 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		b.live = grow(b.live, (n+7)/8)
 		live = b.live
 		part.rows = int64(ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, live))
+	}
+	if hidden != nil && live == nil && len(s.outSlots) == 0 {
+		// A count of an all-live page: its rows but the hidden ones.
+		part.rows -= int64(hidden.CardinalityInRange(uint64(task.ord0), uint64(task.ord0)+uint64(n)))
+		return part, nil
+	}
+	if hidden != nil && part.rows > 0 {
+		if live == nil {
+			b.live = grow(b.live, (n+7)/8)
+			live = b.live
+			setAll(live, n)
+			clearTail(live, n)
+		}
+		clearHidden(live, hidden, task.ord0, n)
+		part.rows = int64(popcount(live))
 	}
 	if part.rows == 0 {
 		return part, nil
@@ -267,14 +288,11 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 	return part, nil
 }
 
-// plainPage says whether a page can be reduced from its column values and
-// __TTL__ alone: nothing hidden in it, no filter, no delete sign, and every
+// plainPage says whether a page can be reduced from its column values,
+// __TTL__ and hidden rows alone: no filter, no delete sign, and every
 // summed column stored in it as BIGINT or DOUBLE.
 func (s *Scan) plainPage(task pageTask, n int) bool {
 	if s.filter != nil || task.signIdx >= 0 {
-		return false
-	}
-	if h := s.hidden[task.rsID]; h != nil && h.IntersectsWithInterval(uint64(task.ord0), uint64(task.ord0)+uint64(n)) {
 		return false
 	}
 	for _, slot := range s.outSlots {
@@ -359,6 +377,22 @@ func grow(b []byte, n int) []byte {
 		return make([]byte, n)
 	}
 	return b[:n]
+}
+
+// clearHidden clears in mask, a bitmap of the n rows of a page whose first
+// row has ordinal ord0, the bits of the rows hidden holds.
+func clearHidden(mask []byte, hidden *roaring.Bitmap, ord0 int64, n int) {
+	it := hidden.Iterator()
+	it.AdvanceIfNeeded(uint32(ord0))
+	end := ord0 + int64(n)
+	for it.HasNext() {
+		o := int64(it.Next())
+		if o >= end {
+			break
+		}
+		i := o - ord0
+		mask[i/8] &^= 1 << (i % 8)
+	}
 }
 
 // clearTail clears the bits past row n in the last byte of bm.
