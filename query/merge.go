@@ -28,6 +28,9 @@ func supersededByMerge(ctx context.Context, mem memory.Allocator, rowsets []*row
 		return out, nil
 	}
 	if int64Keyed(rowsets, keyCount) {
+		if lo, span, ok := denseKeys(rowsets); ok {
+			return out, supersededDense(ctx, rowsets, out, lo, span)
+		}
 		return out, supersededInt64(ctx, mem, rowsets, out)
 	}
 	mark := func(id uint64, ord int64) {

@@ -2,12 +2,16 @@ package query
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
 )
 
 // The merge-on-read key merge for the common key, one BIGINT column with no
@@ -184,6 +188,93 @@ func supersededInt64(ctx context.Context, mem memory.Allocator, rowsets []*rowse
 			out[c.h.Meta.ID] = b
 		}
 		b.AddMany(c.marks)
+	}
+	return nil
+}
+
+// maxDenseSpan bounds the key range of the dense merge: a bit per key of
+// the range, 64 MiB at the most.
+const maxDenseSpan = 1 << 29
+
+// denseKeys reports whether the int64 keys of the rowsets span a range
+// small enough, next to the rows, for supersededDense: at most 64 keys of
+// range per row, and maxDenseSpan. It returns the smallest key and the span.
+func denseKeys(rowsets []*rowset.Handle) (lo int64, span uint64, ok bool) {
+	var rows int64
+	hi := int64(0)
+	first := true
+	for _, h := range rowsets {
+		for _, r := range h.Segments {
+			z := r.ColumnStats(0)
+			rows += r.NumRows()
+			if z.Rows == 0 || z.Min.Kind != schema.IntValue {
+				continue
+			}
+			if first || z.Min.Int < lo {
+				lo = z.Min.Int
+			}
+			if first || z.Max.Int > hi {
+				hi = z.Max.Int
+			}
+			first = false
+		}
+	}
+	if first || hi < lo {
+		return 0, 0, false
+	}
+	span = uint64(hi-lo) + 1
+	if span == 0 || span > maxDenseSpan || span > 64*uint64(max(rows, 1)) {
+		return 0, 0, false
+	}
+	return lo, span, true
+}
+
+// supersededDense is supersededInt64 for keys in [lo, lo+span): it walks
+// the rowsets from the newest, in any row order, with a bit per key of the
+// range; a row whose key's bit is already set has a newer version. Each
+// rowset's keys are unique, as its writer or compaction left them. A
+// random probe into a bitmap that fits the cache costs a few nanoseconds
+// per row, where the heap merge paid a mispredicted comparison per level.
+func supersededDense(ctx context.Context, rowsets []*rowset.Handle, out map[uint64]*roaring.Bitmap, lo int64, span uint64) error {
+	seen := make([]uint64, (span+63)/64)
+	var v segment.Values
+	for rank := len(rowsets) - 1; rank >= 0; rank-- {
+		h := rowsets[rank]
+		var marks []uint32
+		var base int64
+		for _, r := range h.Segments {
+			for p := 0; p < r.NumPages(); p++ {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if err := r.ReadValues(0, p, &v, false); err != nil {
+					return err
+				}
+				first, _ := r.Page(p)
+				ord0 := base + first
+				for i, k := range v.Ints {
+					d := uint64(k - lo)
+					if d >= span {
+						return fmt.Errorf("segment %s: key %d outside its column's zone map: %w", r.Name(), k, rowttl.ErrCorruption)
+					}
+					w, bit := d>>6, uint64(1)<<(d&63)
+					if seen[w]&bit != 0 {
+						marks = append(marks, uint32(ord0+int64(i)))
+					} else {
+						seen[w] |= bit
+					}
+				}
+			}
+			base += r.NumRows()
+		}
+		if len(marks) > 0 {
+			b := out[h.Meta.ID]
+			if b == nil {
+				b = roaring.New()
+				out[h.Meta.ID] = b
+			}
+			b.AddMany(marks)
+		}
 	}
 	return nil
 }

@@ -214,6 +214,9 @@ type modelConfig struct {
 	zstd        int
 	auto        bool // run the auto-compaction policy after every step
 	pool        bool // decoded pages come from a recycling, non-zeroing pool
+	// keyStride spreads the keys: 1 keeps them dense (the merge-on-read
+	// merge takes its bitmap path), a large stride sparse (its heap path).
+	keyStride int64
 }
 
 func randomConfig(rng *rand.Rand) modelConfig {
@@ -223,6 +226,7 @@ func randomConfig(rng *rand.Rand) modelConfig {
 		zstd:        []int{-1, 0, 1, 19}[rng.IntN(4)],
 		auto:        rng.IntN(2) == 0,
 		pool:        rng.IntN(2) == 0,
+		keyStride:   []int64{1, 1 << 40}[rng.IntN(2)],
 	}
 }
 
@@ -277,7 +281,7 @@ func runModel(t *testing.T, model schema.Model, source bool, seed uint64, steps 
 			n := 1 + rng.IntN(40)
 			rows := make([]modelRow, n)
 			for i := range rows {
-				rows[i] = modelRow{id: rng.Int64N(60), v: rng.Int64N(1000), ttl: randTTL()}
+				rows[i] = modelRow{id: rng.Int64N(60) * cfg.keyStride, v: rng.Int64N(1000), ttl: randTTL()}
 			}
 			log = append(log, fmt.Sprintf("write %d rows at %d", n, now))
 			rec := modelBatch(mem, rows, source)
