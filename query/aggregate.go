@@ -62,6 +62,13 @@ func (s *Scan) Aggregate() (Totals, error) {
 		}
 		kinds[i] = t
 	}
+	// Pages clear hidden rows from their masks a word at a time.
+	s.denseHidden = make(map[uint64][]uint64, len(s.hidden))
+	for id, b := range s.hidden {
+		if !b.IsEmpty() {
+			s.denseHidden[id] = b.ToDense()
+		}
+	}
 	tot := Totals{Sums: make([]Sum, len(s.outSlots))}
 	exact := make([]segment.Int128, len(s.outSlots))
 	add := func(p *partial) {
@@ -231,7 +238,7 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 			setAll(live, n)
 			clearTail(live, n)
 		}
-		clearHidden(live, hidden, task.ord0, n)
+		clearHidden(live, s.denseHidden[task.rsID], task.ord0, n)
 		part.rows = int64(popcount(live))
 	}
 	if part.rows == 0 {
@@ -380,18 +387,24 @@ func grow(b []byte, n int) []byte {
 }
 
 // clearHidden clears in mask, a bitmap of the n rows of a page whose first
-// row has ordinal ord0, the bits of the rows hidden holds.
-func clearHidden(mask []byte, hidden *roaring.Bitmap, ord0 int64, n int) {
-	it := hidden.Iterator()
-	it.AdvanceIfNeeded(uint32(ord0))
-	end := ord0 + int64(n)
-	for it.HasNext() {
-		o := int64(it.Next())
-		if o >= end {
-			break
+// row has ordinal ord0, the bits of the rows set in hidden, a dense bitmap
+// of the rowset's ordinals (roaring.Bitmap.ToDense).
+func clearHidden(mask []byte, hidden []uint64, ord0 int64, n int) {
+	q, r := int(ord0/64), uint(ord0%64)
+	word := func(k int) uint64 {
+		if k < len(hidden) {
+			return hidden[k]
 		}
-		i := o - ord0
-		mask[i/8] &^= 1 << (i % 8)
+		return 0
+	}
+	for j := 0; j*64 < n; j++ {
+		h := word(q+j) >> r
+		if r > 0 {
+			h |= word(q+j+1) << (64 - r)
+		}
+		for b := 0; b < 8 && j*8+b < len(mask); b++ {
+			mask[j*8+b] &^= byte(h >> (8 * b))
+		}
 	}
 }
 

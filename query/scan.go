@@ -111,6 +111,8 @@ type Scan struct {
 	// hidden holds, per rowset, the rows no scan may return: deleted, or
 	// superseded by a newer version of their key.
 	hidden map[uint64]*roaring.Bitmap
+	// denseHidden is hidden as dense bitmaps, for Aggregate.
+	denseHidden map[uint64][]uint64
 
 	rs, seg, page int
 	segBase       int64 // ordinal of the current segment's first row in its rowset
