@@ -62,13 +62,6 @@ func (s *Scan) Aggregate() (Totals, error) {
 		}
 		kinds[i] = t
 	}
-	// Pages clear hidden rows from their masks a word at a time.
-	s.denseHidden = make(map[uint64][]uint64, len(s.hidden))
-	for id, b := range s.hidden {
-		if !b.IsEmpty() {
-			s.denseHidden[id] = b.ToDense()
-		}
-	}
 	tot := Totals{Sums: make([]Sum, len(s.outSlots))}
 	exact := make([]segment.Int128, len(s.outSlots))
 	add := func(p *partial) {
@@ -238,7 +231,7 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 			setAll(live, n)
 			clearTail(live, n)
 		}
-		clearHidden(live, s.denseHidden[task.rsID], task.ord0, n)
+		clearHidden(live, s.hiddenWords(task.rsID), task.ord0, n)
 		part.rows = int64(popcount(live))
 	}
 	if part.rows == 0 {
@@ -384,28 +377,6 @@ func grow(b []byte, n int) []byte {
 		return make([]byte, n)
 	}
 	return b[:n]
-}
-
-// clearHidden clears in mask, a bitmap of the n rows of a page whose first
-// row has ordinal ord0, the bits of the rows set in hidden, a dense bitmap
-// of the rowset's ordinals (roaring.Bitmap.ToDense).
-func clearHidden(mask []byte, hidden []uint64, ord0 int64, n int) {
-	q, r := int(ord0/64), uint(ord0%64)
-	word := func(k int) uint64 {
-		if k < len(hidden) {
-			return hidden[k]
-		}
-		return 0
-	}
-	for j := 0; j*64 < n; j++ {
-		h := word(q+j) >> r
-		if r > 0 {
-			h |= word(q+j+1) << (64 - r)
-		}
-		for b := 0; b < 8 && j*8+b < len(mask); b++ {
-			mask[j*8+b] &^= byte(h >> (8 * b))
-		}
-	}
 }
 
 // clearTail clears the bits past row n in the last byte of bm.

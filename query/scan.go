@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -111,8 +112,9 @@ type Scan struct {
 	// hidden holds, per rowset, the rows no scan may return: deleted, or
 	// superseded by a newer version of their key.
 	hidden map[uint64]*roaring.Bitmap
-	// denseHidden is hidden as dense bitmaps, for Aggregate.
-	denseHidden map[uint64][]uint64
+	// dense holds hidden as dense bitmaps, made for each rowset the first
+	// time a page of it needs one (see hiddenWords).
+	dense map[uint64]*denseHidden
 
 	rs, seg, page int
 	segBase       int64 // ordinal of the current segment's first row in its rowset
@@ -217,6 +219,10 @@ func (s *Scan) init(req Request) error {
 			return err
 		}
 		s.hidden = h
+	}
+	s.dense = make(map[uint64]*denseHidden, len(s.hidden))
+	for id := range s.hidden {
+		s.dense[id] = new(denseHidden)
 	}
 	s.seg, s.page = 0, -1
 	s.workers = defaultWorkers(req.Parallelism)
@@ -387,6 +393,47 @@ func (s *Scan) stats(r *segment.Reader, p int, slots []int) func(int) segment.Zo
 	}
 }
 
+// denseHidden is the hidden rows of one rowset as a dense bitmap of its
+// ordinals (roaring.Bitmap.ToDense), made once by whichever worker first
+// needs it: pages clear them from their masks a word at a time, where a
+// roaring iteration cost a call per hidden row.
+type denseHidden struct {
+	once  sync.Once
+	words []uint64
+}
+
+// hiddenWords returns the hidden rows of rowset id as a dense bitmap.
+func (s *Scan) hiddenWords(id uint64) []uint64 {
+	d := s.dense[id]
+	if d == nil {
+		return nil
+	}
+	d.once.Do(func() { d.words = s.hidden[id].ToDense() })
+	return d.words
+}
+
+// clearHidden clears in mask, a bitmap of the n rows of a page whose first
+// row has ordinal ord0, the bits of the rows set in hidden, a dense bitmap
+// of the rowset's ordinals.
+func clearHidden(mask []byte, hidden []uint64, ord0 int64, n int) {
+	q, r := int(ord0/64), uint(ord0%64)
+	word := func(k int) uint64 {
+		if k < len(hidden) {
+			return hidden[k]
+		}
+		return 0
+	}
+	for j := 0; j*64 < n; j++ {
+		h := word(q+j) >> r
+		if r > 0 {
+			h |= word(q+j+1) << (64 - r)
+		}
+		for b := 0; b < 8 && j*8+b < len(mask); b++ {
+			mask[j*8+b] &^= byte(h >> (8 * b))
+		}
+	}
+}
+
 // pageTTL is what a page's __TTL__ zone map tells of it at the scan's now.
 type pageTTL struct {
 	state ttlcol.PageState
@@ -489,16 +536,7 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 		setAll(mask, n)
 	}
 	if hidden != nil {
-		it := hidden.Iterator()
-		it.AdvanceIfNeeded(uint32(ord0))
-		for it.HasNext() {
-			o := int64(it.PeekNext())
-			if o >= ord0+int64(n) {
-				break
-			}
-			bitutil.ClearBit(mask, int(o-ord0))
-			it.Next()
-		}
+		clearHidden(mask, s.hiddenWords(rsID), ord0, n)
 	}
 	var sign arrow.Array
 	if task.signIdx >= 0 {
