@@ -46,20 +46,7 @@ func TestFormat2(t *testing.T) {
 
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	var out bytes.Buffer
-	w, err := NewWriter(&out, r.Schema(), WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p := 0; p < r.NumPages(); p++ {
-		if err := w.CopyPage(r, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := w.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	c := openBytes(t, out.Bytes(), "copied.seg")
+	c := openBytes(t, copyAll(t, r), "copied.seg")
 	for col := 0; col < c.Schema().NumFields(); col++ {
 		for p := 0; p < c.NumPages(); p++ {
 			a, err := c.ReadPage(mem, col, p)
@@ -84,22 +71,9 @@ func TestVerifySums(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := openBytes(t, data, "format2.seg")
-	var out bytes.Buffer
-	w, err := NewWriter(&out, src.Schema(), WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p := 0; p < src.NumPages(); p++ {
-		if err := w.CopyPage(src, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := w.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	for c := 0; c < src.Schema().NumFields(); c++ {
-		r := openBytes(t, out.Bytes(), "sums.seg")
+	copied := copyAll(t, openBytes(t, data, "format2.seg"))
+	for c := 0; c < len(openBytes(t, copied, "sums.seg").f.cols); c++ {
+		r := openBytes(t, copied, "sums.seg")
 		if err := r.Verify(); err != nil {
 			t.Fatal(err)
 		}
@@ -114,4 +88,23 @@ func TestVerifySums(t *testing.T) {
 			t.Fatalf("column %d: %v, want the sum named", c, err)
 		}
 	}
+}
+
+// copyAll copies every page of r into a new segment with CopyPage.
+func copyAll(t *testing.T, r *Reader) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	w, err := NewWriter(&out, r.Schema(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := 0; p < r.NumPages(); p++ {
+		if err := w.CopyPage(r, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }
