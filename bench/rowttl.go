@@ -13,7 +13,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
@@ -217,9 +216,7 @@ func LiveRows(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch) 
 		validity = ttl.NullBitmapBytes()
 	}
 	ttlcol.LiveMask(ttl.Int64Values(), validity, ttl.Data().Offset(), Now.UnixMicro(), mask)
-	m := array.NewBoolean(n, memory.NewBufferBytes(mask), nil, 0)
-	defer m.Release()
-	return compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), rec, m, compute.DefaultFilterOptions())
+	return query.FilterBatch(ctx, mem, rec, mask)
 }
 
 func releaseAll(recs []arrow.RecordBatch) {

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -103,8 +104,12 @@ func filterArray(ctx context.Context, mem memory.Allocator, a arrow.Array, mask 
 		width = 2
 	case arrow.INT8:
 		width = 1
-	case arrow.STRING:
-		return filterStrings(mem, a.(*array.String), mask, n, selected), nil
+	case arrow.STRING, arrow.BINARY:
+		return filterBytes(mem, a, mask, n, selected), nil
+	case arrow.BOOL:
+		// Not through compute: arrow-go's filter of booleans with NULLs
+		// drops the validity of the rows after the first it keeps.
+		return filterBools(mem, a.(*array.Boolean), mask, n, selected), nil
 	default:
 		m := array.NewBoolean(n, memory.NewBufferBytes(mask), nil, 0)
 		defer m.Release()
@@ -133,8 +138,39 @@ func filterArray(ctx context.Context, mem memory.Allocator, a arrow.Array, mask 
 	return array.MakeFromData(out), nil
 }
 
-func filterStrings(mem memory.Allocator, a *array.String, mask []byte, n, selected int) arrow.Array {
-	offs := a.ValueOffsets()
+// filterBools gathers the selected values of a boolean array.
+func filterBools(mem memory.Allocator, a *array.Boolean, mask []byte, n, selected int) arrow.Array {
+	valid, nulls := filterValidity(mem, a, mask, n, selected)
+	vals := memory.NewResizableBuffer(mem)
+	vals.Resize(int(bitutil.BytesForBits(int64(selected))))
+	out := vals.Bytes()
+	clear(out)
+	j := 0
+	eachSet(mask, n, func(i int) {
+		if a.Value(i) {
+			bitutil.SetBit(out, j)
+		}
+		j++
+	})
+	d := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, vals}, nil, nulls, 0)
+	if valid != nil {
+		valid.Release()
+	}
+	vals.Release()
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// filterBytes gathers the selected values of a string or binary array.
+func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected int) arrow.Array {
+	var offs []int32
+	var src []byte
+	switch x := a.(type) {
+	case *array.String:
+		offs, src = x.ValueOffsets(), x.ValueBytes()
+	case *array.Binary:
+		offs, src = x.ValueOffsets(), x.ValueBytes()
+	}
 	total := 0
 	eachSet(mask, n, func(i int) { total += int(offs[i+1] - offs[i]) })
 	valid, nulls := filterValidity(mem, a, mask, n, selected)
@@ -144,7 +180,6 @@ func filterStrings(mem memory.Allocator, a *array.String, mask []byte, n, select
 	db.Resize(total)
 	newOffs := arrow.Int32Traits.CastFromBytes(ob.Bytes())
 	data := db.Bytes()
-	src := a.ValueBytes()
 	base := offs[0]
 	j, pos := 0, int32(0)
 	newOffs[0] = 0
@@ -163,4 +198,40 @@ func filterStrings(mem memory.Allocator, a *array.String, mask []byte, n, select
 	db.Release()
 	defer out.Release()
 	return array.MakeFromData(out)
+}
+
+// FilterBatch returns the rows of rec whose bit is set in mask (an
+// LSB-first bitmap of rec's rows), every column gathered here rather than
+// by arrow-go's compute filter, which loses the validity of booleans.
+func FilterBatch(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, mask []byte) (arrow.RecordBatch, error) {
+	n := int(rec.NumRows())
+	selected := countBits(mask, n)
+	ctx = compute.WithAllocator(ctx, mem)
+	cols := make([]arrow.Array, 0, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, c := range rec.Columns() {
+		f, err := filterArray(ctx, mem, c, mask, n, selected)
+		if err != nil {
+			return nil, fmt.Errorf("filter batch: %w", err)
+		}
+		cols = append(cols, f)
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, int64(selected)), nil
+}
+
+// MaskOf returns the bitmap of the rows a boolean array selects: TRUE, not
+// FALSE or NULL.
+func MaskOf(b *array.Boolean) []byte {
+	n := b.Len()
+	mask := make([]byte, (n+7)/8)
+	for i := 0; i < n; i++ {
+		if b.IsValid(i) && b.Value(i) {
+			mask[i/8] |= 1 << (i % 8)
+		}
+	}
+	return mask
 }

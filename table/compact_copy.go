@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
@@ -120,9 +119,7 @@ func (t *Table) filterPage(ctx context.Context, mem memory.Allocator, r interfac
 	if kept == n {
 		return w.Write(rec)
 	}
-	m := array.NewBoolean(n, memory.NewBufferBytes(mask), nil, 0)
-	defer m.Release()
-	out, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), rec, m, compute.DefaultFilterOptions())
+	out, err := query.FilterBatch(ctx, mem, rec, mask)
 	if err != nil {
 		return err
 	}

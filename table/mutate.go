@@ -9,7 +9,6 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
@@ -46,7 +45,7 @@ func (t *Table) matched(ctx context.Context, v *version, now time.Time, m Matche
 			if err != nil {
 				return err
 			}
-			filtered, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, t.opts.Allocator), rec, mask, compute.DefaultFilterOptions())
+			filtered, err := query.FilterBatch(ctx, t.opts.Allocator, rec, query.MaskOf(mask))
 			mask.Release()
 			if err != nil {
 				return err
