@@ -42,13 +42,14 @@ func whereModel(t *testing.T, seed uint64) {
 		return r
 	}
 	mustExec("SET session_now = '2026-01-01 00:00:00'")
-	mustExec(`CREATE TABLE w (id BIGINT, a INT, b DOUBLE, c VARCHAR(10), ttl_src DATETIME) DUPLICATE KEY(id)
+	mustExec(`CREATE TABLE w (id BIGINT, a INT, b DOUBLE, c VARCHAR(10), ttl_src DATETIME, e BOOLEAN) DUPLICATE KEY(id)
 		PROPERTIES ("function_column.enable_row_ttl" = "true")`)
 	rng := rand.New(rand.NewPCG(seed, 6))
 	type row struct {
 		a    *int64
 		b    *float64
 		c    *string
+		e    *bool
 		live bool
 	}
 	var rows []row
@@ -79,6 +80,13 @@ func whereModel(t *testing.T, seed uint64) {
 				fields = append(fields, "'"+v+"'")
 			}
 			fields = append(fields, "NULL")
+			if rng.IntN(4) == 0 {
+				fields = append(fields, "NULL")
+			} else {
+				v := rng.IntN(2) == 0
+				r.e = &v
+				fields = append(fields, fmt.Sprint(v))
+			}
 			// Half the rows expired already: written with a past expiration.
 			r.live = rng.IntN(2) == 0
 			if r.live {
@@ -89,7 +97,7 @@ func whereModel(t *testing.T, seed uint64) {
 			rows = append(rows, r)
 			vals = append(vals, "("+strings.Join(fields, ", ")+")")
 		}
-		mustExec("INSERT INTO w (id, a, b, c, ttl_src, __TTL__) VALUES " + strings.Join(vals, ", "))
+		mustExec("INSERT INTO w (id, a, b, c, ttl_src, e, __TTL__) VALUES " + strings.Join(vals, ", "))
 	}
 
 	type tv int // 0 false, 1 true, 2 null
@@ -145,7 +153,19 @@ func whereModel(t *testing.T, seed uint64) {
 		}
 		ops := []string{"=", "<>", "<", "<=", ">", ">="}
 		op := ops[rng.IntN(len(ops))]
-		switch rng.IntN(5) {
+		switch rng.IntN(6) {
+		case 5:
+			k := rng.IntN(2) == 0
+			op := []string{"=", "<>"}[rng.IntN(2)]
+			return fmt.Sprintf("e %s %v", op, k), func(r row) tv {
+				if r.e == nil {
+					return 2
+				}
+				if (*r.e == k) == (op == "=") {
+					return 1
+				}
+				return 0
+			}
 		case 0:
 			k := rng.IntN(30) - 5
 			return fmt.Sprintf("a %s %d", op, k), func(r row) tv {
@@ -208,5 +228,28 @@ func whereModel(t *testing.T, seed uint64) {
 		if got := res.Rows[0][0]; got != fmt.Sprint(want) {
 			t.Fatalf("seed %d: WHERE %s: count %s, want %d", seed, pred, got, want)
 		}
+		// The rows themselves, every column, as the shell prints them.
+		var wantRows []string
+		for id, r := range rows {
+			if r.live && eval(r) == 1 {
+				wantRows = append(wantRows, strings.Join([]string{fmt.Sprint(id), show(r.a), show(r.b), show(r.c), show(r.e)}, "|"))
+			}
+		}
+		res = mustExec("SELECT id, a, b, c, e FROM w WHERE " + pred + " ORDER BY id")
+		var gotRows []string
+		for _, r := range res.Rows {
+			gotRows = append(gotRows, strings.Join(r, "|"))
+		}
+		if strings.Join(gotRows, "\n") != strings.Join(wantRows, "\n") {
+			t.Fatalf("seed %d: WHERE %s: rows\n%s\nwant\n%s", seed, pred, strings.Join(gotRows, "\n"), strings.Join(wantRows, "\n"))
+		}
 	}
+}
+
+// show prints a model value as the shell prints it.
+func show[T any](v *T) string {
+	if v == nil {
+		return "NULL"
+	}
+	return fmt.Sprint(*v)
 }
