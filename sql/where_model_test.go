@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -242,6 +243,70 @@ func whereModel(t *testing.T, seed uint64) {
 		}
 		if strings.Join(gotRows, "\n") != strings.Join(wantRows, "\n") {
 			t.Fatalf("seed %d: WHERE %s: rows\n%s\nwant\n%s", seed, pred, strings.Join(gotRows, "\n"), strings.Join(wantRows, "\n"))
+		}
+		// And grouped: per value of c (NULL first), count(*), count(a),
+		// sum(a), min(b), max(b), count(e).
+		type agg struct {
+			n, na, sumA, ne int64
+			minB, maxB      *float64
+		}
+		groups := map[string]*agg{}
+		for _, r := range rows {
+			if !r.live || eval(r) != 1 {
+				continue
+			}
+			k := show(r.c)
+			g := groups[k]
+			if g == nil {
+				g = &agg{}
+				groups[k] = g
+			}
+			g.n++
+			if r.a != nil {
+				g.na++
+				g.sumA += *r.a
+			}
+			if r.b != nil {
+				if g.minB == nil || *r.b < *g.minB {
+					g.minB = r.b
+				}
+				if g.maxB == nil || *r.b > *g.maxB {
+					g.maxB = r.b
+				}
+			}
+			if r.e != nil {
+				g.ne++
+			}
+		}
+		keys := make([]string, 0, len(groups))
+		for k := range groups {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(x, y string) int {
+			if (x == "NULL") != (y == "NULL") {
+				if x == "NULL" {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(x, y)
+		})
+		var wantGroups []string
+		for _, k := range keys {
+			g := groups[k]
+			sumA := "NULL"
+			if g.na > 0 {
+				sumA = fmt.Sprint(g.sumA)
+			}
+			wantGroups = append(wantGroups, strings.Join([]string{k, fmt.Sprint(g.n), fmt.Sprint(g.na), sumA, show(g.minB), show(g.maxB), fmt.Sprint(g.ne)}, "|"))
+		}
+		res = mustExec("SELECT c, count(*), count(a), sum(a), min(b), max(b), count(e) FROM w WHERE " + pred + " GROUP BY c ORDER BY c")
+		gotRows = gotRows[:0]
+		for _, r := range res.Rows {
+			gotRows = append(gotRows, strings.Join(r, "|"))
+		}
+		if strings.Join(gotRows, "\n") != strings.Join(wantGroups, "\n") {
+			t.Fatalf("seed %d: WHERE %s GROUP BY c: rows\n%s\nwant\n%s", seed, pred, strings.Join(gotRows, "\n"), strings.Join(wantGroups, "\n"))
 		}
 	}
 }
