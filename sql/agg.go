@@ -3,9 +3,13 @@ package sql
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
+	"math/bits"
+	"slices"
 	"strings"
 
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -19,16 +23,21 @@ type aggCall struct {
 	args     []*compiled
 	t        schema.Type // result type
 	text     string
+	// intCol names the argument when it is a bare column of an integer
+	// type: such counts and sums are reduced inside the scan.
+	intCol string
 }
 
 // aggState accumulates one aggregate over one group.
 type aggState struct {
-	n    int64
-	i    int64
-	f    float64
-	v    schema.Value
-	has  bool
-	seen map[string]bool
+	n int64
+	// i and hi are an integer sum as 128 bits (i the low 64): only the
+	// final sum must fit a BIGINT, whatever the order of the rows.
+	i, hi int64
+	f     float64
+	v     schema.Value
+	has   bool
+	seen  map[string]bool
 }
 
 // aggregator runs GROUP BY and the aggregates. Its output rows ("post
@@ -124,6 +133,13 @@ func (ag *aggregator) addAgg(f *FuncCall) (int, schema.Type, error) {
 	if err != nil {
 		return 0, nullType, err
 	}
+	if len(f.Args) == 1 && !f.Star {
+		if ref, ok := f.Args[0].(*ColumnRef); ok {
+			if slot, err := ag.base.sc.resolve(ref); err == nil && ag.base.sc.cols[slot].typ.IsInteger() {
+				call.intCol = ag.base.sc.cols[slot].name
+			}
+		}
+	}
 	switch call.name {
 	case "count":
 		call.t = bigintType
@@ -192,11 +208,8 @@ func (call *aggCall) add(st *aggState, row []schema.Value) error {
 		if v.Kind == schema.FloatValue {
 			st.f += v.Float
 		} else {
-			s := st.i + v.Int
-			if (v.Int >= 0) != (s >= st.i) {
-				return invalidf("BIGINT value is out of range in '%s'", call.text)
-			}
-			st.i = s
+			lo, c := bits.Add64(uint64(st.i), uint64(v.Int), 0)
+			st.i, st.hi = int64(lo), st.hi+int64(c)+v.Int>>63
 		}
 	case "avg":
 		st.f += toFloat(v, at)
@@ -266,24 +279,62 @@ func encodeKey(vals []schema.Value) string {
 	return string(b)
 }
 
-// countOnly says whether an aggregate query is a count of the rows a scan
-// returns: no GROUP BY, only count(*), a table source and a WHERE whose
-// every conjunct pushes down exactly; it returns the filter for the scan.
-func countOnly(env *stmtEnv, st *Select, src *selectSource, ag *aggregator) (query.Expr, bool) {
+// pushedAggregate says whether an aggregate query can be reduced inside
+// the scan (query.Scan.Aggregate): no GROUP BY, a table source, a WHERE
+// whose every conjunct pushes down exactly, and only count(*), and count
+// and sum of bare integer columns, which the scan computes exactly. It
+// returns the scan's request.
+func pushedAggregate(env *stmtEnv, st *Select, src *selectSource, ag *aggregator) (query.Request, bool) {
 	if src.tbl == nil || len(st.GroupBy) > 0 {
-		return nil, false
+		return query.Request{}, false
 	}
+	cols := []string{}
 	for _, a := range ag.aggs {
-		if a.name != "count" || !a.star || a.distinct {
-			return nil, false
+		switch {
+		case a.distinct:
+			return query.Request{}, false
+		case a.name == "count" && a.star:
+		case (a.name == "count" || a.name == "sum") && a.intCol != "":
+			if !slices.Contains(cols, a.intCol) {
+				cols = append(cols, a.intCol)
+			}
+		default:
+			return query.Request{}, false
 		}
 	}
 	for _, c := range conjuncts(st.Where) {
 		if pushOne(env, src.sc, c) == nil {
-			return nil, false
+			return query.Request{}, false
 		}
 	}
-	return pushdown(env, src.sc, st.Where), true
+	return query.Request{Now: env.now, Columns: cols, Filter: pushdown(env, src.sc, st.Where)}, true
+}
+
+// reduceInScan fills the states of the one group of a pushed aggregate
+// from the scan's totals; ok is false when a sum overflows BIGINT, which
+// the row path then reports.
+func reduceInScan(ctx context.Context, src *selectSource, req query.Request, ag *aggregator, states []aggState) (bool, error) {
+	tot, err := src.tbl.Aggregate(ctx, req)
+	if errors.Is(err, rowttl.ErrInvalidArgument) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for i, a := range ag.aggs {
+		if a.star {
+			states[i].n = tot.Rows
+			continue
+		}
+		sum := tot.Sums[slices.Index(req.Columns, a.intCol)]
+		switch a.name {
+		case "count":
+			states[i].n = sum.Count
+		case "sum":
+			states[i].i, states[i].hi, states[i].has = sum.Int, sum.Int>>63, sum.Count > 0
+		}
+	}
+	return true, nil
 }
 
 func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, src *selectSource, items []outItem, base *compiler, where *compiled) (*rowSet, error) {
@@ -349,17 +400,17 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, sr
 		return g
 	}
 	keyVals := make([]schema.Value, len(ag.groupKeys))
-	if filter, ok := countOnly(env, st, src, ag); ok {
-		// The table counts from zone maps and the __TTL__ column alone.
-		n, err := src.tbl.Count(ctx, env.now, filter)
-		if err != nil {
+	pushed := false
+	if req, ok := pushedAggregate(env, st, src, ag); ok {
+		states := make([]aggState, len(ag.aggs))
+		if pushed, err = reduceInScan(ctx, src, req, ag, states); err != nil {
 			return nil, err
 		}
-		g := newGroup(nil)
-		for i := range g.states {
-			g.states[i].n = n
+		if pushed {
+			newGroup(nil).states = states
 		}
-	} else {
+	}
+	if !pushed {
 		err = s.scanRows(ctx, env, src, base, st.Where, func(row []schema.Value) (bool, error) {
 			if keep, err := where.keeps(row); !keep || err != nil {
 				return err == nil, err
@@ -396,6 +447,9 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, sr
 		post := make([]schema.Value, len(ag.groupKeys)+len(ag.aggs))
 		copy(post, g.keys)
 		for i, call := range ag.aggs {
+			if st := &g.states[i]; call.name == "sum" && st.hi != st.i>>63 {
+				return nil, invalidf("BIGINT value is out of range in '%s'", call.text)
+			}
 			post[len(ag.groupKeys)+i] = call.result(&g.states[i])
 		}
 		if having != nil {

@@ -93,6 +93,14 @@ func TestCountPushdownAgrees(t *testing.T) {
 						if f, sl := fast.Rows[0][0], slow.Rows[0][0]; f != sl {
 							t.Fatalf("%s WHERE %s: count %s by pushdown, %s by rows", tbl, where, f, sl)
 						}
+						// Counts and integer sums reduced in the scan, against
+						// the row path.
+						q := "SELECT count(*), count(i), sum(i), count(t), sum(t), sum(id) FROM %s WHERE %s"
+						inScan := exec(fmt.Sprintf(q, tbl, where))
+						byRows := exec(fmt.Sprintf(q, tbl, "("+where+") OR 1 = 0"))
+						if fmt.Sprint(inScan.Rows) != fmt.Sprint(byRows.Rows) {
+							t.Fatalf("%s WHERE %s: aggregates %v in the scan, %v by rows", tbl, where, inScan.Rows, byRows.Rows)
+						}
 						// The rows, with the filter on zone maps and pages or
 						// on the executor's rows alone.
 						pushed := exec(fmt.Sprintf("SELECT * FROM %s WHERE %s ORDER BY id", tbl, where))
