@@ -153,5 +153,9 @@ func uniqueModel(t *testing.T, seed uint64, mow bool) {
 		if cnt.Rows[0][0] != fmt.Sprint(len(want)) {
 			t.Fatalf("seed %d mow %t step %d: count %s, want %d", seed, mow, step, cnt.Rows[0][0], len(want))
 		}
+		stats := exec("SHOW TABLE STATS u")
+		if v := stats.Rows[0][slices.Index(stats.Columns, "visible_rows")]; v != fmt.Sprint(len(want)) {
+			t.Fatalf("seed %d mow %t step %d: SHOW TABLE STATS visible_rows %s, want %d", seed, mow, step, v, len(want))
+		}
 	}
 }
