@@ -122,19 +122,23 @@ func appendBytes[B ~string | ~[]byte](s *colStage, valid bool, v B) error {
 	return nil
 }
 
+// firstValid returns the index of the first valid slot, or -1.
+func firstValid(valid []bool) int {
+	for i, v := range valid {
+		if v {
+			return i
+		}
+	}
+	return -1
+}
+
 // fillNulls makes every null slot repeat the nearest earlier value (the
 // first valid value for leading nulls, the zero value when all are null).
 func fillNulls[E any](vals []E, valid []bool, nulls int) {
 	if nulls == 0 {
 		return
 	}
-	first := -1
-	for i, v := range valid {
-		if v {
-			first = i
-			break
-		}
-	}
+	first := firstValid(valid)
 	if first < 0 {
 		clear(vals)
 		return
@@ -193,13 +197,7 @@ func fillNullsRaw(raw []byte, width int, valid []bool, nulls int) {
 	if nulls == 0 {
 		return
 	}
-	first := -1
-	for i, v := range valid {
-		if v {
-			first = i
-			break
-		}
-	}
+	first := firstValid(valid)
 	if first < 0 {
 		clear(raw)
 		return

@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/rowttl/rowttl/table"
 )
 
 // TestCountPushdownAgrees checks the count(*) fast path, taken when every
@@ -18,20 +16,7 @@ import (
 // both TTL modes, they must agree.
 func TestCountPushdownAgrees(t *testing.T) {
 	ctx := context.Background()
-	db, err := table.OpenDB(t.TempDir(), &table.Options{PageRows: 8, DisableAutoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewSession(db)
-	exec := func(q string) *Result {
-		t.Helper()
-		r, err := s.Exec(ctx, q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return r
-	}
+	s, exec := modelSession(t, 8)
 	exec("SET session_now = '2026-01-01 00:00:00'")
 	cols := `(id BIGINT, i INT, t TINYINT, d DOUBLE, f FLOAT, s VARCHAR(8), dt DATE, ts DATETIME(6), b BOOLEAN, dec DECIMAL(9,2))`
 	exec(`CREATE TABLE direct ` + cols + ` DUPLICATE KEY(id) PROPERTIES ("function_column.enable_row_ttl" = "true")`)

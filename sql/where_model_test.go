@@ -1,15 +1,12 @@
 package sql
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/rowttl/rowttl/table"
 )
 
 // TestWhereAgainstModel checks WHERE clauses, pushed down to zone maps and
@@ -27,21 +24,7 @@ func TestWhereAgainstModel(t *testing.T) {
 }
 
 func whereModel(t *testing.T, seed uint64) {
-	ctx := context.Background()
-	db, err := table.OpenDB(t.TempDir(), &table.Options{PageRows: 8, DisableAutoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewSession(db)
-	mustExec := func(q string) *Result {
-		t.Helper()
-		r, err := s.Exec(ctx, q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return r
-	}
+	_, mustExec := modelSession(t, 8)
 	mustExec("SET session_now = '2026-01-01 00:00:00'")
 	mustExec(`CREATE TABLE w (id BIGINT, a INT, b DOUBLE, c VARCHAR(10), ttl_src DATETIME, e BOOLEAN) DUPLICATE KEY(id)
 		PROPERTIES ("function_column.enable_row_ttl" = "true")`)
