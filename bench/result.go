@@ -133,13 +133,14 @@ type timer struct {
 	cpu          *float64
 }
 
-// trial is one run of a workload: setup and teardown are not timed, nor
-// what run does through untimed.
-type trial struct {
-	setup    func() error
-	run      func() (answer string, err error)
-	teardown func() error
-	untimed  *Untimed
+// Trial is one run of a workload: Setup and Teardown are not timed, nor
+// what Run does through Untimed. Both engines' harnesses time their
+// workloads with it (Measure), so that they measure the same way.
+type Trial struct {
+	Setup    func() error
+	Run      func() (answer string, err error)
+	Teardown func() error
+	Untimed  *Untimed
 }
 
 // Untimed accumulates the wall and CPU seconds of work inside a timed run
@@ -165,30 +166,34 @@ func CPUTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// measure runs t warmup+runs times and returns the median of the measured
-// runs, every measured run, and the answer of the last run; tm.cpu receives
-// the median CPU time of the measured runs when not nil.
-func (tm timer) measure(t trial) (median float64, runs []float64, answer string, err error) {
+func (tm timer) measure(t Trial) (median float64, runs []float64, answer string, err error) {
+	return Measure(tm.warmup, tm.runs, tm.cpu, t)
+}
+
+// Measure runs t warmup+nruns times and returns the median of the measured
+// runs, every measured run, and the answer of the last run; cpu receives
+// the median CPU time (all threads) of the measured runs when not nil.
+func Measure(warmup, nruns int, cpu *float64, t Trial) (median float64, runs []float64, answer string, err error) {
 	var cpus []float64
-	for i := 0; i < tm.warmup+tm.runs; i++ {
-		if t.setup != nil {
-			if err := t.setup(); err != nil {
+	for i := 0; i < warmup+nruns; i++ {
+		if t.Setup != nil {
+			if err := t.Setup(); err != nil {
 				return 0, nil, "", err
 			}
 		}
-		if t.untimed != nil {
-			*t.untimed = Untimed{}
+		if t.Untimed != nil {
+			*t.Untimed = Untimed{}
 		}
 		start, cpu0 := time.Now(), CPUTime()
-		a, err := t.run()
+		a, err := t.Run()
 		d := time.Since(start).Seconds()
 		c := (CPUTime() - cpu0).Seconds()
-		if t.untimed != nil {
-			d -= t.untimed.Wall
-			c -= t.untimed.CPU
+		if t.Untimed != nil {
+			d -= t.Untimed.Wall
+			c -= t.Untimed.CPU
 		}
-		if t.teardown != nil {
-			if terr := t.teardown(); err == nil {
+		if t.Teardown != nil {
+			if terr := t.Teardown(); err == nil {
 				err = terr
 			}
 		}
@@ -196,13 +201,13 @@ func (tm timer) measure(t trial) (median float64, runs []float64, answer string,
 			return 0, nil, "", err
 		}
 		answer = a
-		if i >= tm.warmup {
+		if i >= warmup {
 			runs = append(runs, d)
 			cpus = append(cpus, c)
 		}
 	}
-	if tm.cpu != nil {
-		*tm.cpu = Median(cpus)
+	if cpu != nil {
+		*cpu = Median(cpus)
 	}
 	return Median(runs), runs, answer, nil
 }

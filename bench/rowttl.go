@@ -280,8 +280,8 @@ func runLoad(ctx context.Context, o *Options, res *Result) error {
 	defer releaseAll(batches)
 	dir := filepath.Join(o.Dir, "rowttl-load")
 	var tbl *table.Table
-	t := trial{
-		setup: func() error {
+	t := Trial{
+		Setup: func() error {
 			if err := os.RemoveAll(dir); err != nil {
 				return err
 			}
@@ -289,13 +289,13 @@ func runLoad(ctx context.Context, o *Options, res *Result) error {
 			tbl, err = table.Create(dir, EventsDefinition(schema.Duplicate), o.tableOptions())
 			return err
 		},
-		run: func() (string, error) {
+		Run: func() (string, error) {
 			if err := tbl.WriteBatches(ctx, batches, table.WriteOptions{}); err != nil {
 				return "", err
 			}
 			return strconv.FormatInt(o.Rows, 10), nil
 		},
-		teardown: func() error {
+		Teardown: func() error {
 			if err := tbl.Close(); err != nil {
 				return err
 			}
@@ -458,8 +458,8 @@ func runRead(ctx context.Context, o *Options, res *Result) error {
 	}
 	res.OpRows = o.Rows
 	o.logf("%s: %d warm-up + %d runs", res.Workload, o.Warmup, o.Runs)
-	res.Seconds, res.Runs, res.Answer, err = o.timer(&res.CPUSeconds).measure(trial{
-		run: func() (string, error) { return ReadWorkload(ctx, tbl, res.Workload) },
+	res.Seconds, res.Runs, res.Answer, err = o.timer(&res.CPUSeconds).measure(Trial{
+		Run: func() (string, error) { return ReadWorkload(ctx, tbl, res.Workload) },
 	})
 	return err
 }
@@ -517,8 +517,8 @@ func runReclaim(ctx context.Context, o *Options, res *Result) error {
 	dir := filepath.Join(o.Dir, "rowttl-reclaim")
 	var tbl *table.Table
 	var answer string
-	t := trial{
-		setup: func() error {
+	t := Trial{
+		Setup: func() error {
 			if err := os.RemoveAll(dir); err != nil {
 				return err
 			}
@@ -532,10 +532,10 @@ func runReclaim(ctx context.Context, o *Options, res *Result) error {
 			tbl, err = table.Open(dir, o.tableOptions())
 			return err
 		},
-		run: func() (string, error) {
+		Run: func() (string, error) {
 			return "", tbl.CompactAt(ctx, table.Full, Now)
 		},
-		teardown: func() error {
+		Teardown: func() error {
 			st, err := tbl.Stats(ctx, Now)
 			if err != nil {
 				tbl.Close()
@@ -574,9 +574,9 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 		var counts, countCPU []float64
 		var tbl *table.Table
 		var untimed Untimed
-		t := trial{
-			untimed: &untimed,
-			setup: func() error {
+		t := Trial{
+			Untimed: &untimed,
+			Setup: func() error {
 				if err := os.RemoveAll(dir); err != nil {
 					return err
 				}
@@ -584,7 +584,7 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 				tbl, err = table.Create(dir, EventsDefinition(m.model), o.tableOptions())
 				return err
 			},
-			run: func() (string, error) {
+			Run: func() (string, error) {
 				for _, wr := range ranges {
 					var v []arrow.RecordBatch
 					untimed.Do(func() { v = g.WriteBatches(o.Mem, wr) })
@@ -596,10 +596,10 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 				}
 				return fmt.Sprintf("versions=%d", len(ranges)), nil
 			},
-			teardown: func() error {
+			Teardown: func() error {
 				// The count after the upserts is timed on its own.
 				tc := timer{runs: 1, cpu: new(float64)}
-				sec, _, a, err := tc.measure(trial{run: func() (string, error) {
+				sec, _, a, err := tc.measure(Trial{Run: func() (string, error) {
 					n, err := tbl.Count(ctx, Now, nil)
 					return strconv.FormatInt(n, 10), err
 				}})

@@ -351,55 +351,6 @@ func releaseAll(recs []arrow.RecordBatch) {
 	}
 }
 
-// trial is one run: setup and teardown are not timed, nor what run does
-// through untimed.
-type trial struct {
-	setup    func() error
-	run      func() (string, error)
-	teardown func() error
-	untimed  *bench.Untimed
-}
-
-// measure runs t after c.warmup warm-up runs c.runs times and returns the
-// median, every measured run and the last answer; cpu receives the median
-// CPU time (all threads, DuckDB's included).
-func (c config) measure(cpu *float64, t trial) (median float64, runs []float64, answer string, err error) {
-	var cpus []float64
-	for i := 0; i < c.warmup+c.runs; i++ {
-		if t.setup != nil {
-			if err := t.setup(); err != nil {
-				return 0, nil, "", err
-			}
-		}
-		if t.untimed != nil {
-			*t.untimed = bench.Untimed{}
-		}
-		start, cpu0 := time.Now(), bench.CPUTime()
-		a, err := t.run()
-		d := time.Since(start).Seconds()
-		cs := (bench.CPUTime() - cpu0).Seconds()
-		if t.untimed != nil {
-			d -= t.untimed.Wall
-			cs -= t.untimed.CPU
-		}
-		if t.teardown != nil {
-			if terr := t.teardown(); err == nil {
-				err = terr
-			}
-		}
-		if err != nil {
-			return 0, nil, "", err
-		}
-		answer = a
-		if i >= c.warmup {
-			runs = append(runs, d)
-			cpus = append(cpus, cs)
-		}
-	}
-	*cpu = bench.Median(cpus)
-	return bench.Median(runs), runs, answer, nil
-}
-
 func runWorkload(ctx context.Context, c config, w string) ([]bench.Result, error) {
 	if w == "prepare" {
 		return nil, prepare(ctx, c)
@@ -432,8 +383,8 @@ func runLoad(ctx context.Context, c config, res *bench.Result) error {
 	defer releaseAll(batches)
 	path := filepath.Join(c.dir, "duckdb-load.db")
 	var d *db
-	t := trial{
-		setup: func() error {
+	t := bench.Trial{
+		Setup: func() error {
 			if err := removeDB(path); err != nil {
 				return err
 			}
@@ -443,7 +394,7 @@ func runLoad(ctx context.Context, c config, res *bench.Result) error {
 			}
 			return d.exec(ctx, createEvents)
 		},
-		run: func() (string, error) {
+		Run: func() (string, error) {
 			var err error
 			if res.Workload == "load_arrow" {
 				err = d.insertArrow(ctx, batches, "arrow_in", insertFromArrow)
@@ -452,7 +403,7 @@ func runLoad(ctx context.Context, c config, res *bench.Result) error {
 			}
 			return strconv.FormatInt(c.rows, 10), err
 		},
-		teardown: func() error {
+		Teardown: func() error {
 			// The checkpoint that writes the table into the file is not
 			// timed: rowttl's load is timed to its durable commit, and so is
 			// DuckDB's (the Appender commits when closed).
@@ -468,7 +419,7 @@ func runLoad(ctx context.Context, c config, res *bench.Result) error {
 		},
 	}
 	var err error
-	res.Seconds, res.Runs, res.Answer, err = c.measure(&res.CPUSeconds, t)
+	res.Seconds, res.Runs, res.Answer, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, t)
 	removeDB(path)
 	return err
 }
@@ -526,7 +477,7 @@ func runRead(ctx context.Context, c config, res *bench.Result) error {
 			return p.String(), r.Err()
 		}
 	}
-	res.Seconds, res.Runs, res.Answer, err = c.measure(&res.CPUSeconds, trial{run: run})
+	res.Seconds, res.Runs, res.Answer, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, bench.Trial{Run: run})
 	return err
 }
 
@@ -535,8 +486,8 @@ func runReclaim(ctx context.Context, c config, res *bench.Result) error {
 	path := filepath.Join(c.dir, "duckdb-reclaim.db")
 	var d *db
 	var answer string
-	t := trial{
-		setup: func() error {
+	t := bench.Trial{
+		Setup: func() error {
 			if err := removeDB(path); err != nil {
 				return err
 			}
@@ -548,13 +499,13 @@ func runReclaim(ctx context.Context, c config, res *bench.Result) error {
 			d, err = openDB(ctx, path, c.threads)
 			return err
 		},
-		run: func() (string, error) {
+		Run: func() (string, error) {
 			if err := d.exec(ctx, "DELETE FROM events WHERE NOT "+liveFilter); err != nil {
 				return "", err
 			}
 			return "", d.exec(ctx, "CHECKPOINT")
 		},
-		teardown: func() error {
+		Teardown: func() error {
 			var n int64
 			if err := d.conn.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&n); err != nil {
 				d.close()
@@ -569,7 +520,7 @@ func runReclaim(ctx context.Context, c config, res *bench.Result) error {
 		},
 	}
 	var err error
-	res.Seconds, res.Runs, _, err = c.measure(&res.CPUSeconds, t)
+	res.Seconds, res.Runs, _, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, t)
 	res.Answer = answer
 	removeDB(path)
 	return err
@@ -609,9 +560,9 @@ func runUpsert(ctx context.Context, c config) ([]bench.Result, error) {
 	const upsert = `INSERT OR REPLACE INTO events
 SELECT id, event_time, user_id, amount, message, "__TTL__" FROM arrow_up
 QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
-	t := trial{
-		untimed: &untimed,
-		setup: func() error {
+	t := bench.Trial{
+		Untimed: &untimed,
+		Setup: func() error {
 			if err := removeDB(path); err != nil {
 				return err
 			}
@@ -621,7 +572,7 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 			}
 			return d.exec(ctx, `CREATE TABLE events (id BIGINT PRIMARY KEY, event_time TIMESTAMP, user_id BIGINT, amount DOUBLE, message VARCHAR, ttl BIGINT)`)
 		},
-		run: func() (string, error) {
+		Run: func() (string, error) {
 			// Each write is generated (untimed) just before it is written,
 			// as rowttl bench does.
 			for _, wr := range ranges {
@@ -639,7 +590,7 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 			}
 			return fmt.Sprintf("versions=%d", len(ranges)), nil
 		},
-		teardown: func() error {
+		Teardown: func() error {
 			start, cpu0 := time.Now(), bench.CPUTime()
 			var n int64
 			if err := d.conn.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE "+liveFilter).Scan(&n); err != nil {
@@ -662,7 +613,7 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 		},
 	}
 	var err error
-	w.Seconds, w.Runs, w.Answer, err = c.measure(&w.CPUSeconds, t)
+	w.Seconds, w.Runs, w.Answer, err = bench.Measure(c.warmup, c.runs, &w.CPUSeconds, t)
 	removeDB(path)
 	if err != nil {
 		return nil, err
