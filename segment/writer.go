@@ -7,10 +7,12 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/klauspost/compress/zstd"
 	"github.com/rowttl/rowttl"
 )
@@ -162,8 +164,8 @@ var errFinished = errors.New("segment: writer already finished")
 
 // Write adds the rows of rec, whose schema must have the writer's field names
 // and types. Rows are cut into pages of exactly PageRows rows whatever the
-// batch sizes; only the last page of the segment, and a page that CopyPage
-// flushes, may be shorter.
+// batch sizes; only the last page of the segment, a page that CopyPage
+// flushes, and a page whose strings would pass PageBytes, may be shorter.
 func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.err != nil {
 		return w.err
@@ -176,7 +178,15 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	}
 	total := int(rec.NumRows())
 	for off := 0; off < total; {
-		n := min(w.pageRows-w.pending, total-off)
+		n := w.fitBytes(rec, off, min(w.pageRows-w.pending, total-off))
+		if n == 0 {
+			// The next row's strings would pass the page's budget: the
+			// page ends here.
+			if err := w.flushPage(true); err != nil {
+				return err
+			}
+			continue
+		}
 		for c := range w.stages {
 			if err := w.stages[c].appendRows(rec.Column(c), off, n); err != nil {
 				w.err = err
@@ -192,6 +202,43 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		}
 	}
 	return nil
+}
+
+// PageBytes is the budget of string and binary bytes one column of a page
+// stages: a page ends early rather than pass it, so that long values (JSON
+// payloads, say) make shorter pages, not pages of hundreds of MiB that
+// would cost as much memory to write and to read.
+const PageBytes = 32 << 20
+
+// fitBytes returns how many of the n rows from off fit in the page being
+// staged without a string or binary column passing PageBytes: at least one
+// when the page is empty, so that a single long value still makes a page.
+func (w *Writer) fitBytes(rec arrow.RecordBatch, off, n int) int {
+	for c := range w.stages {
+		if w.cols[c].kind != kindBytes {
+			continue
+		}
+		var offs []int32
+		switch a := rec.Column(c).(type) {
+		case *array.String:
+			offs = a.ValueOffsets()
+		case *array.Binary:
+			offs = a.ValueOffsets()
+		default:
+			continue
+		}
+		room := int64(PageBytes - len(w.stages[c].data))
+		if int64(offs[off+n]-offs[off]) <= room {
+			continue
+		}
+		// The largest m whose values fit.
+		m := sort.Search(n+1, func(m int) bool { return int64(offs[off+m]-offs[off]) > room }) - 1
+		n = max(m, 0)
+	}
+	if n == 0 && w.pending == 0 {
+		return 1
+	}
+	return n
 }
 
 func (w *Writer) checkSchema(rec arrow.RecordBatch) error {

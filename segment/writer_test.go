@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 
@@ -293,5 +294,48 @@ func TestParallelEncodingSameFile(t *testing.T) {
 		if !bytes.Equal(got, one) {
 			t.Fatalf("parallelism %d wrote a different file (%d bytes, %d with one goroutine)", p, len(got), len(one))
 		}
+	}
+}
+
+// TestLongStringsCutPages writes strings long enough that a page of
+// PageRows rows would hold far more than PageBytes of them: pages end early
+// instead, the values read back, and a single value longer than the budget
+// still makes a page of its own.
+func TestLongStringsCutPages(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	sb := array.NewStringBuilder(mem)
+	defer sb.Release()
+	long := strings.Repeat("x", 10_000)
+	const n = 5000 // 50 MB of strings in one default page of rows
+	for i := range n {
+		sb.Append(fmt.Sprintf("%05d", i) + long)
+	}
+	sb.Append(strings.Repeat("y", PageBytes+1))
+	sb.Append("short")
+	a := sb.NewArray()
+	defer a.Release()
+	rec := newRecord(a)
+	defer rec.Release()
+	data, _ := writeBatches(t, rec, WriterOptions{ZstdLevel: -1}, 1200)
+	r := openBytes(t, data, "long.seg")
+	if r.NumPages() < 3 {
+		t.Fatalf("%d pages for %d MB of strings", r.NumPages(), n*10/1000)
+	}
+	for p := 0; p < r.NumPages(); p++ {
+		_, rows := r.Page(p)
+		got, err := r.ReadPage(mem, 0, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := len(got.(*array.String).ValueBytes())
+		if size > PageBytes && rows > 1 {
+			t.Fatalf("page %d: %d rows of %d bytes, over the budget", p, rows, size)
+		}
+		got.Release()
+	}
+	back := readColumn(t, r, mem, 0)
+	defer back.Release()
+	if !arraysIdentical(back, a) {
+		t.Fatal("long strings read back differently")
 	}
 }
