@@ -9,7 +9,7 @@
 //
 // A Writer takes Arrow record batches of any size and cuts them into pages of
 // exactly WriterOptions.PageRows rows (the last page shorter, and a page
-// shorter too when its strings would pass PageBytes); Finish writes
+// shorter too when its strings would pass PageBytes in all); Finish writes
 // the footer and returns a Summary. Open reads and verifies the trailer,
 // header and footer; ReadPage decodes one column of one page into a new Arrow
 // array. A Reader is safe for concurrent use.

@@ -204,41 +204,50 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	return nil
 }
 
-// PageBytes is the budget of string and binary bytes one column of a page
-// stages: a page ends early rather than pass it, so that long values (JSON
-// payloads, say) make shorter pages, not pages of hundreds of MiB that
-// would cost as much memory to write and to read.
-const PageBytes = 32 << 20
+// PageBytes is the budget of string and binary bytes a page stages, all
+// its columns together: a page ends early rather than pass it, so that long
+// values (JSON payloads, say) make shorter pages, not pages of hundreds of
+// MiB that would cost as much memory to write, to hold in flight and to
+// read.
+const PageBytes = 16 << 20
 
 // fitBytes returns how many of the n rows from off fit in the page being
-// staged without a string or binary column passing PageBytes: at least one
+// staged without its strings and binaries passing PageBytes: at least one
 // when the page is empty, so that a single long value still makes a page.
 func (w *Writer) fitBytes(rec arrow.RecordBatch, off, n int) int {
+	staged := 0
+	var offsets [][]int32
 	for c := range w.stages {
 		if w.cols[c].kind != kindBytes {
 			continue
 		}
-		var offs []int32
+		staged += len(w.stages[c].data)
 		switch a := rec.Column(c).(type) {
 		case *array.String:
-			offs = a.ValueOffsets()
+			offsets = append(offsets, a.ValueOffsets())
 		case *array.Binary:
-			offs = a.ValueOffsets()
-		default:
-			continue
+			offsets = append(offsets, a.ValueOffsets())
 		}
-		room := int64(PageBytes - len(w.stages[c].data))
-		if int64(offs[off+n]-offs[off]) <= room {
-			continue
-		}
-		// The largest m whose values fit.
-		m := sort.Search(n+1, func(m int) bool { return int64(offs[off+m]-offs[off]) > room }) - 1
-		n = max(m, 0)
 	}
-	if n == 0 && w.pending == 0 {
+	if len(offsets) == 0 {
+		return n
+	}
+	// bytes of rows off..off+m-1, all columns: grows with m.
+	bytesOf := func(m int) int {
+		b := 0
+		for _, o := range offsets {
+			b += int(o[off+m] - o[off])
+		}
+		return b
+	}
+	room := PageBytes - staged
+	if bytesOf(n) > room {
+		n = sort.Search(n+1, func(m int) bool { return bytesOf(m) > room }) - 1
+	}
+	if n <= 0 && w.pending == 0 {
 		return 1
 	}
-	return n
+	return max(n, 0)
 }
 
 func (w *Writer) checkSchema(rec arrow.RecordBatch) error {
