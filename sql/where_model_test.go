@@ -291,6 +291,54 @@ func whereModel(t *testing.T, seed uint64) {
 		if strings.Join(gotRows, "\n") != strings.Join(wantGroups, "\n") {
 			t.Fatalf("seed %d: WHERE %s GROUP BY c: rows\n%s\nwant\n%s", seed, pred, strings.Join(gotRows, "\n"), strings.Join(wantGroups, "\n"))
 		}
+		// Ordered by a nullable column either way, then id, with LIMIT and
+		// OFFSET: NULLs come first ascending and last descending.
+		desc := rng.IntN(2) == 0
+		limit, offset := 1+rng.IntN(10), rng.IntN(5)
+		var ids []int
+		for id, r := range rows {
+			if r.live && eval(r) == 1 {
+				ids = append(ids, id)
+			}
+		}
+		slices.SortStableFunc(ids, func(x, y int) int {
+			bx, by := rows[x].b, rows[y].b
+			c := 0
+			switch {
+			case bx == nil && by == nil:
+			case bx == nil:
+				c = -1
+			case by == nil:
+				c = 1
+			case *bx < *by:
+				c = -1
+			case *bx > *by:
+				c = 1
+			}
+			if desc {
+				c = -c
+			}
+			if c == 0 {
+				c = x - y
+			}
+			return c
+		})
+		wantIDs := []string{}
+		for i := offset; i < len(ids) && i < offset+limit; i++ {
+			wantIDs = append(wantIDs, fmt.Sprint(ids[i]))
+		}
+		dir := "ASC"
+		if desc {
+			dir = "DESC"
+		}
+		res = mustExec(fmt.Sprintf("SELECT id FROM w WHERE %s ORDER BY b %s, id LIMIT %d OFFSET %d", pred, dir, limit, offset))
+		gotIDs := []string{}
+		for _, r := range res.Rows {
+			gotIDs = append(gotIDs, r[0])
+		}
+		if strings.Join(gotIDs, ",") != strings.Join(wantIDs, ",") {
+			t.Fatalf("seed %d: WHERE %s ORDER BY b %s, id LIMIT %d OFFSET %d: %v, want %v", seed, pred, dir, limit, offset, gotIDs, wantIDs)
+		}
 	}
 }
 
