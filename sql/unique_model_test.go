@@ -33,6 +33,8 @@ func TestUniqueModelSQL(t *testing.T) {
 }
 
 type uniqueRow struct {
+	key  string   // as the shell prints the key columns, joined by |
+	id   int      // the INT key column
 	vals []string // as the shell prints them: b, ti, d, dec, dt, s
 	ttl  *int64
 }
@@ -58,11 +60,18 @@ func uniqueModel(t *testing.T, seed uint64, mow bool) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	setNow := func() { exec(fmt.Sprintf("SET session_now = '%s'", now.Format("2006-01-02 15:04:05"))) }
 	setNow()
-	exec(fmt.Sprintf(`CREATE TABLE u (id INT, b BOOLEAN, ti TINYINT, d DOUBLE, dec DECIMAL(9,2), dt DATE, s VARCHAR(8)) UNIQUE KEY(id)
-		PROPERTIES ("function_column.enable_row_ttl" = "true", "enable_unique_key_merge_on_write" = "%t")`, mow))
+	// Even seeds key on (ks VARCHAR, id INT): the merges of encoded keys;
+	// odd ones on id alone.
+	composite := seed%2 == 0
+	keyCols, keyDecl := "id", "id INT"
+	if composite {
+		keyCols, keyDecl = "ks, id", "ks VARCHAR(4), id INT"
+	}
+	exec(fmt.Sprintf(`CREATE TABLE u (%s, b BOOLEAN, ti TINYINT, d DOUBLE, dec DECIMAL(9,2), dt DATE, s VARCHAR(8)) UNIQUE KEY(%s)
+		PROPERTIES ("function_column.enable_row_ttl" = "true", "enable_unique_key_merge_on_write" = "%t")`, keyDecl, keyCols, mow))
 	rng := rand.New(rand.NewPCG(seed, map[bool]uint64{true: 1, false: 2}[mow]))
 	pick := func(vals ...string) string { return vals[rng.IntN(len(vals))] }
-	ref := map[int]uniqueRow{}
+	ref := map[string]uniqueRow{}
 	live := func(r uniqueRow) bool { return r.ttl == nil || *r.ttl > now.UnixMicro() }
 	hour := int64(3600e6)
 	for step := 0; step < 60; step++ {
@@ -71,7 +80,12 @@ func uniqueModel(t *testing.T, seed uint64, mow bool) {
 			var tuples []string
 			for range 1 + rng.IntN(6) {
 				id := rng.IntN(20)
-				r := uniqueRow{vals: []string{
+				key, keyLit := fmt.Sprint(id), fmt.Sprint(id)
+				if composite {
+					ks := pick("", "a", "b", "ab")
+					key, keyLit = ks+"|"+key, "'"+ks+"', "+keyLit
+				}
+				r := uniqueRow{key: key, id: id, vals: []string{
 					pick("NULL", "true", "false"),
 					pick("NULL", "-128", "0", "7", "127"),
 					pick("NULL", "0.5", "-2.25", "3", "1e+20"),
@@ -100,27 +114,27 @@ func uniqueModel(t *testing.T, seed uint64, mow bool) {
 						lits[i] = v
 					}
 				}
-				tuples = append(tuples, fmt.Sprintf("(%d, %s, %s)", id, strings.Join(lits, ", "), ttlLit))
-				ref[id] = r
+				tuples = append(tuples, fmt.Sprintf("(%s, %s, %s)", keyLit, strings.Join(lits, ", "), ttlLit))
+				ref[key] = r
 			}
-			exec("INSERT INTO u (id, b, ti, d, dec, dt, s, __TTL__) VALUES " + strings.Join(tuples, ", "))
+			exec("INSERT INTO u (" + keyCols + ", b, ti, d, dec, dt, s, __TTL__) VALUES " + strings.Join(tuples, ", "))
 		case op < 7: // delete live rows by a column
 			k := pick("true", "false")
 			exec("DELETE FROM u WHERE b = " + k)
-			for id, r := range ref {
+			for key, r := range ref {
 				if live(r) && r.vals[0] == k {
-					delete(ref, id)
+					delete(ref, key)
 				}
 			}
 		case op < 9: // update another column of live rows; the expiration stays
 			nv := pick("x", "yy")
 			lim := rng.IntN(20)
 			exec(fmt.Sprintf("UPDATE u SET s = '%s', ti = NULL WHERE id < %d", nv, lim))
-			for id, r := range ref {
-				if live(r) && id < lim {
-					vals := slices.Clone(r.vals)
-					vals[5], vals[1] = nv, "NULL"
-					ref[id] = uniqueRow{vals: vals, ttl: r.ttl}
+			for key, r := range ref {
+				if live(r) && r.id < lim {
+					r.vals = slices.Clone(r.vals)
+					r.vals[5], r.vals[1] = nv, "NULL"
+					ref[key] = r
 				}
 			}
 		case op < 10:
@@ -129,19 +143,25 @@ func uniqueModel(t *testing.T, seed uint64, mow bool) {
 			now = now.Add(time.Duration(rng.Int64N(3*hour)) * time.Microsecond)
 			setNow()
 		}
-		var want []string
-		for id, r := range ref {
+		var shown []uniqueRow
+		for _, r := range ref {
 			if live(r) {
-				want = append(want, fmt.Sprintf("%d|%s", id, strings.Join(r.vals, "|")))
+				shown = append(shown, r)
 			}
 		}
-		slices.SortFunc(want, func(a, b string) int {
-			var x, y int
-			fmt.Sscanf(a, "%d|", &x)
-			fmt.Sscanf(b, "%d|", &y)
-			return x - y
+		// ORDER BY ks, id: the key string's first part, then the number.
+		slices.SortFunc(shown, func(a, b uniqueRow) int {
+			ka, kb := strings.Split(a.key, "|"), strings.Split(b.key, "|")
+			if c := strings.Compare(ka[0], kb[0]); composite && c != 0 {
+				return c
+			}
+			return a.id - b.id
 		})
-		res := exec("SELECT * FROM u ORDER BY id")
+		var want []string
+		for _, r := range shown {
+			want = append(want, r.key+"|"+strings.Join(r.vals, "|"))
+		}
+		res := exec("SELECT * FROM u ORDER BY " + keyCols)
 		var got []string
 		for _, r := range res.Rows {
 			got = append(got, strings.Join(r, "|"))
