@@ -80,34 +80,6 @@ func toBig(a segment.Int128) *big.Int {
 	return v.Add(v, new(big.Int).SetUint64(a.Lo))
 }
 
-func TestInt128(t *testing.T) {
-	var a segment.Int128
-	for range 4 {
-		a.Add(math.MaxInt64)
-	}
-	want := new(big.Int).Mul(big.NewInt(math.MaxInt64), big.NewInt(4))
-	if toBig(a).Cmp(want) != 0 {
-		t.Fatalf("4 × MaxInt64 = %s, want %s", toBig(a), want)
-	}
-	if _, ok := a.Int64(); ok {
-		t.Fatal("4 × MaxInt64 fits an int64")
-	}
-	var b segment.Int128
-	b.Add(math.MinInt64)
-	b.Add(5)
-	if v, ok := b.Int64(); !ok || v != math.MinInt64+5 {
-		t.Fatalf("MinInt64 + 5 = %d, %t", v, ok)
-	}
-	a.AddInt128(b)
-	want.Add(want, big.NewInt(math.MinInt64+5))
-	if toBig(a).Cmp(want) != 0 {
-		t.Fatalf("addAcc: %s, want %s", toBig(a), want)
-	}
-	if f, w := a.Float64(), float64(want.Int64()); math.Abs(f-w) > 1 && want.IsInt64() {
-		t.Fatalf("float64 %v, want %v", f, w)
-	}
-}
-
 func BenchmarkSumKernels(b *testing.B) {
 	const n = 65536
 	rng := rand.New(rand.NewPCG(1, 2))

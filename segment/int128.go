@@ -28,7 +28,21 @@ func (a *Int128) AddInt128(b Int128) {
 
 // Float64 returns the value, rounded.
 func (a Int128) Float64() float64 {
+	if v, ok := a.Int64(); ok {
+		return float64(v)
+	}
+	if a.Hi < 0 {
+		// Convert the magnitude: a negative high word times 2^64 plus a
+		// large low word would cancel away the low word's digits.
+		return -a.neg().Float64()
+	}
 	return float64(a.Hi)*(1<<64) + float64(a.Lo)
+}
+
+// neg returns -a (two's complement; -MinInt128 wraps to itself).
+func (a Int128) neg() Int128 {
+	lo, c := bits.Add64(^a.Lo, 1, 0)
+	return Int128{Hi: ^a.Hi + int64(c), Lo: lo}
 }
 
 // Int64 returns the value and whether it fits an int64.

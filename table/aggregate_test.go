@@ -53,7 +53,7 @@ func TestAggregateMatchesScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	b := base.UnixMicro()
 	amounts := []func(i int) float64{
-		func(i int) float64 { return float64(rng.IntN(100000)) / 100 },                    // scaled
+		func(i int) float64 { return float64(rng.IntN(100000)-70000) / 100 },              // scaled, mostly negative                    // scaled
 		func(i int) float64 { return rng.NormFloat64() * 1e3 },                            // plain
 		func(i int) float64 { return []float64{math.NaN(), 2.5}[rng.IntN(2)] },            // NULLs
 		func(i int) float64 { return []float64{math.NaN(), float64(i) / 4}[min(i%3, 1)] }, // NULLs, scaled
