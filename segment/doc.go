@@ -33,9 +33,16 @@
 // and which must decode at the speed of their light encoding. Null slots of
 // integer columns are filled so that they widen neither the frame nor the
 // deltas (encoding_int.go). Page zone maps of integer columns, and of
-// doubles stored decimal-scaled, keep the exact sum of the page (format 3). Dump prints a file; the
-// golden files in testdata show its bytes, so a change of format cannot go
-// unnoticed: bump formatVersion when it is intended.
+// doubles stored decimal-scaled, keep the exact sum of the page (format 3;
+// format 2 files read, without sums). Pages are encoded in the background,
+// several at a time, and written in order, so the file does not depend on
+// the parallelism. Dump prints a file; the golden files in testdata show
+// its bytes, so a change of format cannot go unnoticed: bump formatVersion
+// when it is intended.
+//
+// ReadValues and ReadSelected decode BIGINT and DOUBLE pages into buffers
+// the caller keeps, for scans that reduce rows instead of returning them;
+// ReadSelected decodes only the selected rows of frame-of-reference pages.
 //
 // Zone map bounds are physical scalars (schema.Value). String bounds longer
 // than MaxBoundLen bytes and decimal bounds are not kept: such zone maps have
