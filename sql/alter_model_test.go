@@ -1,15 +1,11 @@
 package sql
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/rowttl/rowttl/table"
 )
 
 // TestAlterModelSQL evolves a table's columns at random — ADD COLUMN with
@@ -19,12 +15,8 @@ import (
 // written, and any other as the column's default (NULL without one), never
 // the data of a dropped column of the same name.
 func TestAlterModelSQL(t *testing.T) {
-	seeds := 6
-	if os.Getenv("ROWTTL_SOAK") != "" {
-		seeds = 150
-	}
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		alterModel(t, seed)
+	for seed := range modelSeeds(6, 150) {
+		alterModel(t, seed+1)
 	}
 }
 
@@ -36,23 +28,7 @@ type modelCol struct {
 }
 
 func alterModel(t *testing.T, seed uint64) {
-	ctx := context.Background()
-	db, err := table.OpenDB(t.TempDir(), &table.Options{PageRows: 4, DisableAutoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewSession(db)
-	var log []string
-	exec := func(q string) *Result {
-		t.Helper()
-		log = append(log, q)
-		r, err := s.Exec(ctx, q)
-		if err != nil {
-			t.Fatalf("seed %d: %s: %v\n%s", seed, q, err, strings.Join(log, "\n"))
-		}
-		return r
-	}
+	exec, log := loggedSession(t, 4)
 	rng := rand.New(rand.NewPCG(seed, 99))
 	exec(`CREATE TABLE a (id INT NOT NULL, c0 INT) DUPLICATE KEY(id)`)
 	cols := []modelCol{{uid: 0, name: "c0", typ: "INT", def: "NULL"}}
@@ -171,7 +147,7 @@ func alterModel(t *testing.T, seed uint64) {
 		}
 		slices.Sort(got)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("seed %d step %d: rows\n%s\nwant\n%s\nstatements:\n%s", seed, step, strings.Join(got, "\n"), strings.Join(want, "\n"), strings.Join(log, "\n"))
+			t.Fatalf("seed %d step %d: rows\n%s\nwant\n%s\nstatements:\n%s", seed, step, strings.Join(got, "\n"), strings.Join(want, "\n"), log)
 		}
 	}
 }

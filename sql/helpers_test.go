@@ -2,6 +2,8 @@ package sql
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/rowttl/rowttl/table"
@@ -27,4 +29,36 @@ func modelSession(t *testing.T, pageRows int) (*Session, func(q string) *Result)
 		}
 		return r
 	}
+}
+
+// statementLog keeps the statements a model test ran, to print with a
+// failure so that it can be replayed in the shell.
+type statementLog []string
+
+func (l statementLog) String() string { return strings.Join(l, ";\n") + ";" }
+
+// loggedSession is modelSession whose statement runner also records every
+// statement in the returned log, and prints the log when one fails.
+func loggedSession(t *testing.T, pageRows int) (func(q string) *Result, *statementLog) {
+	t.Helper()
+	s, _ := modelSession(t, pageRows)
+	log := new(statementLog)
+	return func(q string) *Result {
+		t.Helper()
+		*log = append(*log, q)
+		r, err := s.Exec(context.Background(), q)
+		if err != nil {
+			t.Fatalf("%s: %v\nstatements:\n%s", q, err, log)
+		}
+		return r
+	}, log
+}
+
+// modelSeeds is how many seeds a model test runs: a few, or soak when
+// ROWTTL_SOAK is set.
+func modelSeeds(quick, soak int) uint64 {
+	if os.Getenv("ROWTTL_SOAK") != "" {
+		return uint64(soak)
+	}
+	return uint64(quick)
 }

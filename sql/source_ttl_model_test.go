@@ -3,7 +3,6 @@ package sql
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,12 +17,8 @@ import (
 // changes nothing visible. Now only moves forward: rows a compaction
 // reclaimed do not come back for an earlier now.
 func TestSourceTTLModelSQL(t *testing.T) {
-	seeds := 8
-	if os.Getenv("ROWTTL_SOAK") != "" {
-		seeds = 200
-	}
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		sourceTTLModel(t, seed)
+	for seed := range modelSeeds(8, 200) {
+		sourceTTLModel(t, seed+1)
 	}
 }
 
@@ -36,13 +31,7 @@ func offsetText(min int) string {
 }
 
 func sourceTTLModel(t *testing.T, seed uint64) {
-	_, run := modelSession(t, 4)
-	var log []string
-	exec := func(q string) *Result {
-		t.Helper()
-		log = append(log, q+";")
-		return run(q)
-	}
+	exec, log := loggedSession(t, 4)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	ttlZone := []int{0, 480, -330, 840, -720}[rng.IntN(5)]
 	sessZone := []int{0, 180, -300, 345}[rng.IntN(4)]
@@ -121,7 +110,7 @@ func sourceTTLModel(t *testing.T, seed uint64) {
 		}
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Fatalf("seed %d step %d (source %s, ttl zone %s, session zone %s, retention %ds, now %s UTC): ids\n%v\nwant\n%v\nstatements:\n%s",
-				seed, step, src, zoneText, offsetText(sessZone), retention, now.Format(time.DateTime), got, want, strings.Join(log, "\n"))
+				seed, step, src, zoneText, offsetText(sessZone), retention, now.Format(time.DateTime), got, want, log)
 		}
 	}
 }

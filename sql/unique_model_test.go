@@ -1,16 +1,12 @@
 package sql
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rowttl/rowttl/table"
 )
 
 // TestUniqueModelSQL drives UNIQUE KEY tables (merge-on-write and
@@ -21,13 +17,9 @@ import (
 // writes": the newest version decides, UPDATE and DELETE see live rows
 // only, UPDATE keeps the expiration.
 func TestUniqueModelSQL(t *testing.T) {
-	seeds := 4
-	if os.Getenv("ROWTTL_SOAK") != "" {
-		seeds = 100
-	}
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+	for seed := range modelSeeds(4, 100) {
 		for _, mow := range []bool{true, false} {
-			uniqueModel(t, seed, mow)
+			uniqueModel(t, seed+1, mow)
 		}
 	}
 }
@@ -40,23 +32,7 @@ type uniqueRow struct {
 }
 
 func uniqueModel(t *testing.T, seed uint64, mow bool) {
-	ctx := context.Background()
-	db, err := table.OpenDB(t.TempDir(), &table.Options{PageRows: 4, DisableAutoCompaction: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := NewSession(db)
-	var log []string
-	exec := func(q string) *Result {
-		t.Helper()
-		log = append(log, q)
-		r, err := s.Exec(ctx, q)
-		if err != nil {
-			t.Fatalf("seed %d mow %t: %s: %v\n%s", seed, mow, q, err, strings.Join(log, "\n"))
-		}
-		return r
-	}
+	exec, log := loggedSession(t, 4)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	setNow := func() { exec(fmt.Sprintf("SET session_now = '%s'", now.Format("2006-01-02 15:04:05"))) }
 	setNow()
@@ -167,7 +143,7 @@ func uniqueModel(t *testing.T, seed uint64, mow bool) {
 			got = append(got, strings.Join(r, "|"))
 		}
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Fatalf("seed %d mow %t step %d: rows\n%s\nwant\n%s\nstatements:\n%s", seed, mow, step, strings.Join(got, "\n"), strings.Join(want, "\n"), strings.Join(log, "\n"))
+			t.Fatalf("seed %d mow %t step %d: rows\n%s\nwant\n%s\nstatements:\n%s", seed, mow, step, strings.Join(got, "\n"), strings.Join(want, "\n"), log)
 		}
 		cnt := exec("SELECT count(*) FROM u")
 		if cnt.Rows[0][0] != fmt.Sprint(len(want)) {

@@ -3,7 +3,6 @@ package sql
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -14,12 +13,8 @@ import (
 // same predicate over the same rows, in SQL's three-valued logic. Small
 // pages make zone-map pruning decide often.
 func TestWhereAgainstModel(t *testing.T) {
-	seeds := 3
-	if os.Getenv("ROWTTL_SOAK") != "" {
-		seeds = 200
-	}
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		whereModel(t, seed)
+	for seed := range modelSeeds(3, 200) {
+		whereModel(t, seed+1)
 	}
 }
 
