@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
+	"github.com/rowttl/rowttl/table/tabletest"
 )
 
 // testNow is the clock of the tests' tables and sessions.
@@ -52,7 +53,7 @@ func (e *env) close() {
 	if e.db == nil {
 		return
 	}
-	checkTables(e.t, e.db)
+	tabletest.CheckAll(e.t, e.db)
 	if err := e.db.Close(); err != nil {
 		e.t.Error(err)
 	}
@@ -62,30 +63,6 @@ func (e *env) close() {
 func (e *env) reopen() {
 	e.close()
 	e.open()
-}
-
-func checkTables(t testing.TB, db *table.DB) {
-	t.Helper()
-	dbs, err := db.Databases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dbs {
-		names, err := db.Tables(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range names {
-			tbl, err := db.Table(d, n)
-			if err != nil {
-				t.Errorf("open %s.%s: %v", d, n, err)
-				continue
-			}
-			if err := tbl.Check(); err != nil {
-				t.Errorf("check %s.%s: %v", d, n, err)
-			}
-		}
-	}
 }
 
 // exec runs statements and returns the TSV of the last result set.

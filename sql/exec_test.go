@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
 	"github.com/rowttl/rowttl/table"
+	"github.com/rowttl/rowttl/table/tabletest"
 )
 
 // testNow is the wall clock of the golden tests' sessions and tables.
@@ -46,7 +47,7 @@ func runExecFile(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	defer func() {
-		checkAllTables(t, db)
+		tabletest.CheckAll(t, db)
 		if err := db.Close(); err != nil {
 			t.Error(err)
 		}
@@ -99,29 +100,4 @@ func maskColumns(res *Result, mask []string) *Result {
 		out.Rows = append(out.Rows, r)
 	}
 	return out
-}
-
-// checkAllTables runs Check on every table of every database.
-func checkAllTables(t *testing.T, db *table.DB) {
-	t.Helper()
-	dbs, err := db.Databases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range dbs {
-		names, err := db.Tables(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range names {
-			tbl, err := db.Table(d, n)
-			if err != nil {
-				t.Errorf("open %s.%s: %v", d, n, err)
-				continue
-			}
-			if err := tbl.Check(); err != nil {
-				t.Errorf("check %s.%s: %v", d, n, err)
-			}
-		}
-	}
 }
