@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -53,15 +52,8 @@ func makeCheckTable(t *testing.T, dir, db, name string, n int) string {
 
 func runCheckCmd(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := checkCommand()
-	cmd.SetArgs(args)
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SilenceUsage = true
-	cmd.SilenceErrors = true
-	err := cmd.Execute()
-	return out.String(), err
+	out, _, err := runIn(checkCommand(), "", args...)
+	return out, err
 }
 
 // dirSnapshot maps every file under dir to its contents.

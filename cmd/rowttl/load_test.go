@@ -53,22 +53,14 @@ func childCommand(args ...string) *exec.Cmd {
 // runLoadCmd runs `rowttl load args...` in process.
 func runLoadCmd(t *testing.T, stdin string, args ...string) (*load.Result, string, error) {
 	t.Helper()
-	cmd := loadCommand()
-	cmd.SetArgs(args)
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetIn(strings.NewReader(stdin))
-	cmd.SilenceUsage = true
-	cmd.SilenceErrors = true
-	err := cmd.Execute()
+	out, errOut, err := runIn(loadCommand(), stdin, args...)
 	var res load.Result
-	if out.Len() > 0 {
-		if jerr := json.Unmarshal(out.Bytes(), &res); jerr != nil {
-			t.Fatalf("output %q: %v", out.String(), jerr)
+	if out != "" {
+		if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
+			t.Fatalf("output %q: %v", out, jerr)
 		}
 	}
-	return &res, errOut.String(), err
+	return &res, errOut, err
 }
 
 // sqlIn runs statements on dir with the sql command.

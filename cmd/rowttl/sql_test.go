@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // dorisScript is the row TTL example of the Doris documentation, verbatim
@@ -33,11 +35,9 @@ INSERT INTO t VALUES (1, NOW(6) - INTERVAL 2 DAY, 'old'), (2, NOW(6), 'new');
 SELECT id, msg FROM t ORDER BY id;
 `
 
-// runCmd runs `rowttl sql args...` in process and returns its standard
-// output and error.
-func runCmd(t *testing.T, stdin string, args ...string) (string, error) {
-	t.Helper()
-	cmd := sqlCommand()
+// runIn runs a command in process with args and stdin, and returns its
+// standard output and standard error.
+func runIn(cmd *cobra.Command, stdin string, args ...string) (stdout, stderr string, err error) {
 	cmd.SetArgs(args)
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
@@ -45,8 +45,16 @@ func runCmd(t *testing.T, stdin string, args ...string) (string, error) {
 	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SilenceUsage = true
 	cmd.SilenceErrors = true
-	err := cmd.Execute()
-	return out.String(), err
+	err = cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+// runCmd runs `rowttl sql args...` in process and returns its standard
+// output and error.
+func runCmd(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	out, _, err := runIn(sqlCommand(), stdin, args...)
+	return out, err
 }
 
 func writeFile(t *testing.T, name, text string) string {
