@@ -2,7 +2,7 @@ package query
 
 import (
 	"fmt"
-	"math/bits"
+	"math"
 	"sync/atomic"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -72,7 +72,7 @@ func (s *Scan) Aggregate() (Totals, error) {
 			case kinds[i].IsInteger():
 				exact[i].AddInt128(ps.exact)
 			case ps.scale >= 0:
-				tot.Sums[i].Float += ps.exact.Float64() / pow10(ps.scale)
+				tot.Sums[i].Float += ps.exact.Float64() / math.Pow10(ps.scale)
 			default:
 				tot.Sums[i].Float += ps.float
 			}
@@ -92,14 +92,6 @@ func (s *Scan) Aggregate() (Totals, error) {
 		}
 	}
 	return tot, nil
-}
-
-func pow10(e int) float64 {
-	p := 1.0
-	for range e {
-		p *= 10
-	}
-	return p
 }
 
 // slotType is the type a slot is shown with.
@@ -208,7 +200,6 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		for i, v := range b.ttl.Valid {
 			live[i] = ^v
 		}
-		clearTail(live, n)
 		part.rows = ttlZone.NullCount
 	default:
 		atomic.AddInt64(&s.Counters.PagesRead, 1)
@@ -229,10 +220,9 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 			b.live = grow(b.live, (n+7)/8)
 			live = b.live
 			setAll(live, n)
-			clearTail(live, n)
 		}
 		clearHidden(live, s.hiddenWords(task.rsID), task.ord0, n)
-		part.rows = int64(popcount(live))
+		part.rows = int64(countBits(live, n))
 	}
 	if part.rows == 0 {
 		return part, nil
@@ -272,7 +262,7 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 					sel[j] &= live[j]
 				}
 			}
-			ps.count = int64(popcount(sel))
+			ps.count = int64(countBits(sel, n))
 		} else {
 			ps.count = part.rows
 		}
@@ -377,24 +367,4 @@ func grow(b []byte, n int) []byte {
 		return make([]byte, n)
 	}
 	return b[:n]
-}
-
-// clearTail clears the bits past row n in the last byte of bm.
-func clearTail(bm []byte, n int) {
-	if n%8 != 0 {
-		bm[n/8] &= byte(1)<<(n%8) - 1
-	}
-}
-
-func popcount(bm []byte) int {
-	c := 0
-	for len(bm) >= 8 {
-		c += bits.OnesCount64(uint64(bm[0]) | uint64(bm[1])<<8 | uint64(bm[2])<<16 | uint64(bm[3])<<24 |
-			uint64(bm[4])<<32 | uint64(bm[5])<<40 | uint64(bm[6])<<48 | uint64(bm[7])<<56)
-		bm = bm[8:]
-	}
-	for _, x := range bm {
-		c += bits.OnesCount8(x)
-	}
-	return c
 }
