@@ -126,13 +126,6 @@ func ResetPeakRSS() bool {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 }
 
-// timer measures runs of a workload: one or more warm-up runs, whose
-// timings are dropped, then the measured ones.
-type timer struct {
-	warmup, runs int
-	cpu          *float64
-}
-
 // Trial is one run of a workload: Setup and Teardown are not timed, nor
 // what Run does through Untimed. Both engines' harnesses time their
 // workloads with it (Measure), so that they measure the same way.
@@ -164,10 +157,6 @@ func CPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func (tm timer) measure(t Trial) (median float64, runs []float64, answer string, err error) {
-	return Measure(tm.warmup, tm.runs, tm.cpu, t)
 }
 
 // Measure runs t warmup+nruns times and returns the median of the measured

@@ -104,8 +104,6 @@ func (o *Options) logf(format string, args ...any) {
 	fmt.Fprintf(o.Progress, "rowttl bench: "+format+"\n", args...)
 }
 
-func (o *Options) timer(cpu *float64) timer { return timer{warmup: o.Warmup, runs: o.Runs, cpu: cpu} }
-
 func (o *Options) tableOptions() *table.Options {
 	return &table.Options{Allocator: o.Mem, DisableAutoCompaction: true,
 		PageRows: o.PageRows, SegmentRows: o.SegmentRows, ZstdLevel: o.ZstdLevel}
@@ -306,7 +304,7 @@ func runLoad(ctx context.Context, o *Options, res *Result) error {
 	}
 	o.logf("load: %d warm-up + %d runs", o.Warmup, o.Runs)
 	var err error
-	res.Seconds, res.Runs, res.Answer, err = o.timer(&res.CPUSeconds).measure(t)
+	res.Seconds, res.Runs, res.Answer, err = Measure(o.Warmup, o.Runs, &res.CPUSeconds, t)
 	res.OpRows = o.Rows
 	os.RemoveAll(dir)
 	return err
@@ -458,7 +456,7 @@ func runRead(ctx context.Context, o *Options, res *Result) error {
 	}
 	res.OpRows = o.Rows
 	o.logf("%s: %d warm-up + %d runs", res.Workload, o.Warmup, o.Runs)
-	res.Seconds, res.Runs, res.Answer, err = o.timer(&res.CPUSeconds).measure(Trial{
+	res.Seconds, res.Runs, res.Answer, err = Measure(o.Warmup, o.Runs, &res.CPUSeconds, Trial{
 		Run: func() (string, error) { return ReadWorkload(ctx, tbl, res.Workload) },
 	})
 	return err
@@ -552,7 +550,7 @@ func runReclaim(ctx context.Context, o *Options, res *Result) error {
 		},
 	}
 	o.logf("reclaim: %d warm-up + %d runs", o.Warmup, o.Runs)
-	res.Seconds, res.Runs, _, err = o.timer(&res.CPUSeconds).measure(t)
+	res.Seconds, res.Runs, _, err = Measure(o.Warmup, o.Runs, &res.CPUSeconds, t)
 	res.Answer = answer
 	res.OpRows = o.Rows
 	os.RemoveAll(dir)
@@ -598,8 +596,8 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 			},
 			Teardown: func() error {
 				// The count after the upserts is timed on its own.
-				tc := timer{runs: 1, cpu: new(float64)}
-				sec, _, a, err := tc.measure(Trial{Run: func() (string, error) {
+				var cpu float64
+				sec, _, a, err := Measure(0, 1, &cpu, Trial{Run: func() (string, error) {
 					n, err := tbl.Count(ctx, Now, nil)
 					return strconv.FormatInt(n, 10), err
 				}})
@@ -608,7 +606,7 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 					return err
 				}
 				counts = append(counts, sec)
-				countCPU = append(countCPU, *tc.cpu)
+				countCPU = append(countCPU, cpu)
 				c.Answer = a
 				if err := tbl.Close(); err != nil {
 					return err
@@ -620,7 +618,7 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 		}
 		o.logf("%s: %d warm-up + %d runs", m.name, o.Warmup, o.Runs)
 		var err error
-		w.Seconds, w.Runs, w.Answer, err = o.timer(&w.CPUSeconds).measure(t)
+		w.Seconds, w.Runs, w.Answer, err = Measure(o.Warmup, o.Runs, &w.CPUSeconds, t)
 		os.RemoveAll(dir)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.name, err)
