@@ -40,6 +40,10 @@ var (
 	// ErrClosed marks use of a table after Close.
 	ErrClosed = errors.New("rowttl: closed")
 
+	// ErrMemLimit marks a query that would hold more memory than its limit
+	// (exec_mem_limit); the message names the operator.
+	ErrMemLimit = errors.New("rowttl: memory limit exceeded")
+
 	// ErrLabelExists marks a load whose label this table has already applied.
 	ErrLabelExists = errors.New("rowttl: Label Already Exists")
 )
@@ -66,7 +70,7 @@ func (e *markedError) Unwrap() []error { return []error{e.err, e.sentinel} }
 func Message(err error) string {
 	msg := err.Error()
 	for _, s := range []error{ErrCorruption, ErrInvalidProperty, ErrInvalidSchema, ErrInvalidArgument,
-		ErrNotSupported, ErrExists, ErrNotFound, ErrClosed} {
+		ErrNotSupported, ErrExists, ErrNotFound, ErrClosed, ErrMemLimit} {
 		if errors.Is(err, s) {
 			msg = strings.ReplaceAll(msg, ": "+s.Error(), "")
 		}

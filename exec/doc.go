@@ -1,0 +1,30 @@
+// Package exec owns the physical operators of a query: pull-based streams of
+// Arrow record batches (scan adapters, filter, project, hash aggregate,
+// sort and top-N, distinct, limit, hash join, set operations, windows), the
+// vectorised expression kernels they evaluate, and the memory accounting of
+// the operators that must hold data.
+//
+// It knows Arrow and schema types, not tables: rows enter through an
+// Operator that someone else built (the SQL planner wraps a query.Scan),
+// so every TTL and visibility rule stays in query and table. It must never
+// write, never read a file, and never hold more than a few batches in a
+// streaming operator; a blocking operator (hash table, sort buffer) charges
+// what it holds to the query's Budget and fails with ErrMemLimit, naming
+// itself, rather than grow past it.
+//
+// # Contract of an Operator
+//
+//   - Schema is fixed when the operator is built; every batch Next returns
+//     has exactly those columns, in that order, with the Arrow types of
+//     their schema.Type (schema.Type.Arrow), nullable or not.
+//   - Next returns batches with at least one row, and (nil, nil) at the
+//     end. The caller owns each returned batch and releases it.
+//   - Next honours its context: a cancelled context makes it return the
+//     context's error promptly (within one batch of work).
+//   - Close releases everything the operator holds, its inputs included;
+//     it may be called before the end and more than once.
+//
+// Operators that need computed keys (group keys, sort keys, join keys)
+// take column indices of their input: the planner puts a Project below
+// them to evaluate expressions, so that each operator does one thing.
+package exec
