@@ -11,8 +11,9 @@
 # `rowttl bench --compare $OUT`.
 #
 # Environment: LAYOUTS (default "random correlated"), WORKLOADS (default
-# "load count sum groupby project reclaim upsert"; upsert ignores the layout
-# and runs with the first one only), RUNS (measured runs per workload,
+# "load count sum groupby project reclaim upsert suite"; suite is the SQL
+# queries q01..q12 of bench.Suite, the same text in both engines; upsert
+# ignores the layout and runs with the first one only), RUNS (measured runs per workload,
 # default 3), DIR (tables and binaries, default ${TMPDIR:-/tmp}/rowttl-bench),
 # OUT (default $DIR/compare-ROWS-DATE.jsonl), DUCKDB_LOAD_ARROW=1 to also
 # time DuckDB loading through an Arrow view instead of the Appender.
@@ -20,7 +21,9 @@ set -euo pipefail
 
 ROWS=${1:-2000000}
 LAYOUTS=${LAYOUTS:-random correlated}
-WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert}
+SUITE="q01 q02 q03 q04 q05 q06 q07 q08 q09 q10 q11 q12"
+WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert suite}
+WORKLOADS=${WORKLOADS//suite/$SUITE}
 RUNS=${RUNS:-3}
 DIR=${DIR:-${TMPDIR:-/tmp}/rowttl-bench}
 OUT=${OUT:-$DIR/compare-$ROWS-$(date +%Y%m%d-%H%M%S).jsonl}

@@ -75,7 +75,7 @@ func TestHarness(t *testing.T) {
 				t.Fatalf("degenerate data: %d of %d rows live", want.count, testRows)
 			}
 			got := map[string]Result{}
-			for _, w := range Workloads {
+			for _, w := range apiWorkloads {
 				rs, err := Run(ctx, o, w)
 				if err != nil {
 					t.Fatal(err)

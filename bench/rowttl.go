@@ -20,8 +20,11 @@ import (
 	"github.com/rowttl/rowttl/ttlcol"
 )
 
-// Workloads are the workloads of the harness, in the order they run.
-var Workloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert"}
+// Workloads are the workloads of the harness, in the order they run: the Go
+// API's, then the SQL suite's queries (Suite).
+var Workloads = append(append([]string(nil), apiWorkloads...), suiteNames()...)
+
+var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert"}
 
 // ParseWorkloads splits a comma-separated list and checks every name.
 func ParseWorkloads(s string) ([]string, error) {
@@ -35,12 +38,16 @@ func ParseWorkloads(s string) ([]string, error) {
 			out = append(out, Workloads...)
 			continue
 		}
+		if w == "suite" {
+			out = append(out, suiteNames()...)
+			continue
+		}
 		ok := false
 		for _, k := range Workloads {
 			ok = ok || k == w
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown workload %q (want some of %s)", w, strings.Join(Workloads, ","))
+			return nil, fmt.Errorf("unknown workload %q (want some of %s, or suite or all)", w, strings.Join(Workloads, ","))
 		}
 		out = append(out, w)
 	}
@@ -75,6 +82,8 @@ type Options struct {
 	// ZstdLevel passes through to table.Options (0: the engine's default,
 	// < 0: no zstd).
 	ZstdLevel int
+	// SQL opens a session on a data directory for the suite's queries.
+	SQL func(ctx context.Context, dataDir string) (SQLSession, error)
 }
 
 func (o *Options) defaults() {
@@ -111,7 +120,7 @@ func (o *Options) tableOptions() *table.Options {
 
 // generatorVersion is part of the cache key of prepared tables: bump it when
 // the generator's output changes.
-const generatorVersion = 1
+const generatorVersion = 2 // 2: the events table lives in a data directory, beside users
 
 // BaseDir is where the prepared tables of one data set live.
 func (o Options) BaseDir() string {
@@ -123,9 +132,13 @@ func (o Options) BaseDir() string {
 	return filepath.Join(o.Dir, name)
 }
 
-// EventsDir is the prepared events table; LiveDir the table holding only
-// its rows alive at Now.
-func (o Options) EventsDir() string { return filepath.Join(o.BaseDir(), "events") }
+// SQLDir is the prepared data directory: the events and users tables in
+// its default database. EventsDir is the prepared events table; LiveDir the
+// table holding only its rows alive at Now.
+func (o Options) SQLDir() string { return filepath.Join(o.BaseDir(), "db") }
+func (o Options) EventsDir() string {
+	return filepath.Join(o.SQLDir(), table.DefaultDatabase, "events")
+}
 func (o Options) LiveDir() string   { return filepath.Join(o.BaseDir(), "live") }
 func (o Options) readyFile() string { return filepath.Join(o.BaseDir(), "READY") }
 
@@ -167,11 +180,25 @@ func Prepare(ctx context.Context, o Options) error {
 		return err
 	}
 	o.logf("preparing %d %s rows in %s", o.Rows, o.Layout, o.BaseDir())
-	ev, err := table.Create(o.EventsDir(), EventsDefinition(schema.Duplicate), o.tableOptions())
+	db, err := table.OpenDB(o.SQLDir(), o.tableOptions())
 	if err != nil {
 		return err
 	}
-	defer ev.Close()
+	defer db.Close()
+	ev, err := db.CreateTable(table.DefaultDatabase, "events", EventsDefinition(schema.Duplicate), false)
+	if err != nil {
+		return err
+	}
+	users, err := db.CreateTable(table.DefaultDatabase, "users", UsersDefinition(), false)
+	if err != nil {
+		return err
+	}
+	ub := UsersBatches(o.Mem, o.Seed)
+	err = users.WriteBatches(ctx, ub, table.WriteOptions{})
+	releaseAll(ub)
+	if err != nil {
+		return err
+	}
 	live, err := table.Create(o.LiveDir(), EventsDefinition(schema.Duplicate), o.tableOptions())
 	if err != nil {
 		return err
@@ -195,7 +222,7 @@ func Prepare(ctx context.Context, o Options) error {
 	if err := live.WriteBatches(ctx, liveBatches, table.WriteOptions{}); err != nil {
 		return err
 	}
-	if err := ev.Close(); err != nil {
+	if err := db.Close(); err != nil {
 		return err
 	}
 	if err := live.Close(); err != nil {
@@ -263,7 +290,12 @@ func Run(ctx context.Context, o Options, workload string) ([]Result, error) {
 	case "upsert":
 		return runUpserts(ctx, &o)
 	default:
-		err = fmt.Errorf("unknown workload %q", workload)
+		q, ok := SuiteQuery(workload)
+		if !ok {
+			err = fmt.Errorf("unknown workload %q", workload)
+			break
+		}
+		err = runQuery(ctx, &o, &res, q)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", workload, err)

@@ -41,7 +41,15 @@ const Engine = "duckdb"
 
 // workloads this side runs; load_arrow (loading through an Arrow view
 // instead of the Appender) is extra and not in the default list.
-var workloads = []string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert"}
+var workloads = append([]string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert"}, suiteNames()...)
+
+func suiteNames() []string {
+	var out []string
+	for _, q := range bench.Suite {
+		out = append(out, q.Name)
+	}
+	return out
+}
 
 type config struct {
 	rows      int64
@@ -86,6 +94,10 @@ func main() {
 func run(ctx context.Context, c config, layouts, wl string) error {
 	for _, w := range strings.Split(wl, ",") {
 		w = strings.TrimSpace(w)
+		if w == "suite" {
+			c.workloads = append(c.workloads, suiteNames()...)
+			continue
+		}
 		ok := w == "prepare"
 		for _, k := range workloads {
 			ok = ok || k == w
@@ -165,7 +177,7 @@ func (c config) logf(format string, args ...any) {
 }
 
 func (c config) baseDir() string {
-	return filepath.Join(c.dir, fmt.Sprintf("duckdb-g1-%s-%d-%d", c.layout, c.rows, c.seed))
+	return filepath.Join(c.dir, fmt.Sprintf("duckdb-g2-%s-%d-%d", c.layout, c.rows, c.seed))
 }
 
 func (c config) eventsDB() string { return filepath.Join(c.baseDir(), "events.db") }
@@ -177,6 +189,8 @@ var nowMicros = bench.Now.UnixMicro()
 // liveFilter is rowttl's expiry rule: NULL never expires, and a row
 // expiring exactly at now is gone.
 var liveFilter = fmt.Sprintf("(ttl IS NULL OR ttl > %d)", nowMicros)
+
+const createUsers = `CREATE TABLE users (user_id BIGINT, country VARCHAR, plan VARCHAR)`
 
 const createEvents = `CREATE TABLE events (id BIGINT, event_time TIMESTAMP, user_id BIGINT, amount DOUBLE, message VARCHAR, ttl BIGINT)`
 
@@ -328,7 +342,20 @@ func prepare(ctx context.Context, c config) error {
 	if err := d.insertArrow(ctx, batches, "arrow_in", insertFromArrow); err != nil {
 		return err
 	}
+	if err := d.exec(ctx, createUsers); err != nil {
+		return err
+	}
+	users := bench.UsersBatches(memory.DefaultAllocator, c.seed)
+	defer releaseAll(users)
+	if err := d.insertArrow(ctx, users, "users_in", "INSERT INTO users SELECT * FROM users_in"); err != nil {
+		return err
+	}
 	steps := []string{
+		// The suite's queries name events and users; in schema suite,
+		// events is the view of the live rows, as rowttl's engine sees it.
+		"CREATE SCHEMA suite",
+		"CREATE VIEW suite.events AS SELECT id, event_time, user_id, amount, message FROM main.events WHERE " + liveFilter,
+		"CREATE VIEW suite.users AS SELECT * FROM main.users",
 		"CHECKPOINT",
 		fmt.Sprintf("ATTACH '%s' AS live", c.liveDB()),
 		"CREATE TABLE live.events AS SELECT * FROM events WHERE " + liveFilter,
@@ -369,7 +396,12 @@ func runWorkload(ctx context.Context, c config, w string) ([]bench.Result, error
 	case "upsert":
 		return runUpsert(ctx, c)
 	default:
-		err = fmt.Errorf("unknown workload %q", w)
+		q, ok := bench.SuiteQuery(w)
+		if !ok {
+			err = fmt.Errorf("unknown workload %q", w)
+			break
+		}
+		err = runQuery(ctx, c, &res, q)
 	}
 	if err != nil {
 		return nil, err
@@ -624,4 +656,69 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 	rss := bench.PeakRSS()
 	w.PeakRSSBytes, cnt.PeakRSSBytes = rss, rss
 	return []bench.Result{w, cnt}, nil
+}
+
+// runQuery times one query of the SQL suite, its text unchanged, with
+// events resolving to the view of the live rows.
+func runQuery(ctx context.Context, c config, res *bench.Result, q bench.Query) error {
+	d, err := openDB(ctx, c.eventsDB(), c.threads)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	res.BytesOnDisk = fileBytes(c.eventsDB())
+	if err := d.exec(ctx, "SET search_path = 'suite'"); err != nil {
+		return err
+	}
+	res.Seconds, res.Runs, res.Answer, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, bench.Trial{
+		Run: func() (string, error) {
+			rows, err := queryRows(ctx, d, q.Text)
+			if err != nil {
+				return "", err
+			}
+			return bench.NormalizeRows(rows), nil
+		},
+	})
+	return err
+}
+
+// queryRows runs a query and formats its values as rowttl's shell does.
+func queryRows(ctx context.Context, d *db, text string) ([][]string, error) {
+	rs, err := d.conn.QueryContext(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			switch v := v.(type) {
+			case nil:
+				row[i] = "NULL"
+			case time.Time:
+				row[i] = v.UTC().Format("2006-01-02 15:04:05.000000")
+			case float64:
+				row[i] = strconv.FormatFloat(v, 'g', -1, 64)
+			case []byte:
+				row[i] = string(v)
+			default:
+				row[i] = fmt.Sprint(v)
+			}
+		}
+		out = append(out, row)
+	}
+	return out, rs.Err()
 }

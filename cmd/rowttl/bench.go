@@ -57,6 +57,11 @@ warm-up, reporting the median of --runs runs:
            table holding only the live rows
   upsert   rows/2 upserts over rows/10 keys in 10 writes into UNIQUE
            merge-on-write and merge-on-read tables, then count
+  q01..q12 the SQL suite (bench.Suite), run through a SQL session as
+           "rowttl sql" runs it, over events and a 1M-row users table;
+           "suite" names them all
+
+Without --workloads every workload runs.
 
 With --isolate (the default) every workload runs in a fresh child process
 of this binary, so the peak RSS reported (VmHWM) is the workload's own. The
@@ -75,7 +80,7 @@ standard error; standard output gets a table, or JSON lines with --json.`,
 	fl := cmd.Flags()
 	fl.Int64Var(&f.rows, "rows", 2_000_000, "rows of the events table")
 	fl.StringVar(&f.layouts, "layout", "random", "expiration layout: random, correlated, or both comma-separated")
-	fl.StringVar(&f.workloads, "workloads", strings.Join(bench.Workloads, ","), "comma-separated workloads ("+strings.Join(bench.Workloads, ",")+")")
+	fl.StringVar(&f.workloads, "workloads", "all", "comma-separated workloads ("+strings.Join(bench.Workloads, ",")+", suite, all)")
 	fl.IntVar(&f.runs, "runs", 3, "measured runs per workload (the median is reported)")
 	fl.IntVar(&f.warmup, "warmup", 1, "warm-up runs per workload, not measured")
 	fl.BoolVar(&f.json, "json", false, "print JSON lines instead of a table")
@@ -102,6 +107,7 @@ func (f benchFlags) options(layout bench.Layout, progress io.Writer) bench.Optio
 		Dir: f.dir, Rows: f.rows, Layout: layout, Seed: f.seed,
 		Runs: f.runs, Warmup: warm, Progress: progress,
 		PageRows: f.pageRows, SegmentRows: f.segmentRows, ZstdLevel: f.zstdLevel,
+		SQL: benchSQL,
 	}
 }
 
@@ -278,6 +284,9 @@ func runBenchChild(ctx context.Context, stdout, stderr io.Writer, f benchFlags, 
 	return nil
 }
 
+// maxAnswer is the width of the answer column of the table for a person.
+const maxAnswer = 72
+
 // printBenchTable prints the results for a person.
 func printBenchTable(w io.Writer, rs []bench.Result, isolated bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -294,6 +303,10 @@ func printBenchTable(w io.Writer, rs []bench.Result, isolated bool) {
 			if r.LiveOnlyBytes > 0 {
 				answer += fmt.Sprintf(" (%.2fx the live-only %s)", float64(r.BytesOnDisk)/float64(r.LiveOnlyBytes), bench.HumanBytes(r.LiveOnlyBytes))
 			}
+		}
+		if len(answer) > maxAnswer {
+			// The JSON lines keep it whole.
+			answer = answer[:maxAnswer-3] + "..."
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t\n",
 			r.Workload, r.Layout, r.Rows, r.Seconds, r.CPUSeconds, rate, disk, bench.HumanBytes(r.PeakRSSBytes), answer)
