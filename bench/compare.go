@@ -52,6 +52,10 @@ func CompareTable(w io.Writer, rs []Result) {
 			case r.Answer == "" || d.Answer == "":
 			case answersAgree(r.Answer, d.Answer):
 				ans = "same"
+			case strings.HasPrefix(r.Answer, ErrorAnswer):
+				ans = "rowttl " + r.Answer
+			case suiteAnswersAgree(r.Workload, r.Answer, d.Answer):
+				ans = "same (ties in another order)"
 			default:
 				ans = "DIFFER: " + r.Answer + " vs " + d.Answer
 			}

@@ -176,3 +176,23 @@ func TestSuite(t *testing.T) {
 }
 
 func timeOf(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func TestSuiteAnswersAgree(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"1 9.5 | 2 9.5 | 3 9", "2 9.5 | 1 9.5 | 3 9", true},  // ties swapped
+		{"1 9.5 | 2 9 | 3 9", "1 9.5 | 4 9 | 2 9", true},      // the last key's ties differ
+		{"1 9.5 | 2 9.5 | 3 9", "1 9.5 | 4 9.5 | 3 9", false}, // a row above the cut differs
+		{"1 9.5 | 2 9.4 | 3 9", "1 9.5 | 2 9.3 | 3 9", false}, // keys differ
+		{"1 9.5 | 2 9.5", "1 9.5 | 2 9.5 | 3 9", false},       // lengths differ
+	} {
+		if got := suiteAnswersAgree("q07", c.a, c.b); got != c.want {
+			t.Errorf("%q vs %q: %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	if suiteAnswersAgree("q06", "1 2", "2 1") {
+		t.Error("q06 has no tie key")
+	}
+}
