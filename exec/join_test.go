@@ -1,0 +1,512 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/datadriven"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// relGolden runs a golden file of operator tests. Every file may declare
+// relations:
+//
+//	rel name=N [split=(n,...)]   the input (schema line, then rows) is
+//	                             relation N, fed in batches of the given
+//	                             row counts (cycled)
+//
+// and run commands that run(d, source) answers, source(name) returning
+// an operator over a declared relation. Errors print as "error: ...".
+func relGolden(t *testing.T, path string, run func(t *testing.T, d *datadriven.TestData, env *Env, source func(string) Operator) string) {
+	rels := map[string]rel{}
+	splits := map[string][]int{}
+	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+		if d.Cmd == "rel" {
+			var name string
+			d.ScanArgs(t, "name", &name)
+			r, err := relParse(d.Input)
+			if err != nil {
+				d.Fatalf(t, "%v", err)
+			}
+			rels[name] = r
+			splits[name] = relIntsArg(t, d, "split")
+			return ""
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		defer mem.AssertSize(t, 0)
+		env := newTestEnv(mem)
+		if d.HasArg("budget") {
+			var n int
+			d.ScanArgs(t, "budget", &n)
+			env.Budget = NewBudget(int64(n))
+		}
+		source := func(name string) Operator {
+			r, ok := rels[name]
+			if !ok {
+				d.Fatalf(t, "no relation %s", name)
+			}
+			return relSource(mem, r, splits[name])
+		}
+		out := run(t, d, env, source)
+		if env.Budget.Used() != 0 {
+			t.Errorf("%s: %d bytes still charged after Close", d.Pos, env.Budget.Used())
+		}
+		return out
+	})
+}
+
+func relIntsArg(t *testing.T, d *datadriven.TestData, key string) []int {
+	var out []int
+	for _, a := range d.CmdArgs {
+		if a.Key == key {
+			for _, v := range a.Vals {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					d.Fatalf(t, "%s: %v", key, err)
+				}
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func relStringArg(d *datadriven.TestData, key string) string {
+	for _, a := range d.CmdArgs {
+		if a.Key == key {
+			return strings.Join(a.Vals, ",")
+		}
+	}
+	return ""
+}
+
+// relResult prints an operator's output, or its error.
+func relResult(op Operator, err error) string {
+	if err != nil {
+		return "error: " + rowttl.Message(err) + "\n"
+	}
+	r, err := relDrain(context.Background(), op)
+	if err != nil {
+		return "error: " + rowttl.Message(err) + "\n"
+	}
+	return relFormat(r)
+}
+
+var joinKindsByName = map[string]JoinKind{"inner": InnerJoin, "left": LeftJoin, "right": RightJoin,
+	"full": FullJoin, "cross": CrossJoin, "semi": SemiJoin, "anti": AntiJoin, "naaj": NullAwareAntiJoin}
+
+// TestJoinGolden runs testdata/join/*.txt. Besides rel:
+//
+//	join kind=K left=L right=R [lkeys=(i,...) rkeys=(i,...)]
+//	     [residual=(i,op,j)] [budget=bytes]
+//
+// prints the join's schema and rows in output order; residual compares
+// combined-row columns i and j.
+//
+// Regenerate with: go test ./exec -run TestJoinGolden -rewrite
+func TestJoinGolden(t *testing.T) {
+	relGolden(t, "testdata/join.txt", func(t *testing.T, d *datadriven.TestData, env *Env, source func(string) Operator) string {
+		if d.Cmd != "join" {
+			d.Fatalf(t, "unknown command %s", d.Cmd)
+		}
+		var kind, l, r string
+		d.ScanArgs(t, "kind", &kind)
+		d.ScanArgs(t, "left", &l)
+		d.ScanArgs(t, "right", &r)
+		k, ok := joinKindsByName[kind]
+		if !ok {
+			k = JoinKind(99)
+		}
+		var residual Expr
+		if res := relStringArg(d, "residual"); res != "" {
+			f := strings.Split(res, ",")
+			a, _ := strconv.Atoi(f[0])
+			b, _ := strconv.Atoi(f[2])
+			residual = &cmpExpr{l: a, op: f[1], r: b}
+		}
+		left, right := source(l), source(r)
+		op, err := NewHashJoin(env, left, right, k, relIntsArg(t, d, "lkeys"), relIntsArg(t, d, "rkeys"), residual)
+		if err != nil {
+			left.Close()
+			right.Close()
+		}
+		return relResult(op, err)
+	})
+}
+
+// joinModel is the join of SQL's definition, by nested loops over the
+// rows: NULL keys equal nothing, only a TRUE residual keeps a pair.
+func joinModel(kind JoinKind, l, r rel, lk, rk []int, residual func(row []any) *bool) [][]any {
+	nl, nr := len(l.schema), len(r.schema)
+	keysEqual := func(a, b []any) bool {
+		for i := range lk {
+			x, y := a[lk[i]], b[rk[i]]
+			if x == nil || y == nil || relCompare(x, y) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	pass := func(a, b []any) bool {
+		if !keysEqual(a, b) {
+			return false
+		}
+		if residual == nil {
+			return true
+		}
+		v := residual(append(append([]any{}, a...), b...))
+		return v != nil && *v
+	}
+	var out [][]any
+	matchedR := make([]bool, len(r.rows))
+	for _, a := range l.rows {
+		matched := false
+		for j, b := range r.rows {
+			if pass(a, b) {
+				matched = true
+				matchedR[j] = true
+				if kind != SemiJoin && kind != AntiJoin && kind != NullAwareAntiJoin {
+					out = append(out, append(append([]any{}, a...), b...))
+				}
+			}
+		}
+		switch kind {
+		case LeftJoin, FullJoin:
+			if !matched {
+				out = append(out, append(append([]any{}, a...), make([]any, nr)...))
+			}
+		case SemiJoin:
+			if matched {
+				out = append(out, a)
+			}
+		case AntiJoin:
+			if !matched {
+				out = append(out, a)
+			}
+		case NullAwareAntiJoin:
+			// NOT IN: TRUE only when a's key differs from every right key,
+			// none of them NULL.
+			keep := true
+			for _, b := range r.rows {
+				x, y := a[lk[0]], b[rk[0]]
+				if x == nil || y == nil || relCompare(x, y) == 0 {
+					keep = false
+					break
+				}
+			}
+			if keep {
+				out = append(out, a)
+			}
+		}
+	}
+	if kind == RightJoin || kind == FullJoin {
+		for j, b := range r.rows {
+			if !matchedR[j] {
+				out = append(out, append(make([]any, nl), b...))
+			}
+		}
+	}
+	return out
+}
+
+// relRandom returns a relation of n rows over the given types.
+func relRandom(rng *rand.Rand, prefix string, types []schema.Type, n, dom int) rel {
+	r := rel{}
+	for i, t := range types {
+		r.schema = append(r.schema, Column{Name: fmt.Sprintf("%s%d", prefix, i), Type: t, Nullable: true})
+	}
+	pNull := rng.Float64() * 0.3
+	for i := 0; i < n; i++ {
+		row := make([]any, len(types))
+		for c, t := range types {
+			row[c] = relRandomValue(rng, t, dom, pNull)
+		}
+		r.rows = append(r.rows, row)
+	}
+	return r
+}
+
+func pickTypes(rng *rand.Rand, n int) []schema.Type {
+	ts := make([]schema.Type, n)
+	for i := range ts {
+		ts[i] = relRandomTypes[rng.IntN(len(relRandomTypes))]
+	}
+	return ts
+}
+
+// TestHashJoinAgainstModel joins random relations (every key type, NULLs,
+// duplicates, empty sides, random batch splits, residuals) with every
+// kind and compares the rows with joinModel's.
+func TestHashJoinAgainstModel(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	kinds := []JoinKind{InnerJoin, LeftJoin, RightJoin, FullJoin, CrossJoin, SemiJoin, AntiJoin, NullAwareAntiJoin}
+	for iter := 0; iter < 300; iter++ {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		env := newTestEnv(mem)
+		kind := kinds[rng.IntN(len(kinds))]
+		nkeys := 1 + rng.IntN(3)
+		switch {
+		case kind == CrossJoin:
+			nkeys = 0
+		case kind == NullAwareAntiJoin:
+			nkeys = 1
+		case rng.IntN(10) == 0:
+			nkeys = 0
+		}
+		keyTypes := pickTypes(rng, nkeys)
+		lt := append(pickTypes(rng, rng.IntN(3)), keyTypes...)
+		rt := append(slices.Clone(keyTypes), pickTypes(rng, rng.IntN(3))...)
+		rng.Shuffle(len(lt), func(i, j int) { lt[i], lt[j] = lt[j], lt[i] })
+		lk, rk := make([]int, nkeys), make([]int, nkeys)
+		for i, kt := range keyTypes {
+			lk[i] = slices.IndexFunc(lt, func(t schema.Type) bool { return t == kt })
+			for lk[i] >= 0 && slices.Contains(lk[:i], lk[i]) {
+				next := slices.IndexFunc(lt[lk[i]+1:], func(t schema.Type) bool { return t == kt })
+				if next < 0 {
+					t.Fatal("key column lost")
+				}
+				lk[i] += 1 + next
+			}
+			rk[i] = i
+		}
+		dom := 2 + rng.IntN(12)
+		nl, nr := rng.IntN(60), rng.IntN(60)
+		if rng.IntN(8) == 0 {
+			nl = 0
+		}
+		if rng.IntN(8) == 0 {
+			nr = 0
+		}
+		if len(lt) == 0 {
+			lt = pickTypes(rng, 1)
+		}
+		if len(rt) == 0 {
+			rt = pickTypes(rng, 1)
+		}
+		l, r := relRandom(rng, "l", lt, nl, dom), relRandom(rng, "r", rt, nr, dom)
+		var residual Expr
+		var model func([]any) *bool
+		if kind != NullAwareAntiJoin && rng.IntN(2) == 0 {
+			// Compare a left and a right column of one type, if any.
+			for tries := 0; tries < 10 && residual == nil; tries++ {
+				a, b := rng.IntN(len(lt)), rng.IntN(len(rt))
+				if lt[a] == rt[b] {
+					op := []string{"<", "<=", "!=", ">", ">=", "="}[rng.IntN(6)]
+					e := &cmpExpr{l: a, r: len(lt) + b, op: op}
+					residual = e
+					model = func(row []any) *bool { return relCmpOp(op, row[a], row[len(lt)+b]) }
+				}
+			}
+		}
+		desc := fmt.Sprintf("iter %d: %s lkeys %v rkeys %v residual %v, left %s right %s", iter, kind, lk, rk,
+			residual, relFormat(rel{schema: l.schema}), relFormat(rel{schema: r.schema}))
+		op, err := NewHashJoin(env, relSource(mem, l, relRandomSplit(rng)), relSource(mem, r, relRandomSplit(rng)),
+			kind, lk, rk, residual)
+		if err != nil {
+			t.Fatalf("%s: %v", desc, err)
+		}
+		got, err := relDrain(context.Background(), op)
+		if err != nil {
+			t.Fatalf("%s: %v", desc, err)
+		}
+		want := joinModel(kind, l, r, lk, rk, model)
+		if g, w := relSorted(got.schema, got.rows), relSorted(got.schema, want); !slices.Equal(g, w) {
+			t.Fatalf("%s:\ngot\n%s\nwant\n%s\nleft\n%s\nright\n%s", desc, strings.Join(g, "\n"), strings.Join(w, "\n"),
+				relFormat(l), relFormat(r))
+		}
+		if env.Budget.Used() != 0 {
+			t.Fatalf("%s: %d bytes charged after Close", desc, env.Budget.Used())
+		}
+		mem.AssertSize(t, 0)
+	}
+}
+
+// TestHashJoinManyMatches: one probe row matching more than BatchRows build
+// rows comes out in batches of at most BatchRows (relDrain checks), all of
+// them there.
+func TestHashJoinManyMatches(t *testing.T) {
+	mem := relMem(t)
+	env := newTestEnv(mem)
+	s := Schema{{Name: "k", Type: schema.BigIntType}}
+	var build rel
+	build.schema = s
+	n := BatchRows + BatchRows/2
+	for i := 0; i < n; i++ {
+		build.rows = append(build.rows, []any{int64(7)})
+	}
+	for _, kind := range []JoinKind{InnerJoin, LeftJoin, FullJoin, CrossJoin} {
+		probe := rel{schema: s, rows: [][]any{{int64(7)}, {int64(8)}}}
+		keys := []int{0}
+		if kind == CrossJoin {
+			keys = nil
+		}
+		op, err := NewHashJoin(env, relSource(mem, probe, nil), relSource(mem, build, nil), kind, keys, keys, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := relDrain(context.Background(), op)
+		if err != nil {
+			t.Fatal(kind, err)
+		}
+		want := n
+		switch kind {
+		case LeftJoin, FullJoin:
+			want = n + 1
+		case CrossJoin:
+			want = 2 * n
+		}
+		if len(got.rows) != want {
+			t.Errorf("%s: %d rows, want %d", kind, len(got.rows), want)
+		}
+	}
+}
+
+// TestHashJoinErrors: bad descriptions are refused with the documented
+// sentinel, and a failing residual's error comes through.
+func TestHashJoinErrors(t *testing.T) {
+	mem := relMem(t)
+	env := newTestEnv(mem)
+	l := rel{schema: Schema{{Name: "a", Type: schema.BigIntType}, {Name: "s", Type: schema.StringType}}}
+	r := rel{schema: Schema{{Name: "b", Type: schema.IntType}, {Name: "f", Type: schema.DoubleType}}}
+	cases := []struct {
+		name     string
+		kind     JoinKind
+		lk, rk   []int
+		residual Expr
+		want     error
+		text     string
+	}{
+		{"types differ", InnerJoin, []int{0}, []int{0}, nil, rowttl.ErrInvalidArgument, "different types"},
+		{"key counts", InnerJoin, []int{0}, nil, nil, rowttl.ErrInvalidArgument, "1 left keys and 0 right keys"},
+		{"key range", InnerJoin, []int{2}, []int{0}, nil, rowttl.ErrInvalidArgument, "names column 2"},
+		{"cross keys", CrossJoin, []int{1}, []int{1}, nil, rowttl.ErrInvalidArgument, "CROSS join has no keys"},
+		{"naaj two keys", NullAwareAntiJoin, nil, nil, nil, rowttl.ErrNotSupported, "one key"},
+		{"residual type", InnerJoin, nil, nil, &ColumnRef{Index: 0, Typ: schema.BigIntType}, rowttl.ErrInvalidArgument, "not BOOLEAN"},
+		{"kind", JoinKind(0), nil, nil, nil, rowttl.ErrInvalidArgument, "unknown join kind"},
+	}
+	for _, c := range cases {
+		ls, rs := relSource(mem, l, nil), relSource(mem, r, nil)
+		_, err := NewHashJoin(env, ls, rs, c.kind, c.lk, c.rk, c.residual)
+		ls.Close()
+		rs.Close()
+		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s: %v, want %v with %q", c.name, err, c.want, c.text)
+		}
+	}
+	// A residual failing on its second chunk fails the join.
+	one := rel{schema: Schema{{Name: "k", Type: schema.BigIntType}}}
+	for i := 0; i < BatchRows+5; i++ {
+		one.rows = append(one.rows, []any{int64(1)})
+	}
+	op, err := NewHashJoin(env, relSource(mem, one, []int{3}), relSource(mem, one, []int{1000}), InnerJoin, []int{0}, []int{0}, &failExpr{n: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = relDrain(context.Background(), op)
+	if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "HashJoin residual fail") {
+		t.Errorf("failing residual: %v", err)
+	}
+}
+
+// TestHashJoinBudget: a build side larger than the budget fails with
+// ErrMemLimit naming HashJoin, holding nothing afterwards; a big enough
+// budget runs the same join and records its peak.
+func TestHashJoinBudget(t *testing.T) {
+	mem := relMem(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	types := []schema.Type{schema.BigIntType, schema.StringType}
+	build := relRandom(rng, "b", types, 5000, 1000)
+	probe := relRandom(rng, "p", types, 100, 1000)
+	for _, fast := range []bool{true, false} {
+		keys := []int{0}
+		if !fast {
+			keys = []int{1}
+		}
+		env := newTestEnv(mem)
+		env.Budget = NewBudget(20 << 10)
+		op, err := NewHashJoin(env, relSource(mem, probe, nil), relSource(mem, build, []int{500}), InnerJoin, keys, keys, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = relDrain(context.Background(), op)
+		if !errors.Is(err, rowttl.ErrMemLimit) || !strings.Contains(err.Error(), "HashJoin") {
+			t.Errorf("fast %v: %v, want ErrMemLimit naming HashJoin", fast, err)
+		}
+		if env.Budget.Used() != 0 {
+			t.Errorf("fast %v: %d bytes charged after Close", fast, env.Budget.Used())
+		}
+		env.Budget = NewBudget(10 << 20)
+		op, err = NewHashJoin(env, relSource(mem, probe, nil), relSource(mem, build, []int{500}), InnerJoin, keys, keys, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := relDrain(context.Background(), op); err != nil {
+			t.Fatal(err)
+		}
+		if p := env.Budget.Peak(); p < 5000*8 {
+			t.Errorf("fast %v: peak %d bytes for a 5000-row build side", fast, p)
+		}
+		if env.Budget.Used() != 0 {
+			t.Errorf("fast %v: %d bytes charged after Close", fast, env.Budget.Used())
+		}
+	}
+}
+
+// cancelAfter is a source that cancels a context when it has returned n
+// batches.
+type cancelAfter struct {
+	Operator
+	n      int
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if c.n == 0 {
+		c.cancel()
+	}
+	c.n--
+	return c.Operator.Next(ctx)
+}
+
+// TestHashJoinCancel: a cancelled context stops the join in its build and
+// in its probe phase with the context's error, and Close releases all.
+func TestHashJoinCancel(t *testing.T) {
+	mem := relMem(t)
+	env := newTestEnv(mem)
+	rng := rand.New(rand.NewPCG(3, 4))
+	types := []schema.Type{schema.BigIntType}
+	r := relRandom(rng, "x", types, 200, 50)
+	for _, side := range []string{"build", "probe"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var left, right Operator = relSource(mem, r, []int{10}), relSource(mem, r, []int{10})
+		if side == "build" {
+			right = &cancelAfter{Operator: right, n: 3, cancel: cancel}
+		} else {
+			left = &cancelAfter{Operator: left, n: 3, cancel: cancel}
+		}
+		op, err := NewHashJoin(env, left, right, FullJoin, []int{0}, []int{0}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = relDrain(ctx, op)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v, want context.Canceled", side, err)
+		}
+		cancel()
+		if env.Budget.Used() != 0 {
+			t.Errorf("%s: %d bytes charged after Close", side, env.Budget.Used())
+		}
+	}
+}
