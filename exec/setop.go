@@ -1,0 +1,244 @@
+package exec
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// NewSetOp returns op applied to the rows of left and right.
+//
+// Inputs. Both have the same number of columns and, column by column,
+// identical Arrow types (schema.Type.Arrow): the planner casts first.
+// Output columns take left's names; a column is nullable when either
+// input's is; its type is left's, except that two different string types
+// give STRING and two DATETIME (or TIMESTAMPTZ) precisions the larger.
+//
+// Semantics. UnionAll streams every left row, then every right row,
+// holding nothing. The others are set operations: rows are equal when
+// every column is, NULL equal to NULL (as SQL set operations treat it,
+// unlike joins), FLOAT and DOUBLE -0 equal to 0 and NaN to NaN; each
+// distinct row comes out once. UnionDistinct streams left then right and
+// emits each row the first time it is seen; Intersect and Except first
+// read right to its end, then stream left and emit each distinct left row
+// that right has (Intersect) or has not (Except), at its first occurrence.
+// The distinct rows held are charged to env.Budget as "SetOp".
+//
+// A refused description is ErrInvalidArgument and leaves closing the
+// inputs to the caller; once built, the operator owns its inputs and Close
+// closes them.
+func NewSetOp(env *Env, op SetOp, left, right Operator) (Operator, error) {
+	ls, rs := left.Schema(), right.Schema()
+	if op < UnionAll || op > Except {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "SetOp: unknown set operation %d", op)
+	}
+	if len(ls) != len(rs) {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument,
+			"SetOp: %s of %d columns and %d columns", op, len(ls), len(rs))
+	}
+	cols := allColumns(len(ls))
+	if op == UnionAll {
+		for i := range ls {
+			if !arrow.TypeEqual(ls[i].Type.Arrow(), rs[i].Type.Arrow()) {
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument,
+					"SetOp: column %d of %s is %s on the left and %s on the right; cast one to the other",
+					i+1, op, ls[i].Type, rs[i].Type)
+			}
+		}
+	} else if err := checkSameTypes("SetOp: "+op.String(), ls, rs, cols, cols); err != nil {
+		return nil, err
+	}
+	out := make(Schema, len(ls))
+	for i := range ls {
+		out[i] = Column{Name: ls[i].Name, Type: unionType(ls[i].Type, rs[i].Type), Nullable: ls[i].Nullable || rs[i].Nullable}
+	}
+	s := &setOp{env: env, op: op, left: left, right: right, schema: out, arrow: out.Arrow(), cols: cols}
+	if op != UnionAll {
+		s.table = newBytesTable()
+		s.enc = newKeyEncoder(cols, true)
+	}
+	return s, nil
+}
+
+// unionType is the type of a column that holds values of a and b, two
+// types of one Arrow type.
+func unionType(a, b schema.Type) schema.Type {
+	switch {
+	case a == b:
+		return a
+	case a.IsString():
+		return schema.StringType
+	case a.Kind == b.Kind && (a.Kind == schema.Datetime || a.Kind == schema.TimestampTZ):
+		a.Precision = max(a.Precision, b.Precision)
+		return a
+	}
+	return a
+}
+
+type setOp struct {
+	env         *Env
+	op          SetOp
+	left, right Operator
+	schema      Schema
+	arrow       *arrow.Schema
+	cols        []int
+
+	table *bytesTable
+	enc   *keyEncoder
+	// state of each distinct row of table: fromRight (Intersect, Except:
+	// right has it), emitted (it has been output).
+	state   []uint8
+	charged int64
+
+	built     bool
+	leftDone  bool
+	rightDone bool
+	pending   []arrow.RecordBatch
+}
+
+const (
+	fromRight uint8 = 1 << iota
+	emitted
+)
+
+func (s *setOp) Schema() Schema { return s.schema }
+
+func (s *setOp) grow() error {
+	n := s.table.bytes() + int64(cap(s.state))
+	if n > s.charged {
+		if err := s.env.Budget.Grow("SetOp", n-s.charged); err != nil {
+			return err
+		}
+		s.charged = n
+	}
+	return nil
+}
+
+func (s *setOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if len(s.pending) > 0 {
+			b := s.pending[0]
+			s.pending[0] = nil
+			s.pending = s.pending[1:]
+			return b, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if (s.op == Intersect || s.op == Except) && !s.built {
+			if err := s.buildRight(ctx); err != nil {
+				return nil, err
+			}
+			s.built = true
+			continue
+		}
+		var in Operator
+		switch {
+		case !s.leftDone:
+			in = s.left
+		case !s.rightDone && (s.op == UnionAll || s.op == UnionDistinct):
+			in = s.right
+		default:
+			return nil, nil
+		}
+		b, err := in.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			if in == s.left {
+				s.leftDone = true
+			} else {
+				s.rightDone = true
+			}
+			continue
+		}
+		if s.op == UnionAll {
+			return rebatch(s.arrow, b), nil
+		}
+		if err := s.filter(b); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// buildRight records every distinct right row.
+func (s *setOp) buildRight(ctx context.Context) error {
+	for {
+		b, err := s.right.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			s.rightDone = true
+			return nil
+		}
+		s.enc.encode(b)
+		for i := 0; i < int(b.NumRows()); i++ {
+			if _, isNew := s.table.insert(s.enc.key(i)); isNew {
+				s.state = append(s.state, fromRight)
+			}
+		}
+		b.Release()
+		if err := s.grow(); err != nil {
+			return err
+		}
+	}
+}
+
+// filter queues the rows of b that the operation emits, and takes over b.
+func (s *setOp) filter(b arrow.RecordBatch) error {
+	defer b.Release()
+	s.enc.encode(b)
+	n := int(b.NumRows())
+	var keep []rowRef
+	for i := 0; i < n; i++ {
+		k := s.enc.key(i)
+		var out bool
+		switch s.op {
+		case UnionDistinct, Except:
+			// Except: right's rows are in the table already, so a left row
+			// is new exactly when right lacks it and it was not emitted.
+			_, out = s.table.insert(k)
+			if out {
+				s.state = append(s.state, emitted)
+			}
+		case Intersect:
+			if id := s.table.find(k); id >= 0 && s.state[id] == fromRight {
+				s.state[id] |= emitted
+				out = true
+			}
+		}
+		if out {
+			keep = append(keep, rowRef{batch: 0, row: int32(i)})
+		}
+	}
+	if err := s.grow(); err != nil {
+		return err
+	}
+	if len(keep) == n && n <= BatchRows {
+		b.Retain()
+		s.pending = append(s.pending, rebatch(s.arrow, b))
+		return nil
+	}
+	for start := 0; start < len(keep); start += BatchRows {
+		end := min(start+BatchRows, len(keep))
+		s.pending = append(s.pending, gatherBatch(s.env.Mem, s.arrow, []arrow.RecordBatch{b}, s.cols, keep[start:end]))
+	}
+	return nil
+}
+
+func (s *setOp) Close() {
+	for _, b := range s.pending {
+		b.Release()
+	}
+	s.pending = nil
+	s.table, s.state = nil, nil
+	s.env.Budget.Shrink(s.charged)
+	s.charged = 0
+	s.leftDone, s.rightDone, s.built = true, true, true
+	s.left.Close()
+	s.right.Close()
+}
