@@ -24,6 +24,14 @@
 //   - Close releases everything the operator holds, its inputs included;
 //     it may be called before the end and more than once.
 //
+// # Equality of rows
+//
+// Hash joins, set operations and windows compare rows by their values'
+// bytes (join_keys.go): columns compared must have identical Arrow types,
+// which the planner casts to; FLOAT and DOUBLE compare with -0 equal to
+// 0 and NaN equal to NaN. A join key that is NULL equals nothing; set
+// operations, PARTITION BY and window peers treat NULLs as equal.
+//
 // Operators that need computed keys (group keys, sort keys, join keys)
 // take column indices of their input: the planner puts a Project below
 // them to evaluate expressions, so that each operator does one thing.

@@ -25,9 +25,13 @@ var nullRef = rowRef{batch: -1}
 // operator release its inputs batch by batch while its output lives on.
 func gatherColumn(mem memory.Allocator, typ arrow.DataType, srcs []arrow.Array, refs []rowRef) arrow.Array {
 	n := len(refs)
+	srcNulls := false
+	for _, s := range srcs {
+		srcNulls = srcNulls || s.NullN() > 0
+	}
 	nulls := 0
 	for _, r := range refs {
-		if r.batch < 0 || srcs[r.batch].IsNull(int(r.row)) {
+		if r.batch < 0 || srcNulls && srcs[r.batch].IsNull(int(r.row)) {
 			nulls++
 		}
 	}
@@ -38,7 +42,7 @@ func gatherColumn(mem memory.Allocator, typ arrow.DataType, srcs []arrow.Array, 
 		bits := validity.Bytes()
 		clear(bits)
 		for i, r := range refs {
-			if r.batch >= 0 && srcs[r.batch].IsValid(int(r.row)) {
+			if r.batch >= 0 && (!srcNulls || srcs[r.batch].IsValid(int(r.row))) {
 				bitutil.SetBit(bits, i)
 			}
 		}
@@ -94,13 +98,29 @@ func gatherColumn(mem memory.Allocator, typ arrow.DataType, srcs []arrow.Array, 
 		values := memory.NewResizableBuffer(mem)
 		values.Resize(n * w)
 		out := values.Bytes()
-		for i, r := range refs {
-			if r.batch < 0 {
-				clear(out[i*w : (i+1)*w])
-				continue
+		if w == 8 {
+			// The common width, copied a word at a time.
+			words := make([][]uint64, len(raws))
+			for i, r := range raws {
+				words[i] = arrow.Uint64Traits.CastFromBytes(r[:len(r)/8*8])
 			}
-			o := int(r.row) * w
-			copy(out[i*w:(i+1)*w], raws[r.batch][o:o+w])
+			dst := arrow.Uint64Traits.CastFromBytes(out)
+			for i, r := range refs {
+				if r.batch < 0 {
+					dst[i] = 0
+				} else {
+					dst[i] = words[r.batch][r.row]
+				}
+			}
+		} else {
+			for i, r := range refs {
+				if r.batch < 0 {
+					clear(out[i*w : (i+1)*w])
+					continue
+				}
+				o := int(r.row) * w
+				copy(out[i*w:(i+1)*w], raws[r.batch][o:o+w])
+			}
 		}
 		data = array.NewData(typ, n, []*memory.Buffer{validity, values}, nil, nulls, 0)
 		values.Release()

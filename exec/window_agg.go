@@ -1,0 +1,338 @@
+package exec
+
+import (
+	"iter"
+	"math"
+	"math/big"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// partitions yields the [start, end) positions of each partition.
+func partitions(partStart []bool) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		start := 0
+		for i := 1; i <= len(partStart); i++ {
+			if i == len(partStart) || partStart[i] {
+				if !yield(start, i) {
+					return
+				}
+				start = i
+			}
+		}
+	}
+}
+
+// frameBounds returns the frame [fs, fe) of position i in partition
+// [ps, pe): f's ROWS frame, or SQL's default one.
+func frameBounds(f *WindowFrame, i, ps, pe int, peerEnd []int32) (int, int) {
+	if f == nil {
+		if peerEnd != nil {
+			return ps, int(peerEnd[i])
+		}
+		return ps, pe
+	}
+	// Offsets past the partition all mean the same: clamp them so that
+	// the sums below cannot overflow.
+	off := func(b FrameBound) int { return int(min(b.Offset, int64(pe-ps+1))) }
+	var fs, fe int
+	switch f.Start.Kind {
+	case UnboundedPreceding:
+		fs = ps
+	case Preceding:
+		fs = i - off(f.Start)
+	case CurrentRow:
+		fs = i
+	case Following:
+		fs = i + off(f.Start)
+	}
+	switch f.End.Kind {
+	case CurrentRow:
+		fe = i + 1
+	case Preceding:
+		fe = i - off(f.End) + 1
+	case Following:
+		fe = i + off(f.End) + 1
+	case UnboundedFollowing:
+		fe = pe
+	}
+	return max(ps, min(fs, pe)), max(ps, min(fe, pe))
+}
+
+// acc192 is a 192-bit two's complement sum: no sum of 2^31 values of
+// DECIMAL(38) or BIGINT reaches its range, so a sliding window can add
+// and subtract in any order and test the range of its totals only.
+type acc192 struct{ w0, w1, w2 uint64 }
+
+func (a *acc192) add(hi int64, lo uint64) {
+	var c uint64
+	a.w0, c = bits.Add64(a.w0, lo, 0)
+	a.w1, c = bits.Add64(a.w1, uint64(hi), c)
+	a.w2, _ = bits.Add64(a.w2, uint64(hi>>63), c)
+}
+
+func (a *acc192) sub(hi int64, lo uint64) {
+	var b uint64
+	a.w0, b = bits.Sub64(a.w0, lo, 0)
+	a.w1, b = bits.Sub64(a.w1, uint64(hi), b)
+	a.w2, _ = bits.Sub64(a.w2, uint64(hi>>63), b)
+}
+
+func (a *acc192) int64() (int64, bool) {
+	v := int64(a.w0)
+	ext := uint64(v >> 63)
+	return v, a.w1 == ext && a.w2 == ext
+}
+
+func (a *acc192) num() (decimal128.Num, bool) {
+	hi := int64(a.w1)
+	return decimal128.New(hi, a.w0), a.w2 == uint64(hi>>63)
+}
+
+func (a *acc192) bigInt(z *big.Int) *big.Int {
+	z.SetUint64(a.w2)
+	z.Lsh(z, 64).Or(z, new(big.Int).SetUint64(a.w1))
+	z.Lsh(z, 64).Or(z, new(big.Int).SetUint64(a.w0))
+	if int64(a.w2) < 0 {
+		z.Sub(z, new(big.Int).Lsh(big.NewInt(1), 192))
+	}
+	return z
+}
+
+// frameState is an aggregate over a sliding frame: rows enter at its end
+// and leave at its start.
+type frameState struct {
+	agg   AggFunc
+	arg   *flatCol
+	perm  []int32
+	count int64
+	sum   acc192
+	fsum  float64
+	// Non-finite floats are counted rather than summed, since Inf - Inf
+	// would turn a frame that lost its infinity into NaN.
+	nan, posInf, negInf int64
+	// deque holds positions whose values may still be the frame's min or
+	// max, in position order and in value order.
+	deque []int32
+	head  int
+}
+
+func (s *frameState) reset() {
+	s.count, s.sum, s.fsum, s.nan, s.posInf, s.negInf = 0, acc192{}, 0, 0, 0, 0
+	s.deque, s.head = s.deque[:0], 0
+}
+
+func (s *frameState) add(p int) {
+	if s.agg == CountStar {
+		return
+	}
+	g := s.perm[p]
+	if s.arg.null(g) {
+		return
+	}
+	s.count++
+	switch s.agg {
+	case Sum, Avg:
+		s.addValue(g, 1)
+	case Min, Max:
+		for len(s.deque) > s.head {
+			c := s.arg.cmp(s.perm[s.deque[len(s.deque)-1]], g)
+			if s.agg == Max {
+				c = -c
+			}
+			if c < 0 {
+				break
+			}
+			s.deque = s.deque[:len(s.deque)-1]
+		}
+		s.deque = append(s.deque, int32(p))
+	}
+}
+
+func (s *frameState) remove(p int) {
+	if s.agg == CountStar {
+		return
+	}
+	g := s.perm[p]
+	if s.arg.null(g) {
+		return
+	}
+	s.count--
+	switch s.agg {
+	case Sum, Avg:
+		s.addValue(g, -1)
+	case Min, Max:
+		if s.head < len(s.deque) && int(s.deque[s.head]) == p {
+			s.head++
+		}
+	}
+}
+
+func (s *frameState) addValue(g int32, sign int) {
+	switch {
+	case s.arg.ints != nil:
+		v := s.arg.ints[g]
+		if sign > 0 {
+			s.sum.add(v>>63, uint64(v))
+		} else {
+			s.sum.sub(v>>63, uint64(v))
+		}
+	case s.arg.decs != nil:
+		v := s.arg.decs[g]
+		if sign > 0 {
+			s.sum.add(v.HighBits(), v.LowBits())
+		} else {
+			s.sum.sub(v.HighBits(), v.LowBits())
+		}
+	default:
+		v := s.arg.floats[g]
+		d := int64(sign)
+		switch {
+		case v != v:
+			s.nan += d
+		case math.IsInf(v, 1):
+			s.posInf += d
+		case math.IsInf(v, -1):
+			s.negInf += d
+		default:
+			s.fsum += float64(sign) * v
+		}
+	}
+}
+
+func (s *frameState) floatSum() float64 {
+	switch {
+	case s.nan > 0 || s.posInf > 0 && s.negInf > 0:
+		return math.NaN()
+	case s.posInf > 0:
+		return math.Inf(1)
+	case s.negInf > 0:
+		return math.Inf(-1)
+	}
+	return s.fsum
+}
+
+// aggregate computes the WindowAgg s over the frames of every row.
+func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32, partStart, peerStart []bool) error {
+	s := w.specs[si]
+	n := len(perm)
+	var peerEnd []int32
+	if s.Frame == nil && len(s.Order) > 0 {
+		peerEnd = make([]int32, n)
+		for i := n - 1; i >= 0; i-- {
+			if i == n-1 || peerStart[i+1] {
+				peerEnd[i] = int32(i + 1)
+			} else {
+				peerEnd[i] = peerEnd[i+1]
+			}
+		}
+	}
+	var argType, outType schema.Type
+	if s.Agg != CountStar {
+		argType = w.schema[s.Arg].Type
+	}
+	outType = w.schema[w.nIn+si].Type
+	switch {
+	case s.Agg == CountStar || s.Agg == Count:
+		res.ints = make([]int64, n)
+	case s.Agg == Min || s.Agg == Max:
+		res.refs = make([]rowRef, n)
+	case outType.Kind == schema.BigInt:
+		res.ints, res.valid = make([]int64, n), make([]bool, n)
+	case outType.Kind == schema.Double:
+		res.flts, res.valid = make([]float64, n), make([]bool, n)
+	default:
+		res.decs, res.valid = make([]decimal128.Num, n), make([]bool, n)
+	}
+	st := &frameState{agg: s.Agg, arg: arg, perm: perm}
+	var z, q, r, cnt big.Int
+	var scaleUp *big.Int
+	if s.Agg == Avg && argType.Kind == schema.Decimal {
+		scaleUp = new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(outType.Scale-argType.Scale)), nil)
+	}
+	for ps, pe := range partitions(partStart) {
+		st.reset()
+		curS, curE := ps, ps
+		for i := ps; i < pe; i++ {
+			fs, fe := frameBounds(s.Frame, i, ps, pe, peerEnd)
+			fe = max(fe, fs)
+			for ; curE < fe; curE++ {
+				st.add(curE)
+			}
+			for ; curS < fs; curS++ {
+				st.remove(curS)
+			}
+			g := perm[i]
+			switch s.Agg {
+			case CountStar:
+				res.ints[g] = int64(fe - fs)
+				continue
+			case Count:
+				res.ints[g] = st.count
+				continue
+			case Min, Max:
+				if st.head < len(st.deque) {
+					res.refs[g] = w.refs[perm[st.deque[st.head]]]
+				} else {
+					res.refs[g] = nullRef
+				}
+				continue
+			}
+			if st.count == 0 {
+				continue // NULL: valid stays false
+			}
+			res.valid[g] = true
+			switch {
+			case s.Agg == Sum && outType.Kind == schema.BigInt:
+				v, ok := st.sum.int64()
+				if !ok {
+					return rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: %s(%s) overflows BIGINT: %s",
+						s.Agg, w.schema[s.Arg].Name, st.sum.bigInt(&z))
+				}
+				res.ints[g] = v
+			case s.Agg == Sum && outType.Kind == schema.Double:
+				res.flts[g] = st.floatSum()
+			case s.Agg == Sum:
+				v, ok := st.sum.num()
+				if !ok || !v.FitsInPrecision(38) {
+					return rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: %s(%s) overflows %s",
+						s.Agg, w.schema[s.Arg].Name, outType)
+				}
+				res.decs[g] = v
+			case argType.Kind == schema.Float || argType.Kind == schema.Double:
+				res.flts[g] = st.floatSum() / float64(st.count)
+			case outType.Kind == schema.Double:
+				if v, ok := st.sum.int64(); ok {
+					res.flts[g] = float64(v) / float64(st.count)
+				} else {
+					f, _ := new(big.Float).SetInt(st.sum.bigInt(&z)).Float64()
+					res.flts[g] = f / float64(st.count)
+				}
+			default:
+				// DECIMAL avg: sum * 10^(scale up) / count, half away from 0.
+				st.sum.bigInt(&z)
+				z.Mul(&z, scaleUp)
+				neg := z.Sign() < 0
+				z.Abs(&z)
+				cnt.SetInt64(st.count)
+				q.QuoRem(&z, &cnt, &r)
+				if r.Lsh(&r, 1).Cmp(&cnt) >= 0 {
+					q.Add(&q, big.NewInt(1))
+				}
+				if neg {
+					q.Neg(&q)
+				}
+				v := decimal128.FromBigInt(&q)
+				if q.BitLen() > 126 || !v.FitsInPrecision(38) {
+					return rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: %s(%s) overflows %s",
+						s.Agg, w.schema[s.Arg].Name, outType)
+				}
+				res.decs[g] = v
+			}
+		}
+	}
+	return nil
+}
