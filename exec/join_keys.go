@@ -252,13 +252,13 @@ func (t *int64Table) bytes() int64 { return int64(len(t.slots)) * 16 }
 // bytesTable maps byte keys to dense ids in the order of their first
 // insertion, keeping one copy of each distinct key.
 type bytesTable struct {
-	slots []bytesSlot
+	slots []byteKeySlot
 	mask  uint64
 	arena []byte
 	offs  []int // key id's bytes are arena[offs[id]:offs[id+1]]
 }
 
-type bytesSlot struct {
+type byteKeySlot struct {
 	hash uint64
 	id   int32 // -1: empty
 }
@@ -275,7 +275,7 @@ func (t *bytesTable) len() int { return len(t.offs) - 1 }
 
 func (t *bytesTable) resize(size int) {
 	old := t.slots
-	t.slots = make([]bytesSlot, size)
+	t.slots = make([]byteKeySlot, size)
 	for i := range t.slots {
 		t.slots[i].id = -1
 	}
