@@ -407,10 +407,11 @@ func TestHashJoinErrors(t *testing.T) {
 	}
 	// A residual failing on its second chunk fails the join.
 	one := rel{schema: Schema{{Name: "k", Type: schema.BigIntType}}}
-	for i := 0; i < BatchRows+5; i++ {
+	for i := 0; i < BatchRows/2+5; i++ {
 		one.rows = append(one.rows, []any{int64(1)})
 	}
-	op, err := NewHashJoin(env, relSource(mem, one, []int{3}), relSource(mem, one, []int{1000}), InnerJoin, []int{0}, []int{0}, &failExpr{n: 2})
+	two := rel{schema: one.schema, rows: [][]any{{int64(1)}, {int64(1)}, {int64(1)}}}
+	op, err := NewHashJoin(env, relSource(mem, one, nil), relSource(mem, two, []int{2}), InnerJoin, []int{0}, []int{0}, &failExpr{n: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
