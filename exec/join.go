@@ -104,9 +104,8 @@ func NewHashJoin(env *Env, left, right Operator, kind JoinKind, leftKeys, rightK
 	}
 	if !j.nested {
 		if len(leftKeys) == 1 && int64KeyType(ls[leftKeys[0]].Type.Arrow()) {
-			j.ints = newInt64Table()
+			j.intKeys = true
 		} else {
-			j.bytesT = newBytesTable()
 			j.buildEnc = newKeyEncoder(rightKeys, false)
 			j.probeEnc = newKeyEncoder(leftKeys, false)
 		}
@@ -137,6 +136,7 @@ type hashJoin struct {
 	next      []int32
 	// Per distinct key: its first and last build row.
 	head, tail []int32
+	intKeys    bool // the fast path: ints, not bytesT
 	ints       *int64Table
 	bytesT     *bytesTable
 	buildEnc   *keyEncoder
@@ -261,44 +261,73 @@ func (j *hashJoin) buildSide(ctx context.Context) error {
 		for c := range j.buildCols {
 			j.buildCols[c] = append(j.buildCols[c], b.Column(c))
 		}
-		n := int(b.NumRows())
-		base := int32(len(j.refs))
-		for i := 0; i < n; i++ {
+		for i := 0; i < int(b.NumRows()); i++ {
 			j.refs = append(j.refs, rowRef{batch: bi, row: int32(i)})
-		}
-		if !j.nested {
-			j.next = append(j.next, make([]int32, n)...)
-			if j.ints != nil {
-				a := b.Column(j.rightKeys[0])
-				j.keyBuf = int64Keys(j.keyBuf[:0], a)
-				for i, k := range j.keyBuf {
-					if a.IsNull(i) {
-						j.link(base+int32(i), -1)
-						continue
-					}
-					id, _ := j.ints.insert(k)
-					j.link(base+int32(i), id)
-				}
-			} else {
-				j.buildEnc.encode(b)
-				for i := 0; i < n; i++ {
-					if j.buildEnc.isNull(i) {
-						j.link(base+int32(i), -1)
-						continue
-					}
-					id, _ := j.bytesT.insert(j.buildEnc.key(i))
-					j.link(base+int32(i), id)
-				}
-			}
 		}
 		if err := j.grow(); err != nil {
 			return err
+		}
+	}
+	// The table is built once the build side's size is known, so that it
+	// never grows. Charging its estimate first keeps a table too big for
+	// the Budget from being made at all.
+	if !j.nested {
+		n := len(j.refs)
+		est := int64(tableSize(n))*16 + int64(n)*12
+		if err := j.env.Budget.Grow("HashJoin", est); err != nil {
+			return err
+		}
+		j.env.Budget.Shrink(est)
+		j.next = make([]int32, n)
+		if j.intKeys {
+			j.ints = newInt64Table(n)
+		} else {
+			j.bytesT = newBytesTable(n)
+		}
+		base := int32(0)
+		for _, b := range j.build {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			j.linkBatch(b, base)
+			base += int32(b.NumRows())
+			if err := j.grow(); err != nil {
+				return err
+			}
 		}
 	}
 	if j.kind == RightJoin || j.kind == FullJoin {
 		j.matchedR = make([]bool, len(j.refs))
 	}
 	return j.grow()
+}
+
+// linkBatch enters the keys of build batch b, whose first row is build
+// row base, into the table.
+func (j *hashJoin) linkBatch(b arrow.RecordBatch, base int32) {
+	if j.intKeys {
+		a := b.Column(j.rightKeys[0])
+		j.keyBuf = int64Keys(j.keyBuf[:0], a)
+		nulls := a.NullN() > 0
+		for i, k := range j.keyBuf {
+			if nulls && a.IsNull(i) {
+				j.link(base+int32(i), -1)
+				continue
+			}
+			id, _ := j.ints.insert(k)
+			j.link(base+int32(i), id)
+		}
+		return
+	}
+	j.buildEnc.encode(b)
+	for i := 0; i < int(b.NumRows()); i++ {
+		if j.buildEnc.isNull(i) {
+			j.link(base+int32(i), -1)
+			continue
+		}
+		id, _ := j.bytesT.insert(j.buildEnc.key(i))
+		j.link(base+int32(i), id)
+	}
 }
 
 // link appends build row r to the rows of key id (-1: a NULL key).
@@ -325,12 +354,13 @@ func (j *hashJoin) startProbe(b arrow.RecordBatch) {
 	j.probeID = j.probeID[:0]
 	switch {
 	case j.nested:
-	case j.ints != nil:
+	case j.intKeys:
 		a := b.Column(j.leftKeys[0])
 		j.keyBuf = int64Keys(j.keyBuf[:0], a)
+		nulls := a.NullN() > 0
 		for i, k := range j.keyBuf {
 			id := int32(-1)
-			if a.IsValid(i) {
+			if !nulls || a.IsValid(i) {
 				id = j.ints.find(k)
 			}
 			j.probeID = append(j.probeID, id)

@@ -182,10 +182,20 @@ type int64Slot struct {
 	id  int32 // -1: empty
 }
 
-func newInt64Table() *int64Table {
+// newInt64Table returns a table sized for about n keys.
+func newInt64Table(n int) *int64Table {
 	t := &int64Table{}
-	t.resize(64)
+	t.resize(tableSize(n))
 	return t
+}
+
+// tableSize is the number of slots that holds n keys at most half full.
+func tableSize(n int) int {
+	size := 64
+	for size < 2*n {
+		size *= 2
+	}
+	return size
 }
 
 func (t *int64Table) resize(size int) {
@@ -265,9 +275,10 @@ type byteKeySlot struct {
 
 var keySeed = maphash.MakeSeed()
 
-func newBytesTable() *bytesTable {
+// newBytesTable returns a table sized for about n keys.
+func newBytesTable(n int) *bytesTable {
 	t := &bytesTable{offs: []int{0}}
-	t.resize(64)
+	t.resize(tableSize(n))
 	return t
 }
 

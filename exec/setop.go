@@ -56,7 +56,7 @@ func NewSetOp(env *Env, op SetOp, left, right Operator) (Operator, error) {
 	}
 	s := &setOp{env: env, op: op, left: left, right: right, schema: out, arrow: out.Arrow(), cols: cols}
 	if op != UnionAll {
-		s.table = newBytesTable()
+		s.table = newBytesTable(0)
 		s.enc = newKeyEncoder(cols, true)
 	}
 	return s, nil
