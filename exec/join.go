@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,7 +17,8 @@ import (
 // to env.Budget as "HashJoin") before the first left batch is read; left
 // is the probe side, streamed batch by batch. The planner builds on the
 // smaller input by swapping the inputs and turning LeftJoin into RightJoin
-// (and back); Semi, Anti and NullAwareAnti always keep left rows.
+// (and back); Semi, Anti and NullAwareAnti always keep left rows. The
+// build side holds at most 2^31-1 rows (ErrNotSupported past that).
 //
 // Keys. leftKeys[i] of left equals rightKeys[i] of right; both lists have
 // the same length, and each pair has identical Arrow types
@@ -260,6 +262,9 @@ func (j *hashJoin) buildSide(ctx context.Context) error {
 		j.build = append(j.build, b)
 		for c := range j.buildCols {
 			j.buildCols[c] = append(j.buildCols[c], b.Column(c))
+		}
+		if len(j.refs)+int(b.NumRows()) > math.MaxInt32 {
+			return rowttl.Errorf(rowttl.ErrNotSupported, "HashJoin: a build side of more than %d rows", math.MaxInt32)
 		}
 		for i := 0; i < int(b.NumRows()); i++ {
 			j.refs = append(j.refs, rowRef{batch: bi, row: int32(i)})

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -119,8 +120,8 @@ type WindowSpec struct {
 
 // NewWindow returns in with one column per spec appended.
 //
-// Input. It reads in to its end and holds it, charged to env.Budget as
-// "Window", then sorts row indices (not rows) for each distinct
+// Input. It reads in to its end and holds it (at most 2^31-1 rows),
+// charged to env.Budget as "Window", then sorts row indices (not rows) for each distinct
 // (Partition, Order) of the specs: partition columns ascending with NULLs
 // first, then the Order keys; stable, so rows equal on both keep their
 // input order. Partitions and peers compare NULL equal to NULL, -0 equal
@@ -373,6 +374,9 @@ func (w *window) compute(ctx context.Context) error {
 		}
 		for c := range w.cols {
 			w.cols[c] = append(w.cols[c], b.Column(c))
+		}
+		if len(w.refs)+int(b.NumRows()) > math.MaxInt32 {
+			return rowttl.Errorf(rowttl.ErrNotSupported, "Window: an input of more than %d rows", math.MaxInt32)
 		}
 		for i := 0; i < int(b.NumRows()); i++ {
 			w.refs = append(w.refs, rowRef{batch: int32(len(w.batches) - 1), row: int32(i)})
