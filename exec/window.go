@@ -413,22 +413,15 @@ func (w *window) compute(ctx context.Context) error {
 				okeys = append(okeys, sortCol{col: f, desc: k.Desc, nullsFirst: k.NullsFirst})
 			}
 			// perm and the two flags per row stay; the sort's scratch
-			// (at most 24 bytes a row) goes once it is done.
-			scratch := int64(n) * 24
+			// goes once it is done.
+			scratch := int64(n) * sortScratch
 			if err := w.grow(int64(n)*6 + scratch); err != nil {
 				return err
 			}
-			o = &ordering{perm: sortRows(append(slices.Clone(pkeys), okeys...), n)}
+			o = &ordering{}
+			o.perm, o.partStart, o.peerStart = sortRows(append(slices.Clone(pkeys), okeys...), len(pkeys), n)
 			w.env.Budget.Shrink(scratch)
 			w.charged -= scratch
-			o.partStart, o.peerStart = make([]bool, n), make([]bool, n)
-			for i, r := range o.perm {
-				if i == 0 || compareRows(pkeys, o.perm[i-1], r) != 0 {
-					o.partStart[i], o.peerStart[i] = true, true
-				} else if compareRows(okeys, o.perm[i-1], r) != 0 {
-					o.peerStart[i] = true
-				}
-			}
 			orderings[id] = o
 			if si == 0 {
 				w.perm = o.perm

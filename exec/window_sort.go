@@ -147,56 +147,21 @@ func compareRows(keys []sortCol, i, j int32) int {
 }
 
 // sortRows returns the permutation of rows 0..n-1 ordered by keys,
-// equal rows in input order. Up to two integer-like keys without NULLs
-// sort (key, key, row) triples directly, several times faster than
-// comparing through the key list.
-func sortRows(keys []sortCol, n int) []int32 {
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	if len(keys) == 0 {
-		return perm
-	}
+// equal rows in input order, and where in it the groups of rows equal on
+// the first nPart keys (partitions) and on all keys (peers) start.
+func sortRows(keys []sortCol, nPart, n int) (perm []int32, partStart, peerStart []bool) {
+	perm = make([]int32, n)
+	partStart, peerStart = make([]bool, n), make([]bool, n)
 	fast := len(keys) <= 2
 	for _, k := range keys {
 		fast = fast && k.col.ints != nil && k.col.valid == nil
 	}
 	if fast {
-		type triple struct {
-			a, b uint64
-			row  int32
-		}
-		// Flipping the sign bit orders int64 as uint64; complementing
-		// reverses the order.
-		norm := func(k sortCol, i int) uint64 {
-			v := uint64(k.col.ints[i]) ^ (1 << 63)
-			if k.desc {
-				v = ^v
-			}
-			return v
-		}
-		ts := make([]triple, n)
-		for i := range ts {
-			ts[i].row = int32(i)
-			ts[i].a = norm(keys[0], i)
-			if len(keys) == 2 {
-				ts[i].b = norm(keys[1], i)
-			}
-		}
-		slices.SortFunc(ts, func(x, y triple) int {
-			if c := cmp.Compare(x.a, y.a); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(x.b, y.b); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.row, y.row)
-		})
-		for i, t := range ts {
-			perm[i] = t.row
-		}
-		return perm
+		sortIntRows(keys, nPart, perm, partStart, peerStart)
+		return perm, partStart, peerStart
+	}
+	for i := range perm {
+		perm[i] = int32(i)
 	}
 	// Ties broken by row number make the unstable sort stable.
 	slices.SortFunc(perm, func(a, b int32) int {
@@ -205,5 +170,95 @@ func sortRows(keys []sortCol, n int) []int32 {
 		}
 		return cmp.Compare(a, b)
 	})
-	return perm
+	for i, r := range perm {
+		if i == 0 || compareRows(keys[:nPart], perm[i-1], r) != 0 {
+			partStart[i], peerStart[i] = true, true
+		} else if compareRows(keys[nPart:], perm[i-1], r) != 0 {
+			peerStart[i] = true
+		}
+	}
+	return perm, partStart, peerStart
+}
+
+// sortScratch is the most bytes a row needs while sortRows runs.
+const sortScratch = 48
+
+// keyedRow is a row with up to two integer keys, normalised so that
+// unsigned order is the sort order.
+type keyedRow struct {
+	a, b uint64
+	row  int32
+}
+
+// sortIntRows sorts by up to two integer-like keys without NULLs: an LSD
+// radix sort of (key, key, row), stable, skipping the bytes in which all
+// keys agree (the high bytes of small numbers), so that 1M rows keyed on
+// numbers below 2^24 take a handful of passes.
+func sortIntRows(keys []sortCol, nPart int, perm []int32, partStart, peerStart []bool) {
+	n := len(perm)
+	// Flipping the sign bit orders int64 as uint64; complementing
+	// reverses the order.
+	norm := func(k sortCol, i int) uint64 {
+		v := uint64(k.col.ints[i]) ^ (1 << 63)
+		if k.desc {
+			v = ^v
+		}
+		return v
+	}
+	rows := make([]keyedRow, n)
+	for i := range rows {
+		rows[i].row = int32(i)
+		if len(keys) > 0 {
+			rows[i].a = norm(keys[0], i)
+		}
+		if len(keys) > 1 {
+			rows[i].b = norm(keys[1], i)
+		}
+	}
+	var counts [16][256]int
+	for _, r := range rows {
+		for k := 0; k < 8; k++ {
+			counts[k][byte(r.b>>(8*k))]++
+			counts[8+k][byte(r.a>>(8*k))]++
+		}
+	}
+	src, dst := rows, make([]keyedRow, n)
+	for pass := 0; pass < 16 && n > 0; pass++ {
+		digit := func(r keyedRow) byte {
+			if pass < 8 {
+				return byte(r.b >> (8 * pass))
+			}
+			return byte(r.a >> (8 * (pass - 8)))
+		}
+		c := &counts[pass]
+		if c[digit(src[0])] == n {
+			continue
+		}
+		var offs [256]int
+		sum := 0
+		for d := range offs {
+			offs[d] = sum
+			sum += c[d]
+		}
+		for _, r := range src {
+			d := digit(r)
+			dst[offs[d]] = r
+			offs[d]++
+		}
+		src, dst = dst, src
+	}
+	for i, r := range src {
+		perm[i] = r.row
+		if i == 0 {
+			partStart[i], peerStart[i] = true, true
+			continue
+		}
+		p := src[i-1]
+		switch {
+		case nPart >= 1 && p.a != r.a || nPart == 2 && p.b != r.b:
+			partStart[i], peerStart[i] = true, true
+		case p.a != r.a || p.b != r.b:
+			peerStart[i] = true
+		}
+	}
 }
