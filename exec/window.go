@@ -531,43 +531,39 @@ func (w *window) emit(rows []int32) arrow.RecordBatch {
 			arrs = append(arrs, gatherColumn(w.env.Mem, typ, col, refs))
 		case res.ints != nil:
 			b := array.NewInt64Builder(w.env.Mem)
-			b.Reserve(len(rows))
-			for _, r := range rows {
-				if res.valid != nil && !res.valid[r] {
-					b.UnsafeAppendBoolToBitmap(false)
-				} else {
-					b.UnsafeAppend(res.ints[r])
-				}
-			}
+			b.AppendValues(pick(res.ints, rows), pickValid(res.valid, rows))
 			arrs = append(arrs, b.NewArray())
 			b.Release()
 		case res.flts != nil:
 			b := array.NewFloat64Builder(w.env.Mem)
-			b.Reserve(len(rows))
-			for _, r := range rows {
-				if res.valid != nil && !res.valid[r] {
-					b.UnsafeAppendBoolToBitmap(false)
-				} else {
-					b.UnsafeAppend(res.flts[r])
-				}
-			}
+			b.AppendValues(pick(res.flts, rows), pickValid(res.valid, rows))
 			arrs = append(arrs, b.NewArray())
 			b.Release()
 		default:
 			b := array.NewDecimal128Builder(w.env.Mem, typ.(*arrow.Decimal128Type))
-			b.Reserve(len(rows))
-			for _, r := range rows {
-				if res.valid != nil && !res.valid[r] {
-					b.UnsafeAppendBoolToBitmap(false)
-				} else {
-					b.UnsafeAppend(res.decs[r])
-				}
-			}
+			b.AppendValues(pick(res.decs, rows), pickValid(res.valid, rows))
 			arrs = append(arrs, b.NewArray())
 			b.Release()
 		}
 	}
 	return newBatchOwning(w.arrow, arrs, int64(len(rows)))
+}
+
+// pick returns vals[rows[0]], vals[rows[1]], ...
+func pick[T any](vals []T, rows []int32) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = vals[r]
+	}
+	return out
+}
+
+// pickValid is pick for validity, nil (no NULL) staying nil.
+func pickValid(valid []bool, rows []int32) []bool {
+	if valid == nil {
+		return nil
+	}
+	return pick(valid, rows)
 }
 
 func (w *window) Close() {
