@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -248,11 +247,10 @@ func pickTypes(rng *rand.Rand, n int) []schema.Type {
 // duplicates, empty sides, random batch splits, residuals) with every
 // kind and compares the rows with joinModel's.
 func TestHashJoinAgainstModel(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := relSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	kinds := []JoinKind{InnerJoin, LeftJoin, RightJoin, FullJoin, CrossJoin, SemiJoin, AntiJoin, NullAwareAntiJoin}
-	for iter := 0; iter < 300; iter++ {
+	for iter := range relIters(300) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		env := newTestEnv(mem)
 		kind := kinds[rng.IntN(len(kinds))]

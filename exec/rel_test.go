@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -485,4 +487,29 @@ func relMem(t testing.TB) *memory.CheckedAllocator {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
 	return mem
+}
+
+// relSeed returns the seed of a randomized test, ROWTTL_SEED when set (to
+// replay a failure), and logs it.
+func relSeed(t testing.TB) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ROWTTL_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("ROWTTL_SEED: %v", err)
+		}
+		seed = n
+	}
+	t.Logf("seed %d (replay with ROWTTL_SEED=%d)", seed, seed)
+	return seed
+}
+
+// relIters is how many cases a randomized test runs: quick, or a hundred
+// times more when ROWTTL_SOAK is set.
+func relIters(quick int) int {
+	if os.Getenv("ROWTTL_SOAK") != "" {
+		return 100 * quick
+	}
+	return quick
 }

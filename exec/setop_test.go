@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
@@ -82,11 +81,10 @@ func setOpModel(op SetOp, s Schema, l, r [][]any) [][]any {
 // (every column type, NULLs, duplicates, empty sides, random batch splits)
 // and compares the rows, in order, with setOpModel's.
 func TestSetOpAgainstModel(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := relSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	ops := []SetOp{UnionAll, UnionDistinct, Intersect, Except}
-	for iter := 0; iter < 300; iter++ {
+	for iter := range relIters(300) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		env := newTestEnv(mem)
 		op := ops[rng.IntN(len(ops))]

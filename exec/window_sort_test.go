@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 )
 
 // TestSortRowsPaths: the radix path for integer keys without NULLs orders
@@ -13,10 +12,9 @@ import (
 // (forced by marking every value valid) does, extreme values and
 // descending keys included.
 func TestSortRowsPaths(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := relSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	for iter := 0; iter < 200; iter++ {
+	for iter := range relIters(200) {
 		n := rng.IntN(300)
 		nkeys := rng.IntN(3)
 		var fast, slow []sortCol

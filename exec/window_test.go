@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -457,11 +456,10 @@ func randomWindowSpec(rng *rand.Rand, mem memory.Allocator, in rel, i int) (Wind
 // NULLs, random batch splits) and compares the rows, in order, with
 // windowModel's.
 func TestWindowAgainstModel(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := relSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	overflows := 0
-	for iter := 0; iter < 300; iter++ {
+	for iter := range relIters(300) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		env := newTestEnv(mem)
 		in := relRandom(rng, "c", pickTypes(rng, 1+rng.IntN(4)), rng.IntN(70), 2+rng.IntN(8))
