@@ -128,6 +128,7 @@ type hashJoin struct {
 
 	built   bool
 	done    bool
+	err     error
 	charged int64
 
 	// The build side: its batches, and per build row (in input order) where
@@ -177,10 +178,16 @@ func (j *hashJoin) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if j.done {
 			return nil, nil
 		}
+		if j.err != nil {
+			return nil, j.err
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if err := j.step(ctx); err != nil {
+			// A half-done step cannot be resumed: every later call fails
+			// the same way.
+			j.err = err
 			return nil, err
 		}
 	}

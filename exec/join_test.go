@@ -509,3 +509,54 @@ func TestHashJoinCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsStick: once Next has failed (here on the memory limit), every
+// later call fails the same way instead of going on with half the input.
+func TestErrorsStick(t *testing.T) {
+	mem := relMem(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	r := relRandom(rng, "x", []schema.Type{schema.BigIntType, schema.StringType}, 2000, 50)
+	build := map[string]func(env *Env) (Operator, error){
+		"HashJoin": func(env *Env) (Operator, error) {
+			return NewHashJoin(env, relSource(mem, r, []int{100}), relSource(mem, r, []int{100}), InnerJoin, []int{0}, []int{0}, nil)
+		},
+		"SetOp": func(env *Env) (Operator, error) {
+			return NewSetOp(env, Except, relSource(mem, r, []int{100}), relSource(mem, r, []int{100}))
+		},
+		"Window": func(env *Env) (Operator, error) {
+			return NewWindow(env, relSource(mem, r, []int{100}), []WindowSpec{{Func: RowNumber, Name: "rn"}})
+		},
+	}
+	for name, mk := range build {
+		env := newTestEnv(mem)
+		env.Budget = NewBudget(8 << 10)
+		op, err := mk(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first error
+		for first == nil {
+			b, err := op.Next(context.Background())
+			if b == nil && err == nil {
+				t.Fatalf("%s: ended without reaching the limit", name)
+			}
+			if b != nil {
+				b.Release()
+			}
+			first = err
+		}
+		for i := 0; i < 3; i++ {
+			b, err := op.Next(context.Background())
+			if b != nil {
+				b.Release()
+			}
+			if err != first {
+				t.Errorf("%s: call %d after %v returned %v", name, i+1, first, err)
+			}
+		}
+		op.Close()
+		if !errors.Is(first, rowttl.ErrMemLimit) || env.Budget.Used() != 0 {
+			t.Errorf("%s: %v, %d bytes charged after Close", name, first, env.Budget.Used())
+		}
+	}
+}

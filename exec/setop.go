@@ -92,6 +92,7 @@ type setOp struct {
 	state   []uint8
 	charged int64
 
+	err       error
 	built     bool
 	leftDone  bool
 	rightDone bool
@@ -117,6 +118,19 @@ func (s *setOp) grow() error {
 }
 
 func (s *setOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	b, err := s.next(ctx)
+	if err != nil {
+		// A batch half filtered cannot be resumed: every later call fails
+		// the same way.
+		s.err = err
+	}
+	return b, err
+}
+
+func (s *setOp) next(ctx context.Context) (arrow.RecordBatch, error) {
 	for {
 		if len(s.pending) > 0 {
 			b := s.pending[0]

@@ -289,6 +289,7 @@ type window struct {
 
 	charged int64
 	done    bool
+	err     error
 	// The held input: its batches, [column][batch] arrays, each row's place.
 	batches []arrow.RecordBatch
 	cols    [][]arrow.Array
@@ -326,8 +327,14 @@ func (w *window) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if w.done {
 		return nil, nil
 	}
+	if w.err != nil {
+		return nil, w.err
+	}
 	if w.perm == nil {
 		if err := w.compute(ctx); err != nil {
+			// A half-computed window cannot be resumed: every later call
+			// fails the same way.
+			w.err = err
 			return nil, err
 		}
 	}
