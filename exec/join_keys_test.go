@@ -70,9 +70,9 @@ func fuzzCell(t schema.Type, data []byte) (any, []byte) {
 	}
 }
 
-// FuzzRowKeys checks the row keys of joins and set operations: two rows'
+// FuzzJoinKeys checks the row keys of joins and set operations: two rows'
 // keys are equal exactly when every column is equal, in both NULL modes.
-func FuzzRowKeys(f *testing.F) {
+func FuzzJoinKeys(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	f.Add([]byte{7, 1, 0, 1, 0, 7, 2, 0, 2, 0})                         // DOUBLE 0 and -0
 	f.Add([]byte{9, 3, 3, 3, 3, 9, 4, 'a', 'b', 'c', 4, 'a', 'b', 'c'}) // strings
