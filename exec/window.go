@@ -507,7 +507,8 @@ func (w *window) evaluate(si int, perm []int32, partStart, peerStart []bool) err
 			return err
 		}
 	}
-	if err := w.grow(int64(n) * 17); err != nil {
+	// The result (at most a decimal and a flag a row) and the peer ends.
+	if err := w.grow(int64(n) * 21); err != nil {
 		return err
 	}
 	return w.aggregate(si, arg, res, perm, partStart, peerStart)
