@@ -7,8 +7,10 @@ import (
 )
 
 // Sentinels. Every error the engine returns for a rejected request wraps one
-// of these with %w, and its message names the table, column, file or value
-// concerned. A rejected request leaves the table exactly as it was.
+// of these, through Errorf so that the sentinel's own text (meant for
+// errors.Is, not for people) never shows in the message; the message names
+// the table, column, file or value concerned. A rejected request leaves the
+// table exactly as it was.
 var (
 	// ErrCorruption marks data that failed a checksum or a structural check.
 	// The message names the file. Corrupt data is never returned as rows.

@@ -120,7 +120,7 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 		return fail(err)
 	}
 	if o.MaxFilterRatio < 0 || o.MaxFilterRatio > 1 {
-		return fail(fmt.Errorf("max_filter_ratio %v must be from 0 to 1: %w", o.MaxFilterRatio, rowttl.ErrInvalidArgument))
+		return fail(rowttl.Errorf(rowttl.ErrInvalidArgument, "max_filter_ratio %v must be from 0 to 1", o.MaxFilterRatio))
 	}
 	now := o.Now
 	if now.IsZero() {
@@ -156,8 +156,7 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 		return fail(err)
 	}
 	if f := res.NumberFilteredRows; f > 0 && float64(f) > o.MaxFilterRatio*float64(res.NumberTotalRows) {
-		return fail(fmt.Errorf("[DATA_QUALITY_ERROR]too many filtered rows: %d of %d, more than max_filter_ratio %v allows; first error: %s: %w",
-			f, res.NumberTotalRows, o.MaxFilterRatio, res.FirstErrorMsg, rowttl.ErrInvalidArgument))
+		return fail(rowttl.Errorf(rowttl.ErrInvalidArgument, "[DATA_QUALITY_ERROR]too many filtered rows: %d of %d, more than max_filter_ratio %v allows; first error: %s", f, res.NumberTotalRows, o.MaxFilterRatio, res.FirstErrorMsg))
 	}
 	commitStart := time.Now()
 	lw, l.lw = l.lw, nil

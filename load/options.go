@@ -3,7 +3,6 @@ package load
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -64,12 +63,12 @@ const maxLabelLen = 128
 // checkLabel applies Doris's label rule: 1 to 128 of [-_A-Za-z0-9:].
 func checkLabel(l string) error {
 	if l == "" || len(l) > maxLabelLen {
-		return fmt.Errorf("label %q must be 1 to %d characters: %w", l, maxLabelLen, rowttl.ErrInvalidArgument)
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "label %q must be 1 to %d characters", l, maxLabelLen)
 	}
 	for i := 0; i < len(l); i++ {
 		c := l[i]
 		if !(c == '-' || c == '_' || c == ':' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return fmt.Errorf("label %q may only hold letters, digits, '-', '_' and ':': %w", l, rowttl.ErrInvalidArgument)
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "label %q may only hold letters, digits, '-', '_' and ':'", l)
 		}
 	}
 	return nil
@@ -103,11 +102,11 @@ func unescape(what, s string) ([]byte, error) {
 			out = append(out, '\\')
 		case 'x', 'X':
 			if i+2 >= len(s) {
-				return nil, fmt.Errorf("%s %q: \\x needs two hex digits: %w", what, s, rowttl.ErrInvalidArgument)
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s %q: \\x needs two hex digits", what, s)
 			}
 			b, err := hex.DecodeString(s[i+1 : i+3])
 			if err != nil {
-				return nil, fmt.Errorf("%s %q: bad \\x escape: %w", what, s, rowttl.ErrInvalidArgument)
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s %q: bad \\x escape", what, s)
 			}
 			out = append(out, b[0])
 			i += 2
@@ -141,7 +140,7 @@ func (o *Options) format() (Format, error) {
 			return 0, err
 		}
 		if len(b) != 1 {
-			return 0, fmt.Errorf("%s %q must be one byte: %w", what, s, rowttl.ErrInvalidArgument)
+			return 0, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s %q must be one byte", what, s)
 		}
 		return b[0], nil
 	}
@@ -192,7 +191,7 @@ func OptionsFromHeader(h http.Header) (Options, error) {
 	if s := get(HeaderMaxFilterRatio); s != "" {
 		r, err := strconv.ParseFloat(s, 64)
 		if err != nil || r < 0 || r > 1 {
-			return o, fmt.Errorf("max_filter_ratio %q must be a number from 0 to 1: %w", s, rowttl.ErrInvalidArgument)
+			return o, rowttl.Errorf(rowttl.ErrInvalidArgument, "max_filter_ratio %q must be a number from 0 to 1", s)
 		}
 		o.MaxFilterRatio = r
 	}
@@ -203,31 +202,31 @@ func OptionsFromHeader(h http.Header) (Options, error) {
 	case "csv_with_names_and_types":
 		o.SkipLines = 2
 	default:
-		return o, fmt.Errorf("format %q: only csv, csv_with_names and csv_with_names_and_types are supported: %w", f, rowttl.ErrNotSupported)
+		return o, rowttl.Errorf(rowttl.ErrNotSupported, "format %q: only csv, csv_with_names and csv_with_names_and_types are supported", f)
 	}
 	if s := get(HeaderSkipLines); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 0 {
-			return o, fmt.Errorf("skip_lines %q must be a non-negative integer: %w", s, rowttl.ErrInvalidArgument)
+			return o, rowttl.Errorf(rowttl.ErrInvalidArgument, "skip_lines %q must be a non-negative integer", s)
 		}
 		o.SkipLines += n
 	}
 	if s := get(HeaderStrictMode); s != "" {
 		b, err := strconv.ParseBool(s)
 		if err != nil {
-			return o, fmt.Errorf("strict_mode %q must be true or false: %w", s, rowttl.ErrInvalidArgument)
+			return o, rowttl.Errorf(rowttl.ErrInvalidArgument, "strict_mode %q must be true or false", s)
 		}
 		o.StrictMode = &b
 	}
 	if s := get(HeaderPartialColumns); s != "" {
 		b, err := strconv.ParseBool(s)
 		if err != nil {
-			return o, fmt.Errorf("partial_columns %q must be true or false: %w", s, rowttl.ErrInvalidArgument)
+			return o, rowttl.Errorf(rowttl.ErrInvalidArgument, "partial_columns %q must be true or false", s)
 		}
 		o.Partial = b
 	}
 	if get(HeaderWhere) != "" {
-		return o, fmt.Errorf("the where header (row selection) is not supported: %w", rowttl.ErrNotSupported)
+		return o, rowttl.Errorf(rowttl.ErrNotSupported, "the where header (row selection) is not supported")
 	}
 	return o, nil
 }

@@ -52,13 +52,13 @@ type pageSum struct {
 // instead of Next, before it.
 func (s *Scan) Aggregate() (Totals, error) {
 	if s.deleteSign || s.rowIDs || s.pl != nil || s.cur != nil {
-		return Totals{}, fmt.Errorf("aggregate: a scan that has started or returns row locations or delete signs: %w", rowttl.ErrInvalidArgument)
+		return Totals{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "aggregate: a scan that has started or returns row locations or delete signs")
 	}
 	kinds := make([]schema.Type, len(s.outSlots))
 	for i, f := range s.out.Fields() {
 		t := s.slotType(s.outSlots[i])
 		if !t.IsInteger() && t.Kind != schema.Float && t.Kind != schema.Double {
-			return Totals{}, fmt.Errorf("sum of %s: %s is not a numeric column: %w", f.Name, t, rowttl.ErrInvalidArgument)
+			return Totals{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "sum of %s: %s is not a numeric column", f.Name, t)
 		}
 		kinds[i] = t
 	}
@@ -86,7 +86,7 @@ func (s *Scan) Aggregate() (Totals, error) {
 		if kinds[i].IsInteger() {
 			v, ok := exact[i].Int64()
 			if !ok {
-				return Totals{}, fmt.Errorf("sum of %s overflows BIGINT: %w", s.out.Field(i).Name, rowttl.ErrInvalidArgument)
+				return Totals{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "sum of %s overflows BIGINT", s.out.Field(i).Name)
 			}
 			tot.Sums[i].Int = v
 		}

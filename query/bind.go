@@ -1,7 +1,6 @@
 package query
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -19,13 +18,13 @@ func (s *Snapshot) ttlSlot() int { return len(s.Schema.Columns) }
 func (s *Snapshot) resolve(name string) (int, schema.Type, error) {
 	if schema.IsTTLName(name) {
 		if s.Policy.Mode == ttlcol.NoTTL {
-			return 0, schema.Type{}, fmt.Errorf("table has no row TTL, unknown column %s: %w", name, rowttl.ErrNotFound)
+			return 0, schema.Type{}, rowttl.Errorf(rowttl.ErrNotFound, "table has no row TTL, unknown column %s", name)
 		}
 		return s.ttlSlot(), s.TTLType(), nil
 	}
 	i := s.Schema.Index(name)
 	if i < 0 {
-		return 0, schema.Type{}, fmt.Errorf("unknown column %s: %w", name, rowttl.ErrNotFound)
+		return 0, schema.Type{}, rowttl.Errorf(rowttl.ErrNotFound, "unknown column %s", name)
 	}
 	return i, s.Schema.Columns[i].Type, nil
 }
@@ -54,7 +53,7 @@ func (s *Snapshot) toStoredTTL(v schema.Value) (schema.Value, error) {
 	switch s.TTLType().Kind {
 	case schema.Date:
 		if v.Int < math.MinInt32 || v.Int > math.MaxInt32 {
-			return v, fmt.Errorf("date %d out of range: %w", v.Int, rowttl.ErrInvalidArgument)
+			return v, rowttl.Errorf(rowttl.ErrInvalidArgument, "date %d out of range", v.Int)
 		}
 		out, ok = ttlcol.DateToMicros(int32(v.Int), s.Policy.ZoneOffset)
 	case schema.Datetime:
@@ -76,7 +75,7 @@ func (s *Snapshot) toStoredTTL(v schema.Value) (schema.Value, error) {
 // ToValue converts a Go value to the physical Value of a column type.
 func ToValue(t schema.Type, v any) (schema.Value, error) {
 	bad := func() (schema.Value, error) {
-		return schema.Null, fmt.Errorf("cannot compare %s with %T %v: %w", t, v, v, rowttl.ErrInvalidArgument)
+		return schema.Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "cannot compare %s with %T %v", t, v, v)
 	}
 	switch x := v.(type) {
 	case nil:
@@ -126,7 +125,7 @@ func ToValue(t schema.Type, v any) (schema.Value, error) {
 		}
 		val, err := schema.ParseLiteral(t, x)
 		if err != nil {
-			return schema.Null, fmt.Errorf("%v: %w", err, rowttl.ErrInvalidArgument)
+			return schema.Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "%v", err)
 		}
 		return val, nil
 	case time.Time:

@@ -3,7 +3,6 @@ package query
 import (
 	"bytes"
 	"cmp"
-	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -91,7 +90,7 @@ func (s *Snapshot) bind(e Expr) (bound, error) {
 		}
 		return &boundNot{k}, nil
 	}
-	return nil, fmt.Errorf("unsupported filter %T: %w", e, rowttl.ErrNotSupported)
+	return nil, rowttl.Errorf(rowttl.ErrNotSupported, "unsupported filter %T", e)
 }
 
 // boundConst is a comparison with NULL: NULL for every row.

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -255,7 +254,7 @@ func supersededDense(ctx context.Context, rowsets []*rowset.Handle, out map[uint
 				for i, k := range v.Ints {
 					d := uint64(k - lo)
 					if d >= span {
-						return fmt.Errorf("segment %s: key %d outside its column's zone map: %w", r.Name(), k, rowttl.ErrCorruption)
+						return rowttl.Errorf(rowttl.ErrCorruption, "segment %s: key %d outside its column's zone map", r.Name(), k)
 					}
 					w, bit := d>>6, uint64(1)<<(d&63)
 					if seen[w]&bit != 0 {

@@ -42,7 +42,7 @@ func Open(fsys vfs.FS, dir string, m Meta, onRelease func(*Handle, bool)) (*Hand
 		if err != nil {
 			h.closeFiles()
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("rowset %d: segment file %s is missing: %w", m.ID, name, rowttl.ErrCorruption)
+				return nil, rowttl.Errorf(rowttl.ErrCorruption, "rowset %d: segment file %s is missing", m.ID, name)
 			}
 			return nil, fmt.Errorf("rowset %d: open %s: %w", m.ID, name, err)
 		}
@@ -54,7 +54,7 @@ func Open(fsys vfs.FS, dir string, m Meta, onRelease func(*Handle, bool)) (*Hand
 		}
 		if st.Size() != s.Bytes {
 			h.closeFiles()
-			return nil, fmt.Errorf("segment file %s has %d bytes, the manifest says %d: %w", name, st.Size(), s.Bytes, rowttl.ErrCorruption)
+			return nil, rowttl.Errorf(rowttl.ErrCorruption, "segment file %s has %d bytes, the manifest says %d", name, st.Size(), s.Bytes)
 		}
 		r, err := segment.Open(f, st.Size(), name)
 		if err != nil {
@@ -63,7 +63,7 @@ func Open(fsys vfs.FS, dir string, m Meta, onRelease func(*Handle, bool)) (*Hand
 		}
 		if r.NumRows() != s.Rows {
 			h.closeFiles()
-			return nil, fmt.Errorf("segment file %s has %d rows, the manifest says %d: %w", name, r.NumRows(), s.Rows, rowttl.ErrCorruption)
+			return nil, rowttl.Errorf(rowttl.ErrCorruption, "segment file %s has %d rows, the manifest says %d", name, r.NumRows(), s.Rows)
 		}
 		h.Segments = append(h.Segments, r)
 	}

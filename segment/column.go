@@ -1,8 +1,6 @@
 package segment
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/rowttl/rowttl"
 )
@@ -72,13 +70,13 @@ func newColType(dt arrow.DataType) (colType, error) {
 		c.id, c.kind, c.width = typeDate32, kindInt, 4
 	case *arrow.TimestampType:
 		if t.Unit > arrow.Nanosecond {
-			return c, fmt.Errorf("segment: timestamp unit %d: %w", t.Unit, rowttl.ErrNotSupported)
+			return c, rowttl.Errorf(rowttl.ErrNotSupported, "segment: timestamp unit %d", t.Unit)
 		}
 		c.id, c.kind, c.width = typeTimestamp, kindInt, 8
 	case *arrow.Decimal128Type:
 		c.id, c.kind, c.width = typeDecimal128, kindDecimal, 16
 	default:
-		return c, fmt.Errorf("segment: column type %s: %w", dt, rowttl.ErrNotSupported)
+		return c, rowttl.Errorf(rowttl.ErrNotSupported, "segment: column type %s", dt)
 	}
 	return c, nil
 }

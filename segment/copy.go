@@ -45,12 +45,10 @@ func (w *Writer) CopyPage(r *Reader, p int) error {
 		return errFinished
 	}
 	if p < 0 || p >= r.NumPages() {
-		return fmt.Errorf("segment: copy of page %d of %s out of range (%d pages): %w",
-			p, r.name, r.NumPages(), rowttl.ErrInvalidArgument)
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: copy of page %d of %s out of range (%d pages)", p, r.name, r.NumPages())
 	}
 	if !r.SameLayout(w.sc) {
-		return fmt.Errorf("segment: copy from %s: its columns %s differ from the segment's %s: %w",
-			r.name, layoutString(r.f.schema), layoutString(w.sc), rowttl.ErrInvalidArgument)
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: copy from %s: its columns %s differ from the segment's %s", r.name, layoutString(r.f.schema), layoutString(w.sc))
 	}
 
 	// Read and verify the page before touching the writer.

@@ -43,7 +43,7 @@ var (
 func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	rd := &Reader{ra: r, size: size, name: name}
 	if !littleEndian {
-		return nil, fmt.Errorf("segment %s: big-endian hosts: %w", name, rowttl.ErrNotSupported)
+		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "segment %s: big-endian hosts", name)
 	}
 	if size < int64(headerLen+trailerLen) {
 		return nil, rd.corrupt("open", errShort)
@@ -117,7 +117,7 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 // corrupt returns an error naming the file and the place, wrapping cause and
 // rowttl.ErrCorruption.
 func (r *Reader) corrupt(where string, cause error) error {
-	return fmt.Errorf("segment %s: %s: %w: %w", r.name, where, cause, rowttl.ErrCorruption)
+	return rowttl.Errorf(rowttl.ErrCorruption, "segment %s: %s: %w", r.name, where, cause)
 }
 
 // readAt fills buf from offset off. A short read means the file is shorter
@@ -246,8 +246,7 @@ func (s *scratch) uint32s(n int) []uint32 {
 // corrupt chunk is an error wrapping rowttl.ErrCorruption, never data.
 func (r *Reader) ReadPage(mem memory.Allocator, col, p int) (arrow.Array, error) {
 	if col < 0 || col >= len(r.f.cols) || p < 0 || p >= len(r.f.pages) {
-		return nil, fmt.Errorf("segment %s: column %d page %d out of range (%d columns, %d pages): %w",
-			r.name, col, p, len(r.f.cols), len(r.f.pages), rowttl.ErrInvalidArgument)
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment %s: column %d page %d out of range (%d columns, %d pages)", r.name, col, p, len(r.f.cols), len(r.f.pages))
 	}
 	c := r.f.chunk(col, p)
 	sc := scratchPool.Get().(*scratch)

@@ -2,7 +2,6 @@ package segment
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -97,7 +96,7 @@ func (s *colStage) appendRows(arr arrow.Array, off, n int) error {
 			}
 		}
 	default:
-		return fmt.Errorf("segment: array of type %s: %w", arr.DataType(), rowttl.ErrNotSupported)
+		return rowttl.Errorf(rowttl.ErrNotSupported, "segment: array of type %s", arr.DataType())
 	}
 	return nil
 }
@@ -113,8 +112,7 @@ func appendInts[T ~int8 | ~int16 | ~int32 | ~int64](dst []int64, src []T) []int6
 func appendBytes[B ~string | ~[]byte](s *colStage, valid bool, v B) error {
 	if valid {
 		if len(s.data)+len(v) > maxPageBytes {
-			return fmt.Errorf("segment: a page of column values exceeds %d bytes; use fewer rows per page: %w",
-				maxPageBytes, rowttl.ErrInvalidArgument)
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: a page of column values exceeds %d bytes; use fewer rows per page", maxPageBytes)
 		}
 		s.data = append(s.data, v...)
 	}

@@ -88,17 +88,17 @@ type Writer struct {
 // type the format does not support.
 func NewWriter(w io.Writer, sc *arrow.Schema, opts WriterOptions) (*Writer, error) {
 	if !littleEndian {
-		return nil, fmt.Errorf("segment: big-endian hosts: %w", rowttl.ErrNotSupported)
+		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "segment: big-endian hosts")
 	}
 	pageRows := opts.PageRows
 	if pageRows == 0 {
 		pageRows = DefaultPageRows
 	}
 	if pageRows < 0 || pageRows > MaxPageRows {
-		return nil, fmt.Errorf("segment: page rows %d not in 1..%d: %w", opts.PageRows, MaxPageRows, rowttl.ErrInvalidArgument)
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: page rows %d not in 1..%d", opts.PageRows, MaxPageRows)
 	}
 	if sc.NumFields() > maxColumns {
-		return nil, fmt.Errorf("segment: %d columns, at most %d: %w", sc.NumFields(), maxColumns, rowttl.ErrNotSupported)
+		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "segment: %d columns, at most %d", sc.NumFields(), maxColumns)
 	}
 	wr := &Writer{w: w, sc: sc, pageRows: pageRows}
 	for _, f := range sc.Fields() {
@@ -127,7 +127,7 @@ func NewWriter(w io.Writer, sc *arrow.Schema, opts WriterOptions) (*Writer, erro
 	wr.hot = make([]bool, len(wr.cols))
 	for _, c := range opts.HotColumns {
 		if c < 0 || c >= len(wr.cols) {
-			return nil, fmt.Errorf("segment: hot column %d of %d: %w", c, len(wr.cols), rowttl.ErrInvalidArgument)
+			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: hot column %d of %d", c, len(wr.cols))
 		}
 		wr.hot[c] = true
 	}
@@ -253,13 +253,12 @@ func (w *Writer) fitBytes(rec arrow.RecordBatch, off, n int) int {
 func (w *Writer) checkSchema(rec arrow.RecordBatch) error {
 	got := rec.Schema()
 	if got.NumFields() != len(w.cols) {
-		return fmt.Errorf("segment: batch has %d columns, the segment %d: %w", got.NumFields(), len(w.cols), rowttl.ErrInvalidArgument)
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: batch has %d columns, the segment %d", got.NumFields(), len(w.cols))
 	}
 	for i, f := range w.sc.Fields() {
 		g := got.Field(i)
 		if g.Name != f.Name || !arrow.TypeEqual(g.Type, f.Type) || !arrow.TypeEqual(rec.Column(i).DataType(), f.Type) {
-			return fmt.Errorf("segment: batch column %d is %s %s, the segment expects %s %s: %w",
-				i, g.Name, g.Type, f.Name, f.Type, rowttl.ErrInvalidArgument)
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: batch column %d is %s %s, the segment expects %s %s", i, g.Name, g.Type, f.Name, f.Type)
 		}
 	}
 	return nil
@@ -444,8 +443,7 @@ func (e *chunkEncoder) encode(st *colStage, n int, zenc *zstd.Encoder, hot bool)
 	}
 	e.body = body
 	if len(body) > maxPageBytes {
-		return nil, chunkMeta{}, fmt.Errorf("segment: an encoded page of %d bytes exceeds %d; use fewer rows per page: %w",
-			len(body), maxPageBytes, rowttl.ErrInvalidArgument)
+		return nil, chunkMeta{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: an encoded page of %d bytes exceeds %d; use fewer rows per page", len(body), maxPageBytes)
 	}
 
 	comp := compNone
@@ -521,7 +519,7 @@ func (w *Writer) Finish() (Summary, error) {
 	}
 	buf := f.Marshal(nil)
 	if len(buf) > math.MaxUint32 {
-		w.err = fmt.Errorf("segment: footer of %d bytes too large: %w", len(buf), rowttl.ErrNotSupported)
+		w.err = rowttl.Errorf(rowttl.ErrNotSupported, "segment: footer of %d bytes too large", len(buf))
 		return Summary{}, w.err
 	}
 	buf = trailer{footerLen: uint32(len(buf)), footerCRC: checksum(buf), version: formatVersion}.Marshal(buf)

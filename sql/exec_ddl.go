@@ -84,7 +84,7 @@ func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
 		return nil, unsupportedf("ENGINE=%s is not supported; tables are OLAP", st.Engine)
 	}
 	if len(st.Columns) == 0 {
-		return nil, fmt.Errorf("a table needs at least one column: %w", rowttl.ErrInvalidSchema)
+		return nil, rowttl.Errorf(rowttl.ErrInvalidSchema, "a table needs at least one column")
 	}
 	keys := st.KeyColumns
 	if st.Keys == NoKeys {
@@ -101,7 +101,7 @@ func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
 		}
 	}
 	if len(keys) > len(st.Columns) {
-		return nil, fmt.Errorf("the key names %d columns but the table has %d: %w", len(keys), len(st.Columns), rowttl.ErrInvalidSchema)
+		return nil, rowttl.Errorf(rowttl.ErrInvalidSchema, "the key names %d columns but the table has %d", len(keys), len(st.Columns))
 	}
 	for i, k := range keys {
 		if !strings.EqualFold(st.Columns[i].Name, k) {
@@ -110,9 +110,9 @@ func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
 				found = found || strings.EqualFold(cd.Name, k)
 			}
 			if !found {
-				return nil, fmt.Errorf("key column %s does not exist: %w", k, rowttl.ErrInvalidSchema)
+				return nil, rowttl.Errorf(rowttl.ErrInvalidSchema, "key column %s does not exist", k)
 			}
-			return nil, fmt.Errorf("Key columns should be a ordered prefix of the schema: key column %s must be column %d: %w", k, i+1, rowttl.ErrInvalidSchema)
+			return nil, rowttl.Errorf(rowttl.ErrInvalidSchema, "Key columns should be a ordered prefix of the schema: key column %s must be column %d", k, i+1)
 		}
 	}
 	def := &table.Definition{
@@ -131,10 +131,10 @@ func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
 	for i, cd := range st.Columns {
 		key := i < len(keys)
 		if key && cd.Agg != "" {
-			return nil, fmt.Errorf("key column %s cannot have an aggregation: %w", cd.Name, rowttl.ErrInvalidSchema)
+			return nil, rowttl.Errorf(rowttl.ErrInvalidSchema, "key column %s cannot have an aggregation", cd.Name)
 		}
 		if !key && cd.Agg != "" && def.Model != schema.Aggregate {
-			return nil, fmt.Errorf("column %s: aggregation %s is only for AGGREGATE KEY tables: %w", cd.Name, cd.Agg, rowttl.ErrInvalidSchema)
+			return nil, rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: aggregation %s is only for AGGREGATE KEY tables", cd.Name, cd.Agg)
 		}
 		c, err := columnFromDef(cd, key)
 		if err != nil {
@@ -148,7 +148,7 @@ func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
 	if st.Distribution != nil {
 		for _, c := range st.Distribution.Columns {
 			if def.Schema.Index(c) < 0 {
-				return nil, fmt.Errorf("distribution column %s does not exist: %w", c, rowttl.ErrInvalidSchema)
+				return nil, rowttl.Errorf(rowttl.ErrInvalidSchema, "distribution column %s does not exist", c)
 			}
 		}
 		def.Distribution = distributionText(st.Distribution)

@@ -57,15 +57,15 @@ const (
 )
 
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf(format+": %w", append(args, rowttl.ErrInvalidArgument)...)
+	return rowttl.Errorf(rowttl.ErrInvalidArgument, format, args...)
 }
 
 func unsupportedf(format string, args ...any) error {
-	return fmt.Errorf(format+": %w", append(args, rowttl.ErrNotSupported)...)
+	return rowttl.Errorf(rowttl.ErrNotSupported, format, args...)
 }
 
 func notFoundf(format string, args ...any) error {
-	return fmt.Errorf(format+": %w", append(args, rowttl.ErrNotFound)...)
+	return rowttl.Errorf(rowttl.ErrNotFound, format, args...)
 }
 
 // pow10 returns 10^n for n in 0..18.

@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -52,7 +51,7 @@ func setProperties(def *Definition, pol *ttlcol.Policy, props map[string]string)
 			if pol.Mode != ttlcol.NoTTL {
 				return propErr("row ttl and sequence column cannot be enabled at the same time")
 			}
-			return fmt.Errorf("sequence columns: %w", rowttl.ErrNotSupported)
+			return rowttl.Errorf(rowttl.ErrNotSupported, "sequence columns")
 		case PropMergeOnWrite:
 			return propErr("%s can only be specified when creating a table", PropMergeOnWrite)
 		case PropDisableAutoComp:
@@ -124,24 +123,24 @@ func hiddenOrSource(pol ttlcol.Policy, name string) bool {
 func (t *Table) AddColumn(ctx context.Context, c schema.Column, after string) error {
 	return t.alter(func(def *Definition, pol *ttlcol.Policy) error {
 		if schema.IsReservedName(c.Name) {
-			return fmt.Errorf("column name %s is reserved for hidden columns: %w", c.Name, rowttl.ErrInvalidSchema)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column name %s is reserved for hidden columns", c.Name)
 		}
 		if def.Schema.Index(c.Name) >= 0 {
-			return fmt.Errorf("column %s already exists: %w", c.Name, rowttl.ErrExists)
+			return rowttl.Errorf(rowttl.ErrExists, "column %s already exists", c.Name)
 		}
 		if err := c.Type.Validate(); err != nil {
-			return fmt.Errorf("column %s: %v: %w", c.Name, err, rowttl.ErrInvalidSchema)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: %v", c.Name, err)
 		}
 		if !c.Nullable && c.DefaultKind == schema.NoDefault {
-			return fmt.Errorf("column %s is NOT NULL, so adding it needs a DEFAULT: %w", c.Name, rowttl.ErrInvalidSchema)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s is NOT NULL, so adding it needs a DEFAULT", c.Name)
 		}
 		if c.DefaultKind == schema.DefaultLiteral {
 			if _, err := schema.ParseLiteral(c.Type, c.Default); err != nil {
-				return fmt.Errorf("column %s: bad default: %v: %w", c.Name, err, rowttl.ErrInvalidSchema)
+				return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: bad default: %v", c.Name, err)
 			}
 		}
 		if def.Model == schema.Aggregate && c.Agg == "" {
-			return fmt.Errorf("value column %s of an AGGREGATE KEY table needs an aggregation: %w", c.Name, rowttl.ErrInvalidSchema)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "value column %s of an AGGREGATE KEY table needs an aggregation", c.Name)
 		}
 		c.ID = def.NextColumnID
 		def.NextColumnID++
@@ -149,7 +148,7 @@ func (t *Table) AddColumn(ctx context.Context, c schema.Column, after string) er
 		if after != "" {
 			i := def.Schema.Index(after)
 			if i < 0 {
-				return fmt.Errorf("unknown column %s: %w", after, rowttl.ErrNotFound)
+				return rowttl.Errorf(rowttl.ErrNotFound, "unknown column %s", after)
 			}
 			pos = max(i+1, def.Schema.KeyCount)
 		}
@@ -169,13 +168,13 @@ func (t *Table) DropColumn(ctx context.Context, name string) error {
 		}
 		i := def.Schema.Index(name)
 		if i < 0 {
-			return fmt.Errorf("unknown column %s: %w", name, rowttl.ErrNotFound)
+			return rowttl.Errorf(rowttl.ErrNotFound, "unknown column %s", name)
 		}
 		if i < def.Schema.KeyCount {
-			return fmt.Errorf("key column %s cannot be dropped: %w", name, rowttl.ErrNotSupported)
+			return rowttl.Errorf(rowttl.ErrNotSupported, "key column %s cannot be dropped", name)
 		}
 		if len(def.Schema.Columns) == 1 {
-			return fmt.Errorf("the last column cannot be dropped: %w", rowttl.ErrNotSupported)
+			return rowttl.Errorf(rowttl.ErrNotSupported, "the last column cannot be dropped")
 		}
 		def.Schema.Columns = append(def.Schema.Columns[:i:i], def.Schema.Columns[i+1:]...)
 		return nil
@@ -191,13 +190,13 @@ func (t *Table) RenameColumn(ctx context.Context, oldName, newName string) error
 		}
 		i := def.Schema.Index(oldName)
 		if i < 0 {
-			return fmt.Errorf("unknown column %s: %w", oldName, rowttl.ErrNotFound)
+			return rowttl.Errorf(rowttl.ErrNotFound, "unknown column %s", oldName)
 		}
 		if schema.IsReservedName(newName) {
-			return fmt.Errorf("column name %s is reserved for hidden columns: %w", newName, rowttl.ErrInvalidSchema)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column name %s is reserved for hidden columns", newName)
 		}
 		if j := def.Schema.Index(newName); j >= 0 && j != i {
-			return fmt.Errorf("column %s already exists: %w", newName, rowttl.ErrExists)
+			return rowttl.Errorf(rowttl.ErrExists, "column %s already exists", newName)
 		}
 		def.Schema.Columns[i].Name = newName
 		return nil
@@ -214,14 +213,14 @@ func (t *Table) ModifyColumn(ctx context.Context, c schema.Column) error {
 		}
 		i := def.Schema.Index(c.Name)
 		if i < 0 {
-			return fmt.Errorf("unknown column %s: %w", c.Name, rowttl.ErrNotFound)
+			return rowttl.Errorf(rowttl.ErrNotFound, "unknown column %s", c.Name)
 		}
 		cur := def.Schema.Columns[i]
 		if cur.Type != c.Type {
-			return fmt.Errorf("changing the type of column %s from %s to %s: %w", c.Name, cur.Type, c.Type, rowttl.ErrNotSupported)
+			return rowttl.Errorf(rowttl.ErrNotSupported, "changing the type of column %s from %s to %s", c.Name, cur.Type, c.Type)
 		}
 		if cur.Nullable && !c.Nullable {
-			return fmt.Errorf("column %s cannot become NOT NULL: %w", c.Name, rowttl.ErrNotSupported)
+			return rowttl.Errorf(rowttl.ErrNotSupported, "column %s cannot become NOT NULL", c.Name)
 		}
 		c.ID, c.Name = cur.ID, cur.Name
 		def.Schema.Columns[i] = c

@@ -1,8 +1,6 @@
 package table
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 )
@@ -22,13 +20,13 @@ func (t *Table) Check() error {
 	for _, h := range v.rowsets {
 		m := h.Meta
 		if m.Lo <= prevHi || m.Lo > m.Hi {
-			return fmt.Errorf("table %s: rowset %d covers versions %d-%d, overlapping or out of order: %w", t.Name(), m.ID, m.Lo, m.Hi, rowttl.ErrCorruption)
+			return rowttl.Errorf(rowttl.ErrCorruption, "table %s: rowset %d covers versions %d-%d, overlapping or out of order", t.Name(), m.ID, m.Lo, m.Hi)
 		}
 		prevHi = m.Hi
 		var rows int64
 		for i, r := range h.Segments {
 			if r.NumRows() != m.Segments[i].Rows {
-				return fmt.Errorf("table %s: rowset %d segment %d has %d rows, manifest says %d: %w", t.Name(), m.ID, m.Segments[i].FileNum, r.NumRows(), m.Segments[i].Rows, rowttl.ErrCorruption)
+				return rowttl.Errorf(rowttl.ErrCorruption, "table %s: rowset %d segment %d has %d rows, manifest says %d", t.Name(), m.ID, m.Segments[i].FileNum, r.NumRows(), m.Segments[i].Rows)
 			}
 			rows += r.NumRows()
 			for p := 0; p < r.NumPages(); p++ {
@@ -42,11 +40,11 @@ func (t *Table) Check() error {
 			}
 		}
 		if rows != m.Rows {
-			return fmt.Errorf("table %s: rowset %d has %d rows, manifest says %d: %w", t.Name(), m.ID, rows, m.Rows, rowttl.ErrCorruption)
+			return rowttl.Errorf(rowttl.ErrCorruption, "table %s: rowset %d has %d rows, manifest says %d", t.Name(), m.ID, rows, m.Rows)
 		}
 	}
 	if prevHi > v.lastVersion {
-		return fmt.Errorf("table %s: rowsets reach version %d beyond the last published %d: %w", t.Name(), prevHi, v.lastVersion, rowttl.ErrCorruption)
+		return rowttl.Errorf(rowttl.ErrCorruption, "table %s: rowsets reach version %d beyond the last published %d", t.Name(), prevHi, v.lastVersion)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -37,7 +36,7 @@ func ParseCompactionKind(s string) (CompactionKind, error) {
 	case Cumulative, Base, Full:
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown compaction type %q (want cumulative, base or full): %w", s, rowttl.ErrInvalidArgument)
+	return "", rowttl.Errorf(rowttl.ErrInvalidArgument, "unknown compaction type %q (want cumulative, base or full)", s)
 }
 
 // Compact runs one compaction of the given kind and returns when it is

@@ -105,16 +105,16 @@ func (db *DB) Dir() string { return db.dir }
 // ValidateName checks a database or table name.
 func ValidateName(kind, name string) error {
 	if name == "" {
-		return fmt.Errorf("empty %s name: %w", kind, rowttl.ErrInvalidArgument)
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "empty %s name", kind)
 	}
 	if len(name) > maxNameLen {
-		return fmt.Errorf("%s name %q is longer than %d bytes: %w", kind, name, maxNameLen, rowttl.ErrInvalidArgument)
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "%s name %q is longer than %d bytes", kind, name, maxNameLen)
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		ok := c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9'
 		if !ok {
-			return fmt.Errorf("invalid %s name %q: use letters, digits and '_', not starting with a digit: %w", kind, name, rowttl.ErrInvalidArgument)
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "invalid %s name %q: use letters, digits and '_', not starting with a digit", kind, name)
 		}
 	}
 	return nil
@@ -122,7 +122,7 @@ func ValidateName(kind, name string) error {
 
 func (db *DB) checkOpenLocked() error {
 	if db.mu.closed {
-		return fmt.Errorf("data directory %s: %w", db.dir, rowttl.ErrClosed)
+		return rowttl.Errorf(rowttl.ErrClosed, "data directory %s", db.dir)
 	}
 	return nil
 }
@@ -192,7 +192,7 @@ func (db *DB) createDatabaseDir(name string, ifNotExists bool) error {
 		if ifNotExists {
 			return nil
 		}
-		return fmt.Errorf("Can't create database '%s'; database exists: %w", name, rowttl.ErrExists)
+		return rowttl.Errorf(rowttl.ErrExists, "Can't create database '%s'; database exists", name)
 	}
 	if err := db.opts.FS.MkdirAll(path); err != nil {
 		return fmt.Errorf("create database %s: %w", name, err)
@@ -236,7 +236,7 @@ func (db *DB) requireDatabaseLocked(name string) error {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("Unknown database '%s': %w", name, rowttl.ErrNotFound)
+		return rowttl.Errorf(rowttl.ErrNotFound, "Unknown database '%s'", name)
 	}
 	return nil
 }
@@ -261,7 +261,7 @@ func (db *DB) DropDatabase(name string, ifExists bool) error {
 		if ifExists {
 			return nil
 		}
-		return fmt.Errorf("Can't drop database '%s'; database doesn't exist: %w", name, rowttl.ErrNotFound)
+		return rowttl.Errorf(rowttl.ErrNotFound, "Can't drop database '%s'; database doesn't exist", name)
 	}
 	prefix := name + "/"
 	for k, t := range db.mu.tables {
@@ -330,7 +330,7 @@ func (db *DB) CreateTable(dbName, name string, def *Definition, ifNotExists bool
 		if ifNotExists {
 			return db.tableLocked(dbName, name)
 		}
-		return nil, fmt.Errorf("Table '%s.%s' already exists: %w", dbName, name, rowttl.ErrExists)
+		return nil, rowttl.Errorf(rowttl.ErrExists, "Table '%s.%s' already exists", dbName, name)
 	}
 	// Validate before touching the disk, so that definition errors come
 	// back unchanged and nothing is created.
@@ -386,7 +386,7 @@ func (db *DB) DropTable(dbName, name string, ifExists bool) error {
 		if ifExists {
 			return nil
 		}
-		return fmt.Errorf("Unknown table '%s.%s': %w", dbName, name, rowttl.ErrNotFound)
+		return rowttl.Errorf(rowttl.ErrNotFound, "Unknown table '%s.%s'", dbName, name)
 	}
 	k := tableKey(dbName, name)
 	if t, ok := db.mu.tables[k]; ok {
@@ -426,7 +426,7 @@ func (db *DB) tableLocked(dbName, name string) (*Table, error) {
 	if err := db.requireDatabaseLocked(dbName); err != nil {
 		return nil, err
 	}
-	notFound := fmt.Errorf("Unknown table '%s.%s': %w", dbName, name, rowttl.ErrNotFound)
+	notFound := rowttl.Errorf(rowttl.ErrNotFound, "Unknown table '%s.%s'", dbName, name)
 	if ValidateName("table", name) != nil {
 		return nil, notFound
 	}

@@ -70,7 +70,7 @@ func TestDBDatabasesAndTables(t *testing.T) {
 	if _, err := db.Table("app", "T1"); !errors.Is(err, rowttl.ErrNotFound) {
 		t.Fatalf("names are case-sensitive: %v", err)
 	}
-	if _, err := db.Table("app", "nope"); !errors.Is(err, rowttl.ErrNotFound) || err.Error() != "Unknown table 'app.nope': rowttl: not found" {
+	if _, err := db.Table("app", "nope"); !errors.Is(err, rowttl.ErrNotFound) || err.Error() != "Unknown table 'app.nope'" {
 		t.Fatalf("missing table: %v", err)
 	}
 	if _, err := db.Table("nodb", "t1"); !errors.Is(err, rowttl.ErrNotFound) {

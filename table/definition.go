@@ -1,7 +1,6 @@
 package table
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,11 +82,11 @@ func Validate(in *Definition) (*Definition, ttlcol.Policy, error) {
 
 	for _, c := range d.Schema.Columns {
 		if schema.IsReservedName(c.Name) {
-			return nil, pol, fmt.Errorf("column name %s is reserved: names beginning with __DORIS_ and the name __TTL__ belong to hidden columns: %w", c.Name, rowttl.ErrInvalidSchema)
+			return nil, pol, rowttl.Errorf(rowttl.ErrInvalidSchema, "column name %s is reserved: names beginning with __DORIS_ and the name __TTL__ belong to hidden columns", c.Name)
 		}
 	}
 	if err := d.Schema.Validate(); err != nil {
-		return nil, pol, fmt.Errorf("%v: %w", err, rowttl.ErrInvalidSchema)
+		return nil, pol, rowttl.Errorf(rowttl.ErrInvalidSchema, "%v", err)
 	}
 	// Give columns IDs when the caller did not.
 	if d.Schema.MaxID() == 0 {
@@ -101,7 +100,7 @@ func Validate(in *Definition) (*Definition, ttlcol.Policy, error) {
 	ids := map[uint32]bool{}
 	for _, c := range d.Schema.Columns {
 		if c.ID == 0 || ids[c.ID] {
-			return nil, pol, fmt.Errorf("column %s: column IDs must be unique and non-zero: %w", c.Name, rowttl.ErrInvalidSchema)
+			return nil, pol, rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: column IDs must be unique and non-zero", c.Name)
 		}
 		ids[c.ID] = true
 	}
@@ -129,7 +128,7 @@ func Validate(in *Definition) (*Definition, ttlcol.Policy, error) {
 	if d.Model == schema.Aggregate {
 		for _, c := range d.Schema.Columns[d.Schema.KeyCount:] {
 			if c.Agg == "" {
-				return nil, pol, fmt.Errorf("value column %s of an AGGREGATE KEY table needs an aggregation (SUM, MIN, MAX, REPLACE): %w", c.Name, rowttl.ErrInvalidSchema)
+				return nil, pol, rowttl.Errorf(rowttl.ErrInvalidSchema, "value column %s of an AGGREGATE KEY table needs an aggregation (SUM, MIN, MAX, REPLACE)", c.Name)
 			}
 		}
 	}
@@ -157,14 +156,14 @@ func Validate(in *Definition) (*Definition, ttlcol.Policy, error) {
 	}
 	// Refused only after the row TTL checks, whose SPEC texts come first.
 	if _, ok := props[PropSequenceCol]; ok {
-		return nil, pol, fmt.Errorf("sequence columns: %w", rowttl.ErrNotSupported)
+		return nil, pol, rowttl.Errorf(rowttl.ErrNotSupported, "sequence columns")
 	}
 	if _, ok := props[PropSequenceType]; ok {
-		return nil, pol, fmt.Errorf("sequence columns: %w", rowttl.ErrNotSupported)
+		return nil, pol, rowttl.Errorf(rowttl.ErrNotSupported, "sequence columns")
 	}
 	for _, c := range d.Schema.Columns {
 		if c.Generated {
-			return nil, pol, fmt.Errorf("generated column %s: %w", c.Name, rowttl.ErrNotSupported)
+			return nil, pol, rowttl.Errorf(rowttl.ErrNotSupported, "generated column %s", c.Name)
 		}
 	}
 	return d, p, nil

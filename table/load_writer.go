@@ -82,10 +82,10 @@ func (t *Table) NewLoadWriter(ctx context.Context, o WriteOptions) (*LoadWriter,
 		return nil, err
 	}
 	if o.Partial && v.policy.Mode != ttlcol.NoTTL {
-		return fail(fmt.Errorf("table %s: Partial update is not supported on tables with row TTL: %w", t.dir, rowttl.ErrNotSupported))
+		return fail(rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Partial update is not supported on tables with row TTL", t.dir))
 	}
 	if o.Partial {
-		return fail(fmt.Errorf("table %s: partial-column updates: %w", t.dir, rowttl.ErrNotSupported))
+		return fail(rowttl.Errorf(rowttl.ErrNotSupported, "table %s: partial-column updates", t.dir))
 	}
 	if err := t.checkLabel(o.Label); err != nil {
 		return fail(err)
@@ -117,7 +117,7 @@ func (t *Table) checkLabel(label string) error {
 	dup := t.mu.labels[label]
 	t.mu.Unlock()
 	if dup {
-		return fmt.Errorf("label %q: %w", label, rowttl.ErrLabelExists)
+		return rowttl.Errorf(rowttl.ErrLabelExists, "Label [%s] has already been used", label)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 type fileLock struct{ f *os.File }
 
 // ErrLocked marks a table that another Open holds.
-var ErrLocked = fmt.Errorf("table is open elsewhere: %w", rowttl.ErrNotSupported)
+var ErrLocked = rowttl.Errorf(rowttl.ErrNotSupported, "table is open elsewhere")
 
 // lockDirFS locks dir when fsys is the operating system's file system. The
 // lock file stays outside the vfs seam (flock needs a real descriptor), so on

@@ -58,7 +58,7 @@ func appendRecord(dst, payload []byte) []byte {
 // valid prefix, so a torn tail can be cut.
 func readRecords(name string, data []byte) (payloads [][]byte, valid int, err error) {
 	corrupt := func(off int, what string) error {
-		return fmt.Errorf("manifest %s: %s at offset %d: %w", name, what, off, rowttl.ErrCorruption)
+		return rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: %s at offset %d", name, what, off)
 	}
 	off := 0
 	for off < len(data) {
@@ -209,7 +209,7 @@ func readCurrent(fs vfs.FS, dir string) (uint64, error) {
 	s := strings.TrimSuffix(string(data), "\n")
 	var num uint64
 	if _, err := fmt.Sscanf(s, "MANIFEST-%06d", &num); err != nil || manifestName(num)+"\n" != string(data) {
-		return 0, fmt.Errorf("file %s names no manifest (%q): %w", filepath.Join(dir, currentFile), data, rowttl.ErrCorruption)
+		return 0, rowttl.Errorf(rowttl.ErrCorruption, "file %s names no manifest (%q)", filepath.Join(dir, currentFile), data)
 	}
 	return num, nil
 }
@@ -220,7 +220,7 @@ func replayManifest(fsys vfs.FS, dir string, num uint64, cut bool) ([]*versionEd
 	name := filepath.Join(dir, manifestName(num))
 	f, err := fsys.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, fmt.Errorf("manifest %s named by %s is missing: %w", name, filepath.Join(dir, currentFile), rowttl.ErrCorruption)
+		return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s named by %s is missing", name, filepath.Join(dir, currentFile))
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("open manifest: %w", err)
@@ -240,15 +240,15 @@ func replayManifest(fsys vfs.FS, dir string, num uint64, cut bool) ([]*versionEd
 		dec := json.NewDecoder(bytes.NewReader(p))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(e); err != nil {
-			return nil, 0, fmt.Errorf("manifest %s: record %d does not decode (%v): %w", name, i, err, rowttl.ErrCorruption)
+			return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d does not decode (%v)", name, i, err)
 		}
 		edits = append(edits, e)
 	}
 	if len(edits) == 0 || edits[0].Definition == nil {
-		return nil, 0, fmt.Errorf("manifest %s: no table definition: %w", name, rowttl.ErrCorruption)
+		return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: no table definition", name)
 	}
 	if edits[0].Format != manifestFormat {
-		return nil, 0, fmt.Errorf("manifest %s: format %d, this build reads %d: %w", name, edits[0].Format, manifestFormat, rowttl.ErrCorruption)
+		return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: format %d, this build reads %d", name, edits[0].Format, manifestFormat)
 	}
 	if valid < len(data) && cut {
 		af, err := fsys.OpenAppend(name)

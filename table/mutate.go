@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -149,10 +148,10 @@ func (t *Table) UpdateWhere(ctx context.Context, m Matcher, set func(rec arrow.R
 	}
 	defer v.unref()
 	if !v.def.Model.IsUnique() {
-		return 0, fmt.Errorf("table %s: Only unique table could be updated: %w", t.Name(), rowttl.ErrNotSupported)
+		return 0, rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Only unique table could be updated", t.Name())
 	}
 	if o.Partial && v.policy.Mode != ttlcol.NoTTL {
-		return 0, fmt.Errorf("table %s: Partial update is not supported on tables with row TTL: %w", t.Name(), rowttl.ErrNotSupported)
+		return 0, rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Partial update is not supported on tables with row TTL", t.Name())
 	}
 	if o.Now.IsZero() {
 		o.Now = t.opts.Clock()
@@ -225,16 +224,16 @@ func (t *Table) Update(ctx context.Context, assignments map[string]any, filter q
 	for name := range assignments {
 		if schema.IsTTLName(name) {
 			if pol.Mode != ttlcol.DirectMode {
-				return 0, fmt.Errorf("%s is derived in this table and cannot be set: %w", name, rowttl.ErrInvalidArgument)
+				return 0, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s is derived in this table and cannot be set", name)
 			}
 			continue
 		}
 		i := def.Schema.Index(name)
 		if i < 0 {
-			return 0, fmt.Errorf("unknown column %s: %w", name, rowttl.ErrNotFound)
+			return 0, rowttl.Errorf(rowttl.ErrNotFound, "unknown column %s", name)
 		}
 		if i < def.Schema.KeyCount {
-			return 0, fmt.Errorf("key column %s cannot be updated: %w", name, rowttl.ErrNotSupported)
+			return 0, rowttl.Errorf(rowttl.ErrNotSupported, "key column %s cannot be updated", name)
 		}
 	}
 	mem := t.opts.Allocator

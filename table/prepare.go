@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
@@ -61,7 +60,7 @@ func (p *preparer) prepare(ctx context.Context, rec arrow.RecordBatch) (arrow.Re
 		}
 		j := p.def.Schema.Index(f.Name)
 		if j < 0 {
-			return nil, fmt.Errorf("unknown column %s: %w", f.Name, rowttl.ErrNotFound)
+			return nil, rowttl.Errorf(rowttl.ErrNotFound, "unknown column %s", f.Name)
 		}
 		if given[j] >= 0 {
 			return nil, invalid("column %s is given twice", f.Name)

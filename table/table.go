@@ -136,14 +136,14 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	}
 	o = o.withDefaults()
 	if o.ReadOnly {
-		return nil, fmt.Errorf("create table in %s: read-only options: %w", dir, rowttl.ErrNotSupported)
+		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "create table in %s: read-only options", dir)
 	}
 	d, pol, err := Validate(def)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := o.FS.Stat(filepath.Join(dir, currentFile)); err == nil {
-		return nil, fmt.Errorf("a table already exists in %s: %w", dir, rowttl.ErrExists)
+		return nil, rowttl.Errorf(rowttl.ErrExists, "a table already exists in %s", dir)
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		// Not knowing is not absence: going on would replace a table.
 		return nil, fmt.Errorf("create table in %s: %w", dir, err)
@@ -188,7 +188,7 @@ func Open(dir string, opts *Options) (*Table, error) {
 	num, err := readCurrent(o.FS, dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no table in %s: %w", dir, rowttl.ErrNotFound)
+			return nil, rowttl.Errorf(rowttl.ErrNotFound, "no table in %s", dir)
 		}
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func openLocked(dir string, o Options, num uint64, lock *fileLock) (*Table, erro
 	st := replayState{rowsets: map[uint64]rowset.Meta{}, labels: map[string]bool{}, totals: Totals{Compactions: map[string]int64{}}, deleted: map[uint64]*roaring.Bitmap{}}
 	for i, e := range edits {
 		if err := st.apply(e); err != nil {
-			return nil, fmt.Errorf("manifest %s: record %d: %v: %w", filepath.Join(dir, manifestName(num)), i, err, rowttl.ErrCorruption)
+			return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d: %v", filepath.Join(dir, manifestName(num)), i, err)
 		}
 	}
 	t := &Table{dir: dir, opts: o, fs: o.FS, lock: lock}
@@ -472,7 +472,7 @@ func (t *Table) pin() (*version, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.mu.closed {
-		return nil, fmt.Errorf("table %s: %w", t.Name(), rowttl.ErrClosed)
+		return nil, rowttl.Errorf(rowttl.ErrClosed, "table %s", t.Name())
 	}
 	v := t.mu.current
 	v.ref()

@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
 
@@ -53,17 +52,17 @@ func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, o Wr
 	}
 	defer v.unref()
 	if o.Partial && v.policy.Mode != 0 {
-		return fmt.Errorf("table %s: Partial update is not supported on tables with row TTL: %w", t.Name(), rowttl.ErrNotSupported)
+		return rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Partial update is not supported on tables with row TTL", t.Name())
 	}
 	if o.Partial {
-		return fmt.Errorf("table %s: partial-column updates: %w", t.Name(), rowttl.ErrNotSupported)
+		return rowttl.Errorf(rowttl.ErrNotSupported, "table %s: partial-column updates", t.Name())
 	}
 	if o.Label != "" {
 		t.mu.Lock()
 		dup := t.mu.labels[o.Label]
 		t.mu.Unlock()
 		if dup {
-			return fmt.Errorf("label %q: %w", o.Label, rowttl.ErrLabelExists)
+			return rowttl.Errorf(rowttl.ErrLabelExists, "Label [%s] has already been used", o.Label)
 		}
 	}
 	return t.writeLocked(ctx, v, recs, o, writeExtras{})
@@ -165,14 +164,14 @@ func (t *Table) writable() (*version, error) {
 	}
 	if t.opts.ReadOnly {
 		v.unref()
-		return nil, fmt.Errorf("table %s is open read-only: %w", t.Name(), rowttl.ErrNotSupported)
+		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "table %s is open read-only", t.Name())
 	}
 	t.mu.Lock()
 	failed := t.mu.failed
 	t.mu.Unlock()
 	if failed != nil {
 		v.unref()
-		return nil, fmt.Errorf("table %s refuses writes after a failed manifest sync (%v); reopen it: %w", t.Name(), failed, rowttl.ErrNotSupported)
+		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "table %s refuses writes after a failed manifest sync (%v); reopen it", t.Name(), failed)
 	}
 	return v, nil
 }

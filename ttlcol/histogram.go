@@ -160,7 +160,7 @@ func (h *Histogram) MarshalJSON() ([]byte, error) {
 func (h *Histogram) UnmarshalJSON(data []byte) error {
 	var j histogramJSON
 	if err := json.Unmarshal(data, &j); err != nil {
-		return fmt.Errorf("%w: ttl histogram: %w", rowttl.ErrCorruption, err)
+		return rowttl.Errorf(rowttl.ErrCorruption, "ttl histogram: %w", err)
 	}
 	bad := func(format string, args ...any) error {
 		return &ttlError{msg: "ttl histogram: " + fmt.Sprintf(format, args...), sentinel: rowttl.ErrCorruption}

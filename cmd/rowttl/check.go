@@ -83,7 +83,13 @@ func runCheck(ctx context.Context, out io.Writer, dir, only string) error {
 		rowsets, rows, err := checkTable(ctx, tg.dir)
 		if err != nil {
 			failed++
-			fmt.Fprintf(out, "FAIL %s: %v\n", tg.name, err)
+			kind := ""
+			if errors.Is(err, rowttl.ErrCorruption) {
+				// The message says what is wrong with which file; the
+				// prefix says that it is damage, not a refusal.
+				kind = "corruption: "
+			}
+			fmt.Fprintf(out, "FAIL %s: %s%v\n", tg.name, kind, err)
 			continue
 		}
 		fmt.Fprintf(out, "ok %s: %d rowsets, %d rows\n", tg.name, rowsets, rows)
@@ -158,7 +164,7 @@ func subdirs(dir string) ([]string, error) {
 // number of live rowsets and of rows in their files.
 func checkTable(ctx context.Context, dir string) (int, int64, error) {
 	if !isTableDir(dir) {
-		return 0, 0, fmt.Errorf("%s has no CURRENT file: not a table, or its manifest is lost: %w", dir, rowttl.ErrCorruption)
+		return 0, 0, rowttl.Errorf(rowttl.ErrCorruption, "%s has no CURRENT file: not a table, or its manifest is lost", dir)
 	}
 	tbl, err := table.Open(dir, &table.Options{ReadOnly: true, DisableAutoCompaction: true})
 	if err != nil {
