@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -173,18 +172,88 @@ func (s *Session) ExecScript(ctx context.Context, src string, bail bool, fn func
 	return failed
 }
 
-// cleanError replaces table directory paths in engine messages with the
-// db.table names users know, keeping the error chain for errors.Is.
+// cleanError replaces the paths under the data directory in engine
+// messages with the names users know (db.table for a table's directory,
+// <data dir> for the rest), keeping the error chain for errors.Is.
 func (s *Session) cleanError(err error) error {
 	msg := err.Error()
-	root := filepath.Clean(s.db.Dir())
-	if !strings.Contains(msg, root) {
-		return err
+	if clean := cleanMessage(s.db.Dir(), msg); clean != msg {
+		return &cleanedError{msg: clean, err: err}
 	}
-	re := regexp.MustCompile(regexp.QuoteMeta(root+string(filepath.Separator)) + `([A-Za-z0-9_]+)` + regexp.QuoteMeta(string(filepath.Separator)) + `([A-Za-z0-9_]+)`)
-	msg = re.ReplaceAllString(msg, "$1.$2")
-	msg = strings.ReplaceAll(msg, root, "<data dir>")
-	return &cleanedError{msg: msg, err: err}
+	return err
+}
+
+// cleanMessage rewrites the paths under root in msg. Only whole path
+// prefixes count: root followed by a separator, starting msg or after a
+// character that cannot be part of a path, so that no other text (a SPEC §5
+// message, a table name, DATE/DATETIME) changes whatever root is called
+// ("e", "ttl", "/", "."). For "." paths have no prefix at all: a db/table
+// pair counts only when a file of the table follows it.
+func cleanMessage(root, msg string) string {
+	root = filepath.Clean(root)
+	sep := string(filepath.Separator)
+	prefix := root + sep
+	switch {
+	case root == ".":
+		prefix = ""
+	case strings.HasSuffix(root, sep):
+		prefix = root
+	}
+	var b strings.Builder
+	i := 0
+	for i < len(msg) {
+		if !pathStarts(msg, i) || !strings.HasPrefix(msg[i:], prefix) {
+			b.WriteByte(msg[i])
+			i++
+			continue
+		}
+		rest := msg[i+len(prefix):]
+		if db, tbl, n, ok := tablePath(rest); ok && (prefix != "" || strings.HasPrefix(rest[n:], sep)) {
+			b.WriteString(db + "." + tbl)
+			i += len(prefix) + n
+			continue
+		}
+		if prefix == "" {
+			b.WriteByte(msg[i])
+			i++
+			continue
+		}
+		b.WriteString("<data dir>" + sep)
+		i += len(prefix)
+	}
+	return b.String()
+}
+
+// pathStarts reports whether a path may start at msg[i]: at the start, or
+// after a space, a quote, an opening bracket or a separator of a list.
+func pathStarts(msg string, i int) bool {
+	return i == 0 || strings.IndexByte(" \t\n'\"`([{=,:", msg[i-1]) >= 0
+}
+
+// tablePath matches "db/table" (valid names) at the start of s, ending at
+// a separator, the end, or a character no name holds; n is its length.
+func tablePath(s string) (db, tbl string, n int, ok bool) {
+	name := func(s string) int {
+		j := 0
+		for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || j > 0 && s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		return j
+	}
+	a := name(s)
+	if a == 0 || a >= len(s) || s[a] != filepath.Separator {
+		return "", "", 0, false
+	}
+	c := name(s[a+1:])
+	if c == 0 {
+		return "", "", 0, false
+	}
+	n = a + 1 + c
+	if n < len(s) && (s[n] == '.' || s[n] == '-') {
+		// A longer name ("t.tmp", "t-1"): not a table directory.
+		return "", "", 0, false
+	}
+	return s[:a], s[a+1 : n], n, true
 }
 
 type cleanedError struct {
