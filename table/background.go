@@ -258,6 +258,7 @@ func (t *Table) startBackground() {
 				return
 			case <-kick:
 			case <-tick.C:
+				t.flushDeferred()
 			}
 			for t.autoCompactionOn() {
 				did, err := t.CompactAuto(ctx)

@@ -128,7 +128,7 @@ func TestDBDatabasesAndTables(t *testing.T) {
 	if err := db.DropDatabase("app", true); err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(entries(t, dir)) != "[LOCK default]" {
+	if fmt.Sprint(entries(t, dir)) != "[LOCK ROWTTL default]" {
 		t.Fatalf("data directory holds %v", entries(t, dir))
 	}
 	// Dropping the default database empties it; it always exists.
@@ -202,7 +202,7 @@ func TestDBAtomicCreate(t *testing.T) {
 	if es := entries(t, filepath.Join(dir, DefaultDatabase)); len(es) != 0 {
 		t.Fatalf("leftovers not removed: %v", es)
 	}
-	if fmt.Sprint(entries(t, dir)) != "[LOCK default]" {
+	if fmt.Sprint(entries(t, dir)) != "[LOCK ROWTTL default]" {
 		t.Fatalf("leftovers not removed: %v", entries(t, dir))
 	}
 	if err := db.Close(); err != nil {

@@ -27,6 +27,37 @@
 // clock. Reads do not travel back in time: a read at a now earlier than a
 // finished compaction's may miss rows that compaction reclaimed.
 //
+// # Data directories
+//
+// A DB (db.go) is a data directory, recognised by its ROWTTL marker
+// file. OpenDB makes a data directory only of a missing or empty directory
+// and refuses every other directory without the marker, so that pointing
+// rowttl at the wrong place never turns someone's files into tables. A
+// directory made before the marker existed is adopted (the marker is
+// written) when at least one of its database directories holds a table
+// whose manifest replays and it holds no file but LOCK. A table is a
+// directory holding CURRENT and a manifest; a database is the default one,
+// an empty directory or a directory holding at least one table. Nothing
+// else is listed or opened, and DROP deletes only the files rowttl makes
+// (segments, manifests, CURRENT, LOCK, READERS, their temporary files),
+// then the directory if it is empty: whatever else is there stays where it
+// was.
+//
+// # Readers alongside the owner
+//
+// The process that opens a table for writing holds LOCK exclusively (and
+// writes its pid and command line into it, for messages). A read-only
+// open (Options.ReadOnly: `rowttl check`, `rowttl inspect`, a script that
+// only reads) takes no writer lock and changes nothing; it holds a shared
+// lock on READERS while it is open. The owner deletes a file (an obsolete
+// rowset's segments, an old manifest, an orphan, a dropped table) only
+// while it holds READERS exclusively, taken with a try-lock: while readers
+// hold it the deletions wait for the next attempt, so the owner never
+// waits for a reader nor fails because of one. A reader that finds a file
+// gone anyway (a table made before READERS existed) starts over on the
+// new manifest, and reports corruption only when the manifest did not move.
+// See lock.go.
+//
 // # Choices where the contract is silent
 //
 // Columns of a written batch are matched by name, case-insensitively; a
@@ -36,5 +67,7 @@
 // are read in WriteOptions.TimeZone (UTC by default).
 //
 // It must never return an expired row, never let a write become partly
-// visible, and never delete a file that a pinned version lists.
+// visible, never delete a file that a pinned version lists or that a
+// reader of another process may be reading, and never list, open or
+// delete what is not rowttl's own.
 package table

@@ -99,6 +99,11 @@ type Table struct {
 	opts Options
 	fs   vfs.FS
 	lock *fileLock
+	// deferring is fs when it defers deletions for readers of other
+	// processes (see lock.go); readers is the shared lock a read-only open
+	// holds.
+	deferring *deferringFS
+	readers   *readerLock
 
 	// writeMu serialises writers: writes, ALTERs and compaction installs.
 	writeMu sync.Mutex
@@ -155,6 +160,11 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
+	fsys, err := newDeferringFS(o.FS, dir)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
 	snap := &versionEdit{Format: manifestFormat, Definition: d, Policy: &pol, NextFileNum: 1, NextRowsetID: 1, Totals: &Totals{}}
 	m, err := createManifest(o.FS, dir, 1, snap)
 	if err != nil {
@@ -166,7 +176,8 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 		lock.release()
 		return nil, err
 	}
-	t := &Table{dir: dir, opts: o, fs: o.FS, lock: lock, manifest: m}
+	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock, manifest: m}
+	t.deferring, _ = fsys.(*deferringFS)
 	t.mu.current = newVersion(d, pol, nil, 0, nil)
 	t.mu.nextFileNum = 2 // 1 is the manifest
 	t.mu.nextRowsetID = 1
@@ -185,6 +196,9 @@ func Open(dir string, opts *Options) (*Table, error) {
 		o = *opts
 	}
 	o = o.withDefaults()
+	if o.ReadOnly {
+		return openReadOnly(dir, o)
+	}
 	num, err := readCurrent(o.FS, dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -196,19 +210,82 @@ func Open(dir string, opts *Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := openLocked(dir, o, num, lock)
+	fsys, err := newDeferringFS(o.FS, dir)
 	if err != nil {
 		lock.release()
 		return nil, err
 	}
-	if !o.ReadOnly {
-		t.startBackground()
+	t, err := openLocked(dir, o, fsys, num, lock)
+	if err != nil {
+		if d, ok := fsys.(*deferringFS); ok {
+			d.close()
+		}
+		lock.release()
+		return nil, err
 	}
+	t.startBackground()
 	return t, nil
 }
 
-func openLocked(dir string, o Options, num uint64, lock *fileLock) (*Table, error) {
-	edits, size, err := replayManifest(o.FS, dir, num, !o.ReadOnly)
+// readOnlyAttempts bounds how often a read-only open starts over when files
+// vanish under it because the owner moved on (a compaction, a manifest
+// rewrite) while it read.
+const readOnlyAttempts = 5
+
+// openReadOnly opens a table for reading alongside its owner, if any: no
+// writer lock, a shared lock on READERS so that the owner keeps the files
+// it reads, and a fresh start when the manifest changed under a read that
+// found a file missing, rather than a report of corruption.
+func openReadOnly(dir string, o Options) (*Table, error) {
+	rl, err := lockReaders(o.FS, dir)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 1; ; attempt++ {
+		num, err := readCurrent(o.FS, dir)
+		if err != nil {
+			rl.release()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, rowttl.Errorf(rowttl.ErrNotFound, "no table in %s", dir)
+			}
+			return nil, err
+		}
+		before := manifestStamp(o.FS, dir, num)
+		t, err := openLocked(dir, o, o.FS, num, &fileLock{})
+		if err == nil {
+			t.readers = rl
+			return t, nil
+		}
+		if !errors.Is(err, rowttl.ErrCorruption) || manifestStamp(o.FS, dir, num) == before && currentIs(o.FS, dir, num) {
+			rl.release()
+			return nil, err
+		}
+		if attempt == readOnlyAttempts {
+			rl.release()
+			return nil, rowttl.Errorf(rowttl.ErrNotSupported, "table %s changed %d times while being read (it is open in %s); try again: %w",
+				dir, attempt, Holder(dir), err)
+		}
+	}
+}
+
+// manifestStamp is what changes when the owner of a table publishes
+// anything: the size of its live manifest.
+func manifestStamp(fsys vfs.FS, dir string, num uint64) int64 {
+	st, err := fsys.Stat(filepath.Join(dir, manifestName(num)))
+	if err != nil {
+		return -1
+	}
+	return st.Size()
+}
+
+// currentIs reports whether CURRENT still names manifest num.
+func currentIs(fsys vfs.FS, dir string, num uint64) bool {
+	n, err := readCurrent(fsys, dir)
+	return err == nil && n == num
+}
+
+func openLocked(dir string, o Options, fsys vfs.FS, num uint64, lock *fileLock) (*Table, error) {
+	edits, size, err := replayManifest(fsys, dir, num, !o.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -218,10 +295,11 @@ func openLocked(dir string, o Options, num uint64, lock *fileLock) (*Table, erro
 			return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d: %v", filepath.Join(dir, manifestName(num)), i, err)
 		}
 	}
-	t := &Table{dir: dir, opts: o, fs: o.FS, lock: lock}
+	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock}
+	t.deferring, _ = fsys.(*deferringFS)
 	var handles []*rowset.Handle
 	for _, m := range st.sortedRowsets() {
-		h, err := rowset.Open(o.FS, dir, m, t.onRelease)
+		h, err := rowset.Open(fsys, dir, m, t.onRelease)
 		if err != nil {
 			for _, h := range handles {
 				h.Unref()
@@ -248,12 +326,12 @@ func openLocked(dir string, o Options, num uint64, lock *fileLock) (*Table, erro
 			return nil, err
 		}
 	} else {
-		f, err := o.FS.OpenAppend(filepath.Join(dir, manifestName(num)))
+		f, err := fsys.OpenAppend(filepath.Join(dir, manifestName(num)))
 		if err != nil {
 			t.mu.current.unref()
 			return nil, err
 		}
-		t.manifest = &manifest{fs: o.FS, dir: dir, num: num, f: f, size: size}
+		t.manifest = &manifest{fs: fsys, dir: dir, num: num, f: f, size: size}
 		// What was just replayed may never have been made durable (a
 		// record whose sync failed before a restart): sync it, and CURRENT's
 		// entry, before anything relies on it — before the orphans it makes
@@ -463,8 +541,20 @@ func (t *Table) Close() error {
 	t.mu.Unlock()
 	v.unref()
 	err := t.manifest.close()
+	if t.deferring != nil {
+		t.deferring.close()
+	}
 	t.lock.release()
+	t.readers.release()
 	return err
+}
+
+// flushDeferred deletes the files whose deletion waited for readers, if
+// they have gone.
+func (t *Table) flushDeferred() {
+	if t.deferring != nil {
+		t.deferring.flush()
+	}
 }
 
 // pin returns the current version with a reference.
