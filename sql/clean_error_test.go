@@ -80,8 +80,8 @@ func TestCleanMessage(t *testing.T) {
 // called "e" (a letter of most messages) and checks that the SPEC text
 // arrives intact and the sentinel is still found.
 func TestCleanErrorThroughSession(t *testing.T) {
-	t.Chdir(t.TempDir())
 	for _, dir := range []string{"e", "t", "."} {
+		t.Chdir(t.TempDir())
 		db, err := table.OpenDB(dir, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -35,8 +35,10 @@ page checksum. It prints one line per table,
   FAIL db.t: <error>
 
 and exits with status 1 when any table fails. It changes nothing: it opens
-tables read-only (no torn-tail cut, no orphan clean-up, no compaction), and
-a table that another process has open is reported as such.`,
+tables read-only (no torn-tail cut, no orphan clean-up, no compaction, no
+writer lock), so it runs alongside a process that owns the directory (rowttl
+serve), which keeps the files being checked until check lets go. A
+directory that is not a rowttl data directory is refused as such.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runCheck(cmd.Context(), cmd.OutOrStdout(), dir, only)
@@ -106,10 +108,28 @@ func isTableDir(dir string) bool {
 	return err == nil
 }
 
+// hasTableFiles reports whether dir holds files only a table has (a
+// manifest, CURRENT, segments): a table, maybe one that lost its CURRENT.
+func hasTableFiles(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if n == "CURRENT" || strings.HasPrefix(n, "MANIFEST-") || strings.HasSuffix(n, ".seg") {
+			return true
+		}
+	}
+	return false
+}
+
 // findTables lists the tables of a data directory, or dir itself when it is
-// a table directory. Names starting with '.' (a table being created or
-// dropped) are skipped; a directory in a database that holds no CURRENT is
-// listed, so that its check fails.
+// a table directory. A directory that is not a data directory is refused
+// (it is not checked as if its subdirectories were damaged tables). Names
+// starting with '.' (a table being created or dropped) are skipped; a
+// directory in a database that holds a table's files but no CURRENT is
+// listed, so that its check fails; other directories are not rowttl's.
 func findTables(dir string) ([]checkTarget, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -126,6 +146,9 @@ func findTables(dir string) ([]checkTarget, error) {
 		name := filepath.Base(filepath.Dir(abs)) + "." + filepath.Base(abs)
 		return []checkTarget{{name: name, dir: dir}}, nil
 	}
+	if err := table.ClassifyDataDir(dir); err != nil {
+		return nil, err
+	}
 	var out []checkTarget
 	dbs, err := subdirs(dir)
 	if err != nil {
@@ -137,7 +160,9 @@ func findTables(dir string) ([]checkTarget, error) {
 			return nil, err
 		}
 		for _, t := range tables {
-			out = append(out, checkTarget{name: db + "." + t, dir: filepath.Join(dir, db, t)})
+			if p := filepath.Join(dir, db, t); hasTableFiles(p) {
+				out = append(out, checkTarget{name: db + "." + t, dir: p})
+			}
 		}
 	}
 	return out, nil

@@ -179,7 +179,10 @@ func TestCheckCommand(t *testing.T) {
 	}
 }
 
-func TestCheckCommandRefusesALockedTable(t *testing.T) {
+// TestCheckCommandReadsAnOpenTable: check reads a table that another open
+// owns without disturbing it: the owner writes and compacts afterwards as
+// before.
+func TestCheckCommandReadsAnOpenTable(t *testing.T) {
 	dir := t.TempDir()
 	tdir := makeCheckTable(t, dir, "default", "t", 3)
 	tbl, err := table.Open(tdir, &table.Options{DisableAutoCompaction: true})
@@ -188,7 +191,41 @@ func TestCheckCommandRefusesALockedTable(t *testing.T) {
 	}
 	defer tbl.Close()
 	out, err := runCheckCmd(t, "--dir", dir)
-	if !errors.Is(err, errCheckFailed) || !strings.Contains(out, "FAIL default.t: ") || !strings.Contains(out, "open elsewhere") {
+	if err != nil || out != "ok default.t: 2 rowsets, 6 rows\n" {
 		t.Fatalf("check of an open table: %v\n%s", err, out)
+	}
+	if err := tbl.Compact(context.Background(), table.Full); err != nil {
+		t.Fatalf("compaction after check: %v", err)
+	}
+	if out, err := runCheckCmd(t, "--dir", dir); err != nil || out != "ok default.t: 1 rowsets, 6 rows\n" {
+		t.Fatalf("check after compaction: %v\n%s", err, out)
+	}
+}
+
+// TestCheckCommandRefusesOtherDirectories: check of a directory that is
+// not a data directory says so, instead of a list of corrupt tables, and
+// creates nothing.
+func TestCheckCommandRefusesOtherDirectories(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "photos", "2024"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := dirSnapshot(t, dir)
+	out, err := runCheckCmd(t, "--dir", dir)
+	if err == nil || !strings.Contains(err.Error(), "not a rowttl data directory") || out != "" {
+		t.Fatalf("check of a foreign directory: %v\n%s", err, out)
+	}
+	if len(dirSnapshot(t, dir)) != len(before) {
+		t.Fatal("check created files")
+	}
+	missing := filepath.Join(dir, "missing")
+	if _, err := runCheckCmd(t, "--dir", missing); err == nil {
+		t.Fatal("check of a missing directory succeeded")
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatalf("check created %s: %v", missing, err)
 	}
 }

@@ -20,7 +20,8 @@ func inspectCommand() *cobra.Command {
 		Short: "Print a table's rowsets with their expiration histograms",
 		Long: `inspect prints, for one table, its TTL policy and every rowset: versions,
 rows, bytes, expired and deleted rows at now, and a histogram of when its
-rows expire. It runs no compaction and changes nothing.`,
+rows expire. It runs no compaction and changes nothing: it opens the data
+directory read-only, alongside a process that owns it (rowttl serve).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			now := time.Now()
 			if nowText != "" {
@@ -37,7 +38,9 @@ rows expire. It runs no compaction and changes nothing.`,
 			if tblName == "" {
 				return fmt.Errorf("--table is required")
 			}
-			db, err := table.OpenDB(dir, &table.Options{DisableAutoCompaction: true})
+			// Read-only: no lock that would get in the way of the
+			// process that owns the directory, nothing created.
+			db, err := table.OpenDB(dir, &table.Options{ReadOnly: true, DisableAutoCompaction: true})
 			if err != nil {
 				return err
 			}

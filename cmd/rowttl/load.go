@@ -120,7 +120,7 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 		defer fh.Close()
 		in = fh
 	}
-	db, err := table.OpenDB(f.dir, nil)
+	db, err := openDB(f.dir, nil, stderr)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,34 @@ with line editing and history.`,
 }
 
 func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr io.Writer) error {
-	db, err := table.OpenDB(o.dir, nil)
+	var scripts []string
+	if o.file != "" {
+		b, err := os.ReadFile(o.file)
+		if err != nil {
+			return err
+		}
+		scripts = append(scripts, string(b))
+	}
+	if o.execute != "" {
+		scripts = append(scripts, o.execute)
+	}
+	tty := false
+	if len(scripts) == 0 {
+		if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			tty = true
+		} else {
+			b, err := io.ReadAll(stdin)
+			if err != nil {
+				return err
+			}
+			scripts = append(scripts, string(b))
+		}
+	}
+	// A script that only reads opens the directory read-only: it creates
+	// nothing (not even a missing directory) and runs alongside the
+	// process that owns it.
+	readOnly := !tty && !scriptsWrite(scripts)
+	db, err := openDB(o.dir, &table.Options{ReadOnly: readOnly}, stderr)
 	if err != nil {
 		return err
 	}
@@ -79,26 +106,8 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 		}
 		s.FreezeNow(t)
 	}
-	var scripts []string
-	if o.file != "" {
-		b, err := os.ReadFile(o.file)
-		if err != nil {
-			return err
-		}
-		scripts = append(scripts, string(b))
-	}
-	if o.execute != "" {
-		scripts = append(scripts, o.execute)
-	}
-	if len(scripts) == 0 {
-		if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			return interactive(ctx, s, stdout)
-		}
-		b, err := io.ReadAll(stdin)
-		if err != nil {
-			return err
-		}
-		scripts = append(scripts, string(b))
+	if tty {
+		return interactive(ctx, s, stdout)
 	}
 	failed := 0
 	for _, src := range scripts {
@@ -176,4 +185,38 @@ func interactive(ctx context.Context, s *sql.Session, out io.Writer) error {
 			fmt.Fprintf(out, "Query OK, %d row(s) affected\n", res.RowsAffected)
 		})
 	}
+}
+
+// openDB opens a data directory and says on stderr when it made a new one
+// or adopted an old one.
+func openDB(dir string, o *table.Options, stderr io.Writer) (*table.DB, error) {
+	db, err := table.OpenDB(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	if msg := db.Initialized(); msg != "" {
+		fmt.Fprintln(stderr, "rowttl:", msg)
+	}
+	return db, nil
+}
+
+// scriptsWrite reports whether any statement of the scripts may change the
+// data directory: anything but queries, SHOW, DESC, USE and SET. A
+// statement that does not parse changes nothing (it fails).
+func scriptsWrite(scripts []string) bool {
+	for _, src := range scripts {
+		for _, p := range sql.SplitStatements(src) {
+			stmt, err := sql.Parse(p.Text)
+			if err != nil {
+				continue
+			}
+			switch stmt.(type) {
+			case *sql.Select, *sql.ShowDatabases, *sql.ShowTables, *sql.ShowCreateTable, *sql.ShowColumns,
+				*sql.Describe, *sql.ShowTableStats, *sql.ShowRowsets, *sql.Set, *sql.Use:
+			default:
+				return true
+			}
+		}
+	}
+	return false
 }
