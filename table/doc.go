@@ -46,7 +46,7 @@
 // # Readers alongside the owner
 //
 // The process that opens a table for writing holds LOCK exclusively (and
-// writes its pid and command line into it, for messages). A read-only
+// writes its pid and program into it, for messages). A read-only
 // open (Options.ReadOnly: `rowttl check`, `rowttl inspect`, a script that
 // only reads) takes no writer lock and changes nothing; it holds a shared
 // lock on READERS while it is open. The owner deletes a file (an obsolete

@@ -20,8 +20,8 @@ import (
 //
 //   - LOCK is the writer's. The process that owns a table (or a data
 //     directory) holds an exclusive flock on it for as long as it is open,
-//     and writes its process id and command line into it so that others can
-//     say who holds it. Two writers would each append to the manifest
+//     and writes its process id and program into it so that others can say
+//     who holds it. Two writers would each append to the manifest
 //     believing they own it.
 //   - READERS is the readers'. A read-only open (`rowttl check`, `rowttl
 //     inspect`) takes no writer lock: it holds a shared flock on READERS
@@ -75,8 +75,18 @@ func lockDir(dir string) (*fileLock, error) {
 	return &fileLock{f: f}, nil
 }
 
+// ownerLine names this process in its lock files: the pid, the program and
+// its subcommand, never the rest of the command line (it may hold a
+// password, and lock files are readable by all).
 func ownerLine() string {
-	return "pid " + strconv.Itoa(os.Getpid()) + ": " + strings.Join(os.Args, " ") + "\n"
+	cmd := "?"
+	if len(os.Args) > 0 {
+		cmd = filepath.Base(os.Args[0])
+	}
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
+		cmd += " " + os.Args[1]
+	}
+	return "pid " + strconv.Itoa(os.Getpid()) + ": " + cmd + "\n"
 }
 
 // Holder says which process holds dir's writer lock, as its lock file

@@ -58,9 +58,10 @@ type Options struct {
 	CompactionInterval time.Duration
 	// ReadOnly opens a table for inspection (`rowttl check`): Open changes
 	// no file — it neither cuts a torn manifest tail nor deletes orphans nor
-	// rewrites the manifest — runs no background compaction, and every
-	// write, ALTER and compaction fails with ErrNotSupported. Create
-	// refuses it.
+	// rewrites the manifest — takes no writer lock (it reads alongside the
+	// process that owns the table, see lock.go), runs no background
+	// compaction, and every write, ALTER and compaction fails with
+	// ErrNotSupported. Create refuses it; OpenDB creates nothing with it.
 	ReadOnly bool
 }
 
