@@ -1,15 +1,19 @@
 package table
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -458,4 +462,124 @@ func TestReadOnlyOpenRetriesWhenFilesVanish(t *testing.T) {
 	if _, err := Open("/t", &Options{FS: mem, ReadOnly: true}); !errors.Is(err, rowttl.ErrCorruption) {
 		t.Fatalf("a segment missing for good: %v", err)
 	}
+}
+
+// readerEnvDir, when set, makes TestReaderOwnerChild the owner process of
+// TestReadersAcrossProcesses: it writes and compacts the table in that
+// directory until its standard input closes.
+const readerEnvDir = "ROWTTL_READER_OWNER_DIR"
+
+func TestReaderOwnerChild(t *testing.T) {
+	dir := os.Getenv(readerEnvDir)
+	if dir == "" {
+		t.Skip("run by TestReadersAcrossProcesses")
+	}
+	tbl, err := Open(dir, quiet())
+	if err != nil {
+		fmt.Println("@@ error", err)
+		os.Exit(3)
+	}
+	stop := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		close(stop)
+	}()
+	fmt.Println("@@ ready")
+	ctx := context.Background()
+	for i := int64(0); ; i++ {
+		select {
+		case <-stop:
+			if err := tbl.Close(); err != nil {
+				fmt.Println("@@ error", err)
+				os.Exit(3)
+			}
+			fmt.Println("@@ done", i)
+			os.Exit(0)
+		default:
+		}
+		writeSimple(t, tbl, 1000+10*i, 10)
+		if i%3 == 2 {
+			if err := tbl.Compact(ctx, Full); err != nil {
+				fmt.Println("@@ error", err)
+				os.Exit(3)
+			}
+		}
+	}
+}
+
+// TestReadersAcrossProcesses: a child process owns a table and writes and
+// compacts it without pause; this process opens it read-only again and
+// again and checks every segment. No open fails, no check finds a file
+// missing, and the owner never fails.
+func TestReadersAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := filepath.Join(t.TempDir(), "t")
+	tbl := mustCreate(t, dir, simpleDef(), quiet())
+	writeSimple(t, tbl, 0, 10)
+	checkClose(t, tbl)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestReaderOwnerChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), readerEnvDir+"="+dir)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if l, ok := strings.CutPrefix(sc.Text(), "@@ "); ok {
+				lines <- l
+			}
+		}
+		close(lines)
+	}()
+	if l := <-lines; l != "ready" {
+		t.Fatalf("owner: %s", l)
+	}
+	if _, err := Open(dir, quiet()); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "is open in process ") {
+		t.Fatalf("a second writer: %v", err)
+	}
+	reads := 0
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) || reads < 20; reads++ {
+		r, err := Open(dir, &Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("read-only open %d while the owner writes: %v", reads, err)
+		}
+		err = r.Check()
+		if err == nil {
+			var n int64
+			if n, err = r.Count(context.Background(), base, nil); err == nil && n < 10 {
+				err = fmt.Errorf("%d rows", n)
+			}
+		}
+		r.Close()
+		if err != nil {
+			t.Fatalf("read %d while the owner writes: %v", reads, err)
+		}
+	}
+	stdin.Close()
+	var last string
+	for l := range lines {
+		last = l
+	}
+	if err := cmd.Wait(); err != nil || !strings.HasPrefix(last, "done ") {
+		t.Fatalf("owner: %v, last said %q", err, last)
+	}
+	tbl, err = Open(dir, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, tbl)
+	t.Logf("%d read-only opens alongside the owner, which wrote %s batches", reads, strings.TrimPrefix(last, "done "))
 }

@@ -65,7 +65,7 @@ func lockDir(dir string) (*fileLock, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w (%s)", dir, ErrLocked, Holder(dir))
+		return nil, rowttl.Errorf(ErrLocked, "table %s is open in %s", dir, Holder(dir))
 	}
 	// Who holds the lock is for messages only: a failure to say so is no
 	// reason to refuse the open.

@@ -227,5 +227,6 @@ func TestCheckAndInspectWhileServing(t *testing.T) {
 		t.Fatalf("count: %q", out)
 	}
 	checkDir(t, dir)
-	t.Logf("%d checks and inspections ran alongside %d loads", checks, loads)
+	out, _ := runCheckCmd(t, "--dir", dir)
+	t.Logf("%d checks and inspections ran alongside %d loads; at the end: %s", checks, loads, out)
 }
