@@ -41,7 +41,7 @@ var specTexts = []string{
 }
 
 func TestCleanMessage(t *testing.T) {
-	roots := []string{"e", "t", "/", ".", "a b", "ttl", "data", "/tmp/rowttl data", "./e/", "x/"}
+	roots := []string{"e", "t", "/", ".", "a b", "ttl", "data", "/tmp/rowttl data", "./e/", "x/", "DATE", "DATETIME", "/DATE", "function_column.ttl_time_zone must be UTC, Z, or a fixed UTC offset in the form +HH:MM or -HH:MM"}
 	for _, root := range roots {
 		for _, text := range specTexts {
 			if got := cleanMessage(root, text); got != text {
@@ -64,9 +64,12 @@ func TestCleanMessage(t *testing.T) {
 		{"ttl", "manifest " + join("ttl", "default", "ttl", "MANIFEST-000001") + ": record 3: ttl column",
 			"manifest default.ttl/MANIFEST-000001: record 3: ttl column"},
 		{"ttl", "remove leftover " + join("ttl", "default", ".creating-t-1") + ": busy",
+			"remove leftover ttl/default/.creating-t-1: busy"},
+		{"d/ttl", "remove leftover " + join("d/ttl", "default", ".creating-t-1") + ": busy",
 			"remove leftover <data dir>/default/.creating-t-1: busy"},
-		{"ttl", "rename 'ttl/x' and (ttl/y) but not attl/z or ttl",
-			"rename '<data dir>/x' and (<data dir>/y) but not attl/z or ttl"},
+		{"d/ttl", "rename 'd/ttl/x' and (d/ttl/y) but not ad/ttl/z or d/ttl",
+			"rename '<data dir>/x' and (<data dir>/y) but not ad/ttl/z or d/ttl"},
+		{"DATE", "DATE/DATETIME and DATE/default/t/000001.seg", "DATE/DATETIME and default.t/000001.seg"},
 		{"/tmp/d", "two: /tmp/d/a/b/1.seg, /tmp/d/a/b.tmp and /tmp/dd/a/b",
 			"two: a.b/1.seg, <data dir>/a/b.tmp and /tmp/dd/a/b"},
 	} {
@@ -123,4 +126,29 @@ func TestCleanErrorThroughSession(t *testing.T) {
 		}
 		db.Close()
 	}
+}
+
+// FuzzCleanMessage: cleanMessage never panics, changes nothing in a
+// message that holds no separator after the directory's name, and leaves
+// every SPEC §5 text intact, whatever the directory is called.
+func FuzzCleanMessage(f *testing.F) {
+	for _, root := range []string{"e", "t", "/", ".", "a b", "ttl", "/tmp/d", "DATE"} {
+		f.Add(root, "segment "+filepath.Join(root, "default", "t", "000002.seg")+": footer: checksum mismatch")
+		f.Add(root, specTexts[0])
+	}
+	f.Fuzz(func(t *testing.T, root, msg string) {
+		got := cleanMessage(root, msg)
+		clean := filepath.Clean(root)
+		if clean != "." && !strings.Contains(msg, strings.TrimSuffix(clean, "/")+"/") && got != msg {
+			t.Fatalf("root %q changed %q (no path under it) into %q", root, msg, got)
+		}
+		if !strings.Contains(msg, "/") && got != msg {
+			t.Fatalf("root %q changed %q (no path at all) into %q", root, msg, got)
+		}
+		for _, text := range specTexts {
+			if out := cleanMessage(root, text); out != text {
+				t.Fatalf("root %q changed %q into %q", root, text, out)
+			}
+		}
+	})
 }

@@ -187,8 +187,11 @@ func (s *Session) cleanError(err error) error {
 // prefixes count: root followed by a separator, starting msg or after a
 // character that cannot be part of a path, so that no other text (a SPEC §5
 // message, a table name, DATE/DATETIME) changes whatever root is called
-// ("e", "ttl", "/", "."). For "." paths have no prefix at all: a db/table
-// pair counts only when a file of the table follows it.
+// ("e", "ttl", "/", ".", "DATE"). root/db/table becomes db.table; the rest
+// of a path under root becomes <data dir>/... only when root has a
+// separator of its own, since a bare name followed by a separator may be
+// plain words. For "." paths have no prefix at all: a db/table pair counts
+// only when a file of the table follows it.
 func cleanMessage(root, msg string) string {
 	root = filepath.Clean(root)
 	sep := string(filepath.Separator)
@@ -213,7 +216,9 @@ func cleanMessage(root, msg string) string {
 			i += len(prefix) + n
 			continue
 		}
-		if prefix == "" {
+		if !strings.Contains(strings.TrimSuffix(prefix, sep), sep) {
+			// A bare name ("DATE", "e", or "." and "/"): only a table's
+			// path is surely one; "DATE/DATETIME" is not.
 			b.WriteByte(msg[i])
 			i++
 			continue
