@@ -41,8 +41,8 @@ const (
 // A data directory never destroys what is not its own. OpenDB makes one
 // only of a missing or empty directory (writing the marker) and refuses any
 // other directory without the marker, except one made before the marker
-// existed: a directory of database directories at least one of which holds
-// a table whose manifest replays is adopted (the marker is written). A
+// existed: a directory with a database directory that holds a table whose
+// manifest replays is adopted (the marker is written). A
 // table is a directory holding CURRENT and the manifest it names; a
 // database is the default one, an empty directory, or a directory holding
 // at least one table. Nothing else is listed, opened or deleted: DROP
@@ -248,6 +248,7 @@ func classifyDataDir(fsys vfs.FS, dir string) (dirKind, error) {
 			dir, what, markerFile)
 	}
 	empty, legacy := true, false
+	file := "" // a file not rowttl's, for the message
 	for _, n := range names {
 		p := filepath.Join(dir, n)
 		st, err := fsys.Stat(p)
@@ -255,10 +256,10 @@ func classifyDataDir(fsys vfs.FS, dir string) (dirKind, error) {
 			return 0, fmt.Errorf("data directory %s: %w", dir, err)
 		}
 		if !st.IsDir() {
-			if n == lockFile {
-				continue
+			if n != lockFile && file == "" {
+				file = n
 			}
-			return 0, notOurs("the file " + strconv.Quote(n))
+			continue
 		}
 		sub, err := fsys.List(p)
 		if err != nil {
@@ -279,7 +280,10 @@ func classifyDataDir(fsys vfs.FS, dir string) (dirKind, error) {
 	}
 	switch {
 	case legacy:
+		// Files beside the databases (the demo's plot) were allowed then.
 		return dirLegacy, nil
+	case file != "":
+		return 0, notOurs("the file " + strconv.Quote(file))
 	case empty:
 		return dirEmpty, nil
 	}

@@ -290,6 +290,7 @@ func TestDBAdoptsUnmarkedDataDirectory(t *testing.T) {
 		checkClose(t, tbl)
 	}
 	writeTestFile(t, filepath.Join(dir, lockFile), "")
+	writeTestFile(t, filepath.Join(dir, "demo-plateau.png"), "PNG")
 	for _, ro := range []bool{true, false} {
 		db, err := OpenDB(dir, &Options{ReadOnly: ro})
 		if err != nil {

@@ -35,7 +35,7 @@
 // rowttl at the wrong place never turns someone's files into tables. A
 // directory made before the marker existed is adopted (the marker is
 // written) when at least one of its database directories holds a table
-// whose manifest replays and it holds no file but LOCK. A table is a
+// whose manifest replays. A table is a
 // directory holding CURRENT and a manifest; a database is the default one,
 // an empty directory or a directory holding at least one table. Nothing
 // else is listed or opened, and DROP deletes only the files rowttl makes
