@@ -41,8 +41,9 @@ const (
 // A data directory never destroys what is not its own. OpenDB makes one
 // only of a missing or empty directory (writing the marker) and refuses any
 // other directory without the marker, except one made before the marker
-// existed: a directory with a database directory that holds a table whose
-// manifest replays is adopted (the marker is written). A
+// existed: a directory with the LOCK file every data directory had and a
+// database directory holding a table whose manifest replays is adopted
+// (the marker is written). A
 // table is a directory holding CURRENT and the manifest it names; a
 // database is the default one, an empty directory, or a directory holding
 // at least one table. Nothing else is listed, opened or deleted: DROP
@@ -247,15 +248,16 @@ func classifyDataDir(fsys vfs.FS, dir string) (dirKind, error) {
 			"%s is not a rowttl data directory: it holds %s and no %s marker (a new data directory needs a missing or empty directory)",
 			dir, what, markerFile)
 	}
-	empty, legacy := true, false
+	empty, legacy, locked := true, false, false
 	file := "" // a file not rowttl's, for the message
 	for _, n := range names {
+		// What cannot be read (a dangling link, a directory of someone
+		// else's) is not rowttl's: it makes the directory no data
+		// directory rather than an error of its own.
 		p := filepath.Join(dir, n)
 		st, err := fsys.Stat(p)
-		if err != nil {
-			return 0, fmt.Errorf("data directory %s: %w", dir, err)
-		}
-		if !st.IsDir() {
+		if err != nil || !st.IsDir() {
+			locked = locked || n == lockFile && err == nil
 			if n != lockFile && file == "" {
 				file = n
 			}
@@ -263,7 +265,8 @@ func classifyDataDir(fsys vfs.FS, dir string) (dirKind, error) {
 		}
 		sub, err := fsys.List(p)
 		if err != nil {
-			return 0, fmt.Errorf("data directory %s: %w", dir, err)
+			empty = false
+			continue
 		}
 		if len(sub) > 0 {
 			empty = false
@@ -279,11 +282,15 @@ func classifyDataDir(fsys vfs.FS, dir string) (dirKind, error) {
 		}
 	}
 	switch {
-	case legacy:
-		// Files beside the databases (the demo's plot) were allowed then.
+	case legacy && locked:
+		// Every data directory an older OpenDB made has its LOCK file
+		// (what "/" above a /tmp/t table has not). Files beside the
+		// databases (the demo's plot) were allowed then.
 		return dirLegacy, nil
 	case file != "":
 		return 0, notOurs("the file " + strconv.Quote(file))
+	case legacy:
+		return 0, notOurs("rowttl tables in subdirectories but never was a data directory (no LOCK file)")
 	case empty:
 		return dirEmpty, nil
 	}

@@ -315,8 +315,21 @@ func TestDBAdoptsUnmarkedDataDirectory(t *testing.T) {
 		}
 	}
 
+	// A directory above a table that was never a data directory (no LOCK
+	// file: "/" above /tmp/d/t) is not adopted.
+	above := t.TempDir()
+	tbl := mustCreate(t, filepath.Join(above, "tmp", "t"), simpleDef(), quiet())
+	checkClose(t, tbl)
+	writeTestFile(t, filepath.Join(above, "etc", "passwd"), "root")
+	for _, ro := range []bool{true, false} {
+		if _, err := OpenDB(above, &Options{ReadOnly: ro}); !errors.Is(err, rowttl.ErrInvalidArgument) {
+			t.Fatalf("read-only %v: a directory above a table: %v", ro, err)
+		}
+	}
+
 	bad := t.TempDir()
-	tbl := mustCreate(t, filepath.Join(bad, "default", "t"), simpleDef(), quiet())
+	writeTestFile(t, filepath.Join(bad, lockFile), "")
+	tbl = mustCreate(t, filepath.Join(bad, "default", "t"), simpleDef(), quiet())
 	checkClose(t, tbl)
 	writeTestFile(t, filepath.Join(bad, "default", "t", manifestName(1)), "not a manifest")
 	if _, err := OpenDB(bad, nil); !errors.Is(err, rowttl.ErrInvalidArgument) {

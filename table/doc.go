@@ -34,8 +34,8 @@
 // and refuses every other directory without the marker, so that pointing
 // rowttl at the wrong place never turns someone's files into tables. A
 // directory made before the marker existed is adopted (the marker is
-// written) when at least one of its database directories holds a table
-// whose manifest replays. A table is a
+// written) when it has the LOCK file every data directory had and at least
+// one of its database directories holds a table whose manifest replays. A table is a
 // directory holding CURRENT and a manifest; a database is the default one,
 // an empty directory or a directory holding at least one table. Nothing
 // else is listed or opened, and DROP deletes only the files rowttl makes

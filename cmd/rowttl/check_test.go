@@ -18,6 +18,12 @@ import (
 // makeCheckTable creates <dir>/<db>/<name> with two writes of n rows.
 func makeCheckTable(t *testing.T, dir, db, name string, n int) string {
 	t.Helper()
+	// dir is a data directory (the first call makes it one).
+	d, err := table.OpenDB(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
 	tdir := filepath.Join(dir, db, name)
 	def := &table.Definition{Model: schema.Duplicate, Schema: schema.Schema{KeyCount: 1, Columns: []schema.Column{
 		{Name: "id", Type: schema.BigIntType},
