@@ -1,5 +1,10 @@
 // Command rowttl is the engine's command line: the demo, and (as they land)
 // the SQL shell, loads, compaction, inspection and benchmarks.
+//
+// It must never turn a directory that is not a data directory into one
+// (table.OpenDB refuses it), and its read-only commands (check, inspect, sql
+// scripts that only read) must never create, lock or change anything, nor
+// get in the way of the process that owns the directory.
 package main
 
 import (
