@@ -161,11 +161,6 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsys, err := newDeferringFS(o.FS, dir)
-	if err != nil {
-		lock.release()
-		return nil, err
-	}
 	snap := &versionEdit{Format: manifestFormat, Definition: d, Policy: &pol, NextFileNum: 1, NextRowsetID: 1, Totals: &Totals{}}
 	m, err := createManifest(o.FS, dir, 1, snap)
 	if err != nil {
@@ -173,6 +168,12 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 		return nil, fmt.Errorf("create table in %s: %w", dir, err)
 	}
 	if err := o.FS.SyncDir(filepath.Dir(filepath.Clean(dir))); err != nil {
+		m.close()
+		lock.release()
+		return nil, err
+	}
+	fsys, err := newDeferringFS(o.FS, dir)
+	if err != nil {
 		m.close()
 		lock.release()
 		return nil, err
