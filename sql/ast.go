@@ -331,6 +331,11 @@ type Limit struct {
 	Count, Offset int64
 }
 
+// Explain is EXPLAIN <select>: it prints the plan instead of running it.
+type Explain struct {
+	Stmt Stmt
+}
+
 // Update is UPDATE [db.]t [[AS] alias] SET col = expr, ... [WHERE e].
 type Update struct {
 	Table TableName
@@ -416,6 +421,7 @@ type AdminCompact struct {
 }
 
 func (*CreateDatabase) stmtNode()  {}
+func (*Explain) stmtNode()         {}
 func (*DropDatabase) stmtNode()    {}
 func (*Use) stmtNode()             {}
 func (*ShowDatabases) stmtNode()   {}

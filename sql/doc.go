@@ -13,19 +13,55 @@
 //
 // # Executing
 //
-// NewSession opens a session on a table.DB; Session.Exec parses and runs one
-// statement and returns a Result whose rows are already formatted;
-// Session.ExecScript runs a script statement by statement. Each statement
-// takes one now when it starts (the wall clock, or the frozen clock of SET
-// session_now) and uses it for NOW(), CURRENT_TIMESTAMP, defaults and the
-// TTL check of every row it reads or matches.
+// NewSession opens a session on a table.DB. Session.Query runs a statement
+// that yields a result set and returns its rows as Arrow record batches
+// (array.RecordReader; each field's SQL type in its metadata, see
+// FieldType); Session.Exec runs any statement and returns a Result, whose
+// rows it formats from the same batches; Session.RunScript runs a script
+// as the shell does, streaming each result set to a writer batch by batch;
+// Session.ExecScript runs a script statement by statement with a callback.
+// Each statement takes one now when it starts (the wall clock, or the
+// frozen clock of SET session_now) and uses it for NOW(),
+// CURRENT_TIMESTAMP, defaults and the TTL check of every row it reads or
+// matches.
 //
-// Expressions are compiled once per statement (compiler, eval.go) into
-// closures over rows of schema.Value with a static type, constants folded;
-// rows come from table scans, and the simple conjuncts of a WHERE clause
-// (column op constant, IS NULL, IN, BETWEEN) are also pushed into the scan's
-// filter so that zone maps skip pages. UPDATE and DELETE evaluate the whole
-// WHERE in the table's Matcher.
+// # How SELECT runs
+//
+// Two engines run SELECT; planSelect (plan.go) alone decides which:
+//
+//   - The vectorised engine (plan*.go over package exec) runs single-table
+//     and table-less SELECTs without GROUP BY, HAVING, aggregates, ORDER BY
+//     or DISTINCT whose expressions vcompiler compiles (column references,
+//     constants, arithmetic, comparisons, AND/OR/NOT, IS, IN lists of
+//     constants, BETWEEN, LIKE with a constant pattern, CAST between the
+//     kinds exec.Cast implements). The plan is a scan (its projection the
+//     columns the statement names, the simple WHERE conjuncts pushed into
+//     query.Request.Filter so that zone maps skip pages), a Filter with the
+//     whole WHERE, a Limit (below the projection: no select item is
+//     evaluated on a row the limit drops) and a Project; rows stream from
+//     the scan to the caller a batch at a time, and a closed reader stops
+//     the scan. Constant subexpressions are folded with the row engine's
+//     compiler, and the row engine's type rules (comparisonType, unify,
+//     castFunc) decide every conversion, so both engines agree.
+//   - The row engine (exec_select.go, agg.go, eval.go: closures over rows of
+//     schema.Value) runs everything else, and every statement whose
+//     compilation fails, so that errors keep the row engine's texts. Its
+//     count and sum over integer columns are reduced inside the scan
+//     (sql/agg.go).
+//
+// EXPLAIN <select> prints which engine runs a statement and, for the
+// vectorised one, its operator tree with the pushed filter, the projection
+// and the limit.
+//
+// Result values are formatted in one place (exec.ColumnFormatter): strings
+// are escaped as `mysql -B` does (SPEC §4). SHOW and DESC results are text
+// built by their statements and printed as they are (SHOW CREATE TABLE
+// keeps its lines).
+//
+// In UPDATE, DELETE and INSERT ... SELECT, expressions are compiled once
+// per statement (compiler, eval.go) into closures over rows of
+// schema.Value with a static type, constants folded; UPDATE and DELETE
+// evaluate the whole WHERE in the table's Matcher.
 //
 // # Dialect choices where SPEC is silent
 //

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/rowttl/rowttl/query"
@@ -17,18 +16,6 @@ type rowSet struct {
 	names []string
 	types []schema.Type
 	rows  [][]schema.Value
-}
-
-func (r *rowSet) result(loc *time.Location) *Result {
-	res := &Result{Columns: r.names, Rows: make([][]string, 0, len(r.rows))}
-	for _, row := range r.rows {
-		out := make([]string, len(row))
-		for i, v := range row {
-			out[i] = renderValue(v, r.types[i], loc)
-		}
-		res.Rows = append(res.Rows, out)
-	}
-	return res
 }
 
 // outItem is one column of a select list, stars expanded.

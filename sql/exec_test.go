@@ -68,6 +68,13 @@ func runExecFile(t *testing.T, path string) {
 				}
 			}
 			var b strings.Builder
+			if len(mask) == 0 {
+				// Exactly what `rowttl sql -f` prints, streamed.
+				if _, err := s.RunScript(ctx, d.Input, ScriptOptions{Bail: bail}, &b); err != nil {
+					t.Fatal(err)
+				}
+				return b.String()
+			}
 			s.ExecScript(ctx, d.Input, bail, func(_ Piece, res *Result, err error) {
 				if err == nil && res.HasResultSet() {
 					res = maskColumns(res, mask)

@@ -335,6 +335,12 @@ func (p *parser) parseStatement() Stmt {
 		return p.parseInsert()
 	case "SELECT":
 		return p.parseSelect()
+	case "EXPLAIN":
+		p.i++
+		if t := p.peek(); t.kind != tokIdent || !strings.EqualFold(t.val, "SELECT") {
+			p.fail("EXPLAIN takes a SELECT")
+		}
+		return &Explain{Stmt: p.parseSelect()}
 	case "UPDATE":
 		p.i++
 		return p.parseUpdate()

@@ -125,6 +125,17 @@ func (s *Session) Exec(ctx context.Context, text string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.execStmt(ctx, stmt)
+}
+
+func (s *Session) execStmt(ctx context.Context, stmt Stmt) (*Result, error) {
+	if streams(stmt) {
+		r, err := s.queryStmt(ctx, stmt)
+		if err != nil {
+			return nil, err
+		}
+		return ReadResult(r)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	env := &stmtEnv{now: s.nowLocked(), loc: s.loc}
@@ -314,12 +325,6 @@ func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Res
 		return nil, s.alterTable(ctx, st)
 	case *Insert:
 		return s.insert(ctx, env, st)
-	case *Select:
-		rs, err := s.runSelect(ctx, env, st)
-		if err != nil {
-			return nil, err
-		}
-		return rs.result(env.loc), nil
 	case *Update:
 		return s.update(ctx, env, st)
 	case *Delete:

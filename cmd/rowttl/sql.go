@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rowttl/rowttl"
 	"io"
 	"os"
 	"path/filepath"
@@ -111,12 +110,7 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 	}
 	failed := 0
 	for _, src := range scripts {
-		var werr error
-		errs := s.ExecScript(ctx, src, o.bail, func(_ sql.Piece, res *sql.Result, err error) {
-			if werr == nil {
-				werr = sql.PrintScriptResult(stdout, res, err)
-			}
-		})
+		errs, werr := s.RunScript(ctx, src, sql.ScriptOptions{Bail: o.bail}, stdout)
 		if werr != nil {
 			return werr
 		}
@@ -172,18 +166,9 @@ func interactive(ctx context.Context, s *sql.Session, out io.Writer) error {
 		src := buf.String()
 		buf.Reset()
 		rl.SetPrompt("rowttl> ")
-		s.ExecScript(ctx, src, false, func(_ sql.Piece, res *sql.Result, err error) {
-			if err != nil {
-				fmt.Fprintf(out, "ERROR: %s\n", strings.ReplaceAll(rowttl.Message(err), "\n", " "))
-				return
-			}
-			if res.HasResultSet() {
-				res.WriteTSV(out)
-				fmt.Fprintf(out, "%d row(s) in set\n", len(res.Rows))
-				return
-			}
-			fmt.Fprintf(out, "Query OK, %d row(s) affected\n", res.RowsAffected)
-		})
+		if _, err := s.RunScript(ctx, src, sql.ScriptOptions{Summary: true}, out); err != nil {
+			return err
+		}
 	}
 }
 

@@ -1,0 +1,276 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// Cast converts X to type To with the dialect's strict rules: an integer
+// that does not fit its type is an error, not NULL. CanCast says which
+// conversions it implements; the planner leaves the others to the row
+// engine.
+type Cast struct {
+	X  Expr
+	To schema.Type
+}
+
+// Type implements Expr.
+func (c *Cast) Type() schema.Type { return c.To }
+
+func (c *Cast) String() string { return fmt.Sprintf("CAST(%s AS %s)", c.X, c.To) }
+
+func isIntLike(k schema.Kind) bool {
+	switch k {
+	case schema.Boolean, schema.TinyInt, schema.SmallInt, schema.Int, schema.BigInt:
+		return true
+	}
+	return false
+}
+
+func isNumber(k schema.Kind) bool {
+	return isIntLike(k) || k == schema.Float || k == schema.Double || k == schema.Decimal
+}
+
+// CanCast reports whether Cast implements the conversion.
+func CanCast(from, to schema.Type) bool {
+	f, t := from.Kind, to.Kind
+	switch {
+	case f == schema.Invalid:
+		return true
+	case arrow.TypeEqual(from.Arrow(), to.Arrow()) && !(f == schema.Datetime || f == schema.TimestampTZ):
+		return true
+	case t == schema.Boolean:
+		return isNumber(f)
+	case t == schema.TinyInt || t == schema.SmallInt || t == schema.Int || t == schema.BigInt:
+		return isIntLike(f)
+	case t == schema.Float || t == schema.Double:
+		return isNumber(f)
+	case t == schema.Date:
+		return f == schema.Datetime || f == schema.TimestampTZ
+	case t == schema.Datetime || t == schema.TimestampTZ:
+		return f == schema.Date || f == schema.Datetime || f == schema.TimestampTZ
+	case to.IsString():
+		return f != schema.TimestampNS
+	}
+	return false
+}
+
+// Eval implements Expr.
+func (c *Cast) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	x, err := c.X.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	n := x.Len()
+	from, to := c.X.Type(), c.To
+	if from.Kind == schema.Invalid || x.DataType().ID() == arrow.NULL {
+		return nullArray(env.Mem, to.Arrow(), n), nil
+	}
+	if arrow.TypeEqual(x.DataType(), to.Arrow()) && !(to.Kind == schema.Datetime || to.Kind == schema.TimestampTZ) {
+		x.Retain()
+		return x, nil
+	}
+	valid, nulls := andValidity(env.Mem, n, x)
+	vb := []byte(nil)
+	if valid != nil {
+		vb = valid.Bytes()
+	}
+	fail := func(err error) (arrow.Array, error) {
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, err
+	}
+	switch {
+	case to.IsString():
+		if valid != nil {
+			valid.Release()
+		}
+		f := ColumnFormatter(x, from, env.Loc, false)
+		bld := array.NewStringBuilder(env.Mem)
+		defer bld.Release()
+		bld.Reserve(n)
+		var buf []byte
+		for i := range n {
+			if x.IsNull(i) {
+				bld.AppendNull()
+				continue
+			}
+			buf = f(buf[:0], i)
+			bld.BinaryBuilder.Append(buf)
+		}
+		return bld.NewArray(), nil
+	case to.Kind == schema.Boolean:
+		vals := newBuffer(env.Mem, int(bitutil.BytesForBits(int64(n))))
+		out := vals.Bytes()
+		fs := floats(x)
+		for i := range n {
+			if fs(i) != 0 {
+				bitutil.SetBit(out, i)
+			}
+		}
+		return newBools(n, vals, valid, nulls), nil
+	case to.Kind == schema.Float || to.Kind == schema.Double:
+		fs := floats(x)
+		if to.Kind == schema.Float {
+			buf := newBuffer(env.Mem, n*4)
+			out := arrow.Float32Traits.CastFromBytes(buf.Bytes())
+			for i := range n {
+				out[i] = float32(fs(i))
+			}
+			return makeArray(to.Arrow(), n, valid, nulls, buf), nil
+		}
+		buf := newBuffer(env.Mem, n*8)
+		out := arrow.Float64Traits.CastFromBytes(buf.Bytes())
+		for i := range n {
+			out[i] = fs(i)
+		}
+		return makeArray(to.Arrow(), n, valid, nulls, buf), nil
+	case to.IsInteger():
+		is := ints(x)
+		width := to.Arrow().(arrow.FixedWidthDataType).BitWidth() / 8
+		buf := newBuffer(env.Mem, n*width)
+		raw := buf.Bytes()
+		for i := range n {
+			v := is(i)
+			if err := schema.CheckIntRange(to, v); err != nil && isValid(vb, 0, i) {
+				buf.Release()
+				return fail(rowttl.Errorf(rowttl.ErrInvalidArgument, "%v", err))
+			}
+			switch width {
+			case 1:
+				raw[i] = byte(int8(v))
+			case 2:
+				arrow.Int16Traits.CastFromBytes(raw)[i] = int16(v)
+			case 4:
+				arrow.Int32Traits.CastFromBytes(raw)[i] = int32(v)
+			default:
+				arrow.Int64Traits.CastFromBytes(raw)[i] = v
+			}
+		}
+		return makeArray(to.Arrow(), n, valid, nulls, buf), nil
+	case to.Kind == schema.Date:
+		buf := newBuffer(env.Mem, n*4)
+		out := arrow.Date32Traits.CastFromBytes(buf.Bytes())
+		src := x.(*array.Timestamp).TimestampValues()
+		for i := range n {
+			w := int64(src[i])
+			if from.Kind == schema.TimestampTZ {
+				w = instantToWall(w, env.Loc)
+			}
+			out[i] = arrow.Date32(floorDiv(w, microsPerDay))
+		}
+		return makeArray(to.Arrow(), n, valid, nulls, buf), nil
+	case to.Kind == schema.Datetime || to.Kind == schema.TimestampTZ:
+		buf := newBuffer(env.Mem, n*8)
+		out := arrow.TimestampTraits.CastFromBytes(buf.Bytes())
+		p := to.Precision
+		for i := range n {
+			var v int64
+			switch from.Kind {
+			case schema.Date:
+				v = int64(x.(*array.Date32).Value(i)) * microsPerDay
+				if to.Kind == schema.TimestampTZ {
+					v = wallToInstant(v, env.Loc)
+				}
+			default:
+				v = int64(x.(*array.Timestamp).Value(i))
+				switch {
+				case from.Kind == schema.Datetime && to.Kind == schema.TimestampTZ:
+					v = wallToInstant(v, env.Loc)
+				case from.Kind == schema.TimestampTZ && to.Kind == schema.Datetime:
+					v = instantToWall(v, env.Loc)
+				}
+				v = schema.TruncateMicros(v, p)
+			}
+			out[i] = arrow.Timestamp(v)
+		}
+		return makeArray(to.Arrow(), n, valid, nulls, buf), nil
+	}
+	return fail(rowttl.Errorf(rowttl.ErrInvalidArgument, "cannot convert %s to %s", from, to))
+}
+
+const microsPerDay = 86400 * 1_000_000
+
+// floats reads a numeric array as float64 (decimals scaled).
+func floats(a arrow.Array) func(i int) float64 {
+	switch c := a.(type) {
+	case *array.Boolean:
+		return func(i int) float64 {
+			if c.Value(i) {
+				return 1
+			}
+			return 0
+		}
+	case *array.Int8:
+		return func(i int) float64 { return float64(c.Value(i)) }
+	case *array.Int16:
+		return func(i int) float64 { return float64(c.Value(i)) }
+	case *array.Int32:
+		return func(i int) float64 { return float64(c.Value(i)) }
+	case *array.Int64:
+		return func(i int) float64 { return float64(c.Value(i)) }
+	case *array.Float32:
+		return func(i int) float64 { return float64(c.Value(i)) }
+	case *array.Float64:
+		return func(i int) float64 { return c.Value(i) }
+	case *array.Decimal128:
+		scale := int(c.DataType().(*arrow.Decimal128Type).Scale)
+		p := math.Pow10(scale)
+		return func(i int) float64 {
+			v := c.Value(i)
+			if v.FitsInPrecision(18) {
+				return float64(int64(v.LowBits())) / p
+			}
+			return v.ToFloat64(int32(scale))
+		}
+	}
+	return func(int) float64 { return 0 }
+}
+
+// ints reads an integer-like array as int64.
+func ints(a arrow.Array) func(i int) int64 {
+	switch c := a.(type) {
+	case *array.Boolean:
+		return func(i int) int64 {
+			if c.Value(i) {
+				return 1
+			}
+			return 0
+		}
+	case *array.Int8:
+		return func(i int) int64 { return int64(c.Value(i)) }
+	case *array.Int16:
+		return func(i int) int64 { return int64(c.Value(i)) }
+	case *array.Int32:
+		return func(i int) int64 { return int64(c.Value(i)) }
+	case *array.Int64:
+		return func(i int) int64 { return c.Value(i) }
+	}
+	return func(int) int64 { return 0 }
+}
+
+// wallToInstant reads a DATETIME wall clock (µs) in loc.
+func wallToInstant(wall int64, loc *time.Location) int64 {
+	if loc == nil || loc == time.UTC {
+		return wall
+	}
+	t := time.UnixMicro(wall).UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).UnixMicro()
+}
+
+// instantToWall returns the wall clock (µs) of an instant in loc.
+func instantToWall(us int64, loc *time.Location) int64 {
+	if loc == nil || loc == time.UTC {
+		return us
+	}
+	return schema.DatetimeFromTime(time.UnixMicro(us).In(loc))
+}

@@ -1,0 +1,431 @@
+package sql
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// errRowEngine marks what the vectorised planner does not handle (yet): the
+// statement runs on the row engine instead, which also produces every
+// error of name resolution and typing, so that both engines fail alike.
+var errRowEngine = errors.New("runs on the row engine")
+
+// rowEngineError sends a statement to the row engine: reason says why;
+// err, when set, is the error of resolution or typing the row engine will
+// report.
+type rowEngineError struct {
+	reason string
+	err    error
+}
+
+func (e *rowEngineError) Error() string { return e.reason }
+func (e *rowEngineError) Unwrap() error { return errRowEngine }
+
+func rowEnginef(format string, args ...any) error {
+	return &rowEngineError{reason: fmt.Sprintf(format, args...)}
+}
+
+// rowEngineErr sends a statement that fails to compile to the row engine,
+// which reports the failure in its own words.
+func rowEngineErr(err error) error {
+	return &rowEngineError{reason: rowttl.Message(err), err: err}
+}
+
+// maxExprNodes bounds the size of one compiled expression: compile time is
+// linear in it, and a larger expression is refused rather than compiled.
+const maxExprNodes = 10000
+
+// vcompiler turns AST expressions into vectorised exec expressions over the
+// columns of one scope. It reuses the row engine's type rules
+// (comparisonType, unify, castFunc, sameRepr) and folds every constant
+// subexpression with the row engine's compiler, so constants get exactly
+// the row engine's values and errors.
+type vcompiler struct {
+	env *stmtEnv
+	sc  *scope
+	// refs are the column references made, by input slot; the planner
+	// points their Index at the scan's output column once it knows the
+	// projection.
+	refs  map[int][]*exec.ColumnRef
+	nodes int
+}
+
+func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
+	return &vcompiler{env: env, sc: sc, refs: map[int][]*exec.ColumnRef{}}
+}
+
+// isConstant reports an expression that reads no column and calls no
+// aggregate.
+func isConstant(e Expr) bool {
+	konst := true
+	Walk(e, func(x Expr) bool {
+		switch f := x.(type) {
+		case *ColumnRef:
+			konst = false
+		case *FuncCall:
+			if IsAggregate(f.Name) {
+				konst = false
+			}
+		}
+		return konst
+	})
+	return konst
+}
+
+func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
+	c.nodes++
+	if c.nodes > maxExprNodes {
+		return nil, invalidf("expression too complex: more than %d nodes", maxExprNodes)
+	}
+	if isConstant(e) {
+		old := newCompiler(c.env, nil)
+		x, err := old.compile(e)
+		if err != nil {
+			return nil, rowEngineErr(err)
+		}
+		v, err := x.eval(nil)
+		if err != nil {
+			return nil, rowEngineErr(err)
+		}
+		return c.lit(x.t, v), nil
+	}
+	switch e := e.(type) {
+	case *ColumnRef:
+		slot, err := c.sc.resolve(e)
+		if err != nil {
+			return nil, rowEngineErr(err)
+		}
+		col := c.sc.cols[slot]
+		ref := &exec.ColumnRef{Index: -1, Name: col.name, Typ: col.typ}
+		c.refs[slot] = append(c.refs[slot], ref)
+		return ref, nil
+	case *UnaryExpr:
+		x, err := c.compile(e.X)
+		if err != nil {
+			return nil, err
+		}
+		if e.Op == OpNot {
+			b, err := c.asBool(x)
+			if err != nil {
+				return nil, err
+			}
+			return &exec.Not{X: b}, nil
+		}
+		t := x.Type()
+		switch {
+		case isIntLike(t) || isNullType(t):
+			x, err = c.convert(x, bigintType)
+		case t.Kind == schema.Decimal:
+		case isFloat(t):
+			x, err = c.convert(x, doubleType)
+		default:
+			return nil, rowEnginef("negation of %s", t)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &exec.Neg{X: x, Text: Format(e)}, nil
+	case *BinaryExpr:
+		l, err := c.compile(e.L)
+		if err != nil {
+			return nil, err
+		}
+		r, err := c.compile(e.R)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case e.Op == OpAnd || e.Op == OpOr:
+			return c.logic(e.Op == OpAnd, l, r)
+		case e.Op.IsComparison():
+			return c.compare(e.Op, l, r)
+		}
+		return c.arith(e.Op, l, r, Format(e))
+	case *IsExpr:
+		x, err := c.compile(e.X)
+		if err != nil {
+			return nil, err
+		}
+		test := exec.TestNull
+		if e.Test != IsNull {
+			if x, err = c.asBool(x); err != nil {
+				return nil, err
+			}
+			test = exec.TestTrue
+			if e.Test == IsFalse {
+				test = exec.TestFalse
+			}
+		}
+		return &exec.Is{X: x, Test: test, Not: e.Not}, nil
+	case *InExpr:
+		return c.in(e)
+	case *BetweenExpr:
+		x, err := c.compile(e.X)
+		if err != nil {
+			return nil, err
+		}
+		lo, err := c.compile(e.Lo)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := c.compile(e.Hi)
+		if err != nil {
+			return nil, err
+		}
+		ge, err := c.compare(OpGe, x, lo)
+		if err != nil {
+			return nil, err
+		}
+		le, err := c.compare(OpLe, x, hi)
+		if err != nil {
+			return nil, err
+		}
+		var both exec.Expr = &exec.Logic{And: true, L: ge, R: le}
+		if e.Not {
+			both = &exec.Not{X: both}
+		}
+		return both, nil
+	case *LikeExpr:
+		return c.like(e)
+	case *CastExpr:
+		x, err := c.compile(e.X)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.Type.Validate(); err != nil {
+			return nil, rowEngineErr(err)
+		}
+		return c.convert(x, e.Type)
+	}
+	return nil, rowEnginef("expression %s", Format(e))
+}
+
+// lit returns a constant; its text is how EXPLAIN shows it.
+func (c *vcompiler) lit(t schema.Type, v schema.Value) *exec.Literal {
+	text := "NULL"
+	if !v.IsNull() {
+		text = renderValue(v, t, c.env.loc)
+		if t.IsString() || t.IsTemporal() {
+			text = QuoteString(text)
+		}
+	}
+	return &exec.Literal{Typ: t, Val: v, Text: text}
+}
+
+// convert returns x as a value of type t: constants are converted now, by
+// the row engine's castFunc; columns through an exec.Cast when it
+// implements the conversion.
+func (c *vcompiler) convert(x exec.Expr, t schema.Type) (exec.Expr, error) {
+	from := x.Type()
+	if from == t {
+		return x, nil
+	}
+	if l, ok := x.(*exec.Literal); ok {
+		f, err := castFunc(from, t, c.env.loc)
+		if err != nil {
+			return nil, rowEngineErr(err)
+		}
+		v, err := f(l.Val)
+		if err != nil {
+			return nil, rowEngineErr(err)
+		}
+		return c.lit(t, v), nil
+	}
+	if sameRepr(from, t) && arrow.TypeEqual(from.Arrow(), t.Arrow()) && !(from.Kind == schema.Datetime || from.Kind == schema.TimestampTZ) {
+		return x, nil
+	}
+	if from.Kind == t.Kind && (t.Kind == schema.Datetime || t.Kind == schema.TimestampTZ) && from.Precision <= t.Precision {
+		// Widening the precision changes no value.
+		return x, nil
+	}
+	if _, err := castFunc(from, t, c.env.loc); err != nil {
+		return nil, rowEngineErr(err)
+	}
+	if !exec.CanCast(from, t) {
+		return nil, rowEnginef("conversion of %s to %s", from, t)
+	}
+	return &exec.Cast{X: x, To: t}, nil
+}
+
+// asBool converts x for a logical context, as the row engine's asBool.
+func (c *vcompiler) asBool(x exec.Expr) (exec.Expr, error) {
+	t := x.Type()
+	if t.Kind == schema.Boolean || isNullType(t) {
+		return x, nil
+	}
+	if isNumeric(t) || t.IsString() {
+		return c.convert(x, boolType)
+	}
+	return nil, rowEnginef("%s value used as a condition", t)
+}
+
+func (c *vcompiler) logic(and bool, l, r exec.Expr) (exec.Expr, error) {
+	l, err := c.asBool(l)
+	if err != nil {
+		return nil, err
+	}
+	r, err = c.asBool(r)
+	if err != nil {
+		return nil, err
+	}
+	return &exec.Logic{And: and, L: l, R: r}, nil
+}
+
+var cmpOps = map[BinaryOp]exec.CmpOp{
+	OpEq: exec.Eq, OpNe: exec.Ne, OpLt: exec.Lt, OpLe: exec.Le, OpGt: exec.Gt, OpGe: exec.Ge, OpNullSafeEq: exec.NullSafeEq,
+}
+
+func (c *vcompiler) compare(op BinaryOp, l, r exec.Expr) (exec.Expr, error) {
+	t, ok := comparisonType(l.Type(), r.Type())
+	if !ok {
+		return nil, rowEnginef("comparison of %s with %s", l.Type(), r.Type())
+	}
+	if isNullType(t) {
+		// One side is a NULL constant: <=> tests the other for NULL, every
+		// other comparison is NULL.
+		if op != OpNullSafeEq {
+			return c.lit(boolType, schema.Null), nil
+		}
+		x := l
+		if isNullType(l.Type()) {
+			x = r
+		}
+		return &exec.Is{X: x, Test: exec.TestNull}, nil
+	}
+	l, err := c.convert(l, t)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = c.convert(r, t); err != nil {
+		return nil, err
+	}
+	return exec.NewCompare(cmpOps[op], l, r)
+}
+
+var arithOps = map[BinaryOp]exec.ArithOp{
+	OpAdd: exec.Add, OpSub: exec.Sub, OpMul: exec.Mul, OpDiv: exec.Div, OpMod: exec.Mod, OpIntDiv: exec.IntDiv,
+}
+
+func (c *vcompiler) arith(op BinaryOp, l, r exec.Expr, text string) (exec.Expr, error) {
+	for _, x := range []exec.Expr{l, r} {
+		t := x.Type()
+		if t.IsTemporal() || (!isNumeric(t) && !t.IsString() && !isNullType(t)) {
+			return nil, rowEnginef("arithmetic on %s", t)
+		}
+	}
+	intLike := func(t schema.Type) bool { return isIntLike(t) || isNullType(t) }
+	to := doubleType
+	if intLike(l.Type()) && intLike(r.Type()) && op != OpDiv {
+		to = bigintType
+	}
+	l, err := c.convert(l, to)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = c.convert(r, to); err != nil {
+		return nil, err
+	}
+	return exec.NewArith(arithOps[op], l, r, text)
+}
+
+func (c *vcompiler) in(e *InExpr) (exec.Expr, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	var t schema.Type
+	haveT := false
+	var items []exec.Expr
+	for _, it := range e.List {
+		if !isConstant(it) {
+			return nil, rowEnginef("IN list with a non-constant item")
+		}
+		v, err := c.compile(it)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, v)
+		ct, ok := comparisonType(x.Type(), v.Type())
+		if !ok {
+			return nil, rowEnginef("IN list comparing %s with %s", x.Type(), v.Type())
+		}
+		if isNullType(ct) {
+			continue
+		}
+		if haveT && ct != t {
+			return nil, rowEnginef("IN list of mixed comparison types")
+		}
+		t, haveT = ct, true
+	}
+	if !haveT {
+		return c.lit(nullType, schema.Null), nil
+	}
+	lits := make([]*exec.Literal, 0, len(items))
+	for _, it := range items {
+		l := it.(*exec.Literal)
+		if isNullType(l.Typ) || l.Val.IsNull() {
+			lits = append(lits, c.lit(t, schema.Null))
+			continue
+		}
+		cv, err := c.convert(l, t)
+		if err != nil {
+			return nil, err
+		}
+		lits = append(lits, cv.(*exec.Literal))
+	}
+	if x, err = c.convert(x, t); err != nil {
+		return nil, err
+	}
+	g, err := exec.NewIn(x, lits, e.Not)
+	if err != nil {
+		return nil, rowEngineErr(err)
+	}
+	return g, nil
+}
+
+func (c *vcompiler) like(e *LikeExpr) (exec.Expr, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	if !isConstant(e.Pattern) || (e.Escape != nil && !isConstant(e.Escape)) {
+		return nil, rowEnginef("LIKE with a non-constant pattern")
+	}
+	p, err := c.compile(e.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	if x, err = c.convert(x, stringType); err != nil {
+		return nil, err
+	}
+	pl, err := c.convert(p, stringType)
+	if err != nil {
+		return nil, err
+	}
+	esc := '\\'
+	if e.Escape != nil {
+		ex, err := c.compile(e.Escape)
+		if err != nil {
+			return nil, err
+		}
+		l := ex.(*exec.Literal)
+		if !l.Typ.IsString() || l.Val.IsNull() {
+			return nil, rowEnginef("ESCAPE takes a constant string")
+		}
+		r := []rune(string(l.Val.Bytes))
+		if len(r) != 1 {
+			return nil, rowEnginef("ESCAPE takes exactly one character")
+		}
+		esc = r[0]
+	}
+	pv := pl.(*exec.Literal).Val
+	if pv.IsNull() {
+		return c.lit(nullType, schema.Null), nil
+	}
+	return exec.NewLike(x, string(pv.Bytes), esc, e.Not)
+}

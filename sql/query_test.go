@@ -1,0 +1,207 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/table"
+)
+
+// checkedSession is a session whose tables and queries allocate from a
+// checked allocator that must be empty when the test ends.
+func checkedSession(t *testing.T, pageRows int) (*Session, func(q string)) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	clock := func() time.Time { return testNow }
+	db, err := table.OpenDB(t.TempDir(), &table.Options{PageRows: pageRows, DisableAutoCompaction: true, Allocator: mem, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+		mem.AssertSize(t, 0)
+	})
+	s := NewSession(db)
+	s.mem, s.Clock = mem, clock
+	return s, func(q string) {
+		t.Helper()
+		if _, err := s.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+func TestQueryTypesAndZone(t *testing.T) {
+	s, exec := checkedSession(t, 0)
+	exec("CREATE TABLE t (id INT, d DECIMAL(10,2), ts TIMESTAMPTZ(3), v VARCHAR(20), b BOOLEAN) DUPLICATE KEY(id)")
+	exec("INSERT INTO t VALUES (1, 1.5, '2026-01-01 00:00:00.5', 'x\\ty', true), (2, NULL, NULL, NULL, NULL)")
+	exec("SET time_zone = '+08:00'")
+	for _, q := range []string{"SELECT id, d, ts, v, b, id + 1 AS n FROM t", "SELECT id, d, ts, v, b, id + 1 AS n FROM t ORDER BY id"} {
+		r, err := s.Query(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range r.Schema().Fields() {
+			got = append(got, f.Name+" "+FieldType(f).String())
+		}
+		if want := "id INT,d DECIMAL(10,2),ts TIMESTAMPTZ(3),v VARCHAR(20),b BOOLEAN,n BIGINT"; strings.Join(got, ",") != want {
+			t.Fatalf("%s: columns %s, want %s", q, strings.Join(got, ","), want)
+		}
+		if z := ResultZone(r.Schema()).String(); z != "+08:00" {
+			t.Fatalf("zone %s", z)
+		}
+		res, err := ReadResult(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(res.Rows), "[[1 1.50 2026-01-01 08:00:00.500+08:00 x\\ty true 2] [2 NULL NULL NULL NULL 3]]"; got != want {
+			t.Fatalf("%s: rows %s, want %s", q, got, want)
+		}
+	}
+	if _, err := s.Query(context.Background(), "INSERT INTO t VALUES (3, 1, NULL, NULL, NULL)"); !errors.Is(err, rowttl.ErrInvalidArgument) {
+		t.Fatalf("Query of an INSERT: %v", err)
+	}
+}
+
+// TestQueryStreams: the reader yields the first batch of a multi-page scan
+// before the scan ends, and releasing it early stops the scan and frees
+// everything (the checked allocator is empty at the end).
+func TestQueryStreams(t *testing.T) {
+	s, exec := checkedSession(t, 100)
+	exec("CREATE TABLE t (id BIGINT, v STRING) DUPLICATE KEY(id)")
+	for i := 0; i < 10; i++ {
+		var vals []string
+		for j := 0; j < 100; j++ {
+			vals = append(vals, fmt.Sprintf("(%d, 'v%d')", i*100+j, i*100+j))
+		}
+		exec("INSERT INTO t VALUES " + strings.Join(vals, ","))
+	}
+	r, err := s.Query(context.Background(), "SELECT id, v FROM t WHERE id % 2 = 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Next() {
+		t.Fatal(r.Err())
+	}
+	if n := r.RecordBatch().NumRows(); n == 0 || n >= 500 {
+		t.Fatalf("first batch of %d rows; want a page's worth", n)
+	}
+	r.Release()
+
+	// Cancelling the context stops the query with the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	r, err = s.Query(ctx, "SELECT id FROM t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Next() {
+		t.Fatal(r.Err())
+	}
+	cancel()
+	for r.Next() {
+	}
+	if !errors.Is(r.Err(), context.Canceled) {
+		t.Fatalf("after cancel: %v", r.Err())
+	}
+	r.Release()
+}
+
+// blockingReader yields one batch, then blocks in Next until released.
+type blockingReader struct {
+	refs    atomic.Int64
+	schema  *arrow.Schema
+	first   arrow.RecordBatch
+	cur     arrow.RecordBatch
+	calls   int
+	unblock chan struct{}
+}
+
+func (r *blockingReader) Schema() *arrow.Schema          { return r.schema }
+func (r *blockingReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *blockingReader) Record() arrow.RecordBatch      { return r.cur }
+func (r *blockingReader) Err() error                     { return nil }
+func (r *blockingReader) Retain()                        { r.refs.Add(1) }
+func (r *blockingReader) Release() {
+	if r.refs.Add(-1) == 0 && r.first != nil {
+		r.first.Release()
+	}
+}
+func (r *blockingReader) Next() bool {
+	r.calls++
+	switch r.calls {
+	case 1:
+		r.cur = r.first
+		return true
+	case 2:
+		<-r.unblock
+	}
+	r.cur = nil
+	return false
+}
+
+// signalWriter reports on got when it has seen want.
+type signalWriter struct {
+	b    strings.Builder
+	want string
+	got  chan struct{}
+	sent bool
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.b.Write(p)
+	if !w.sent && strings.Contains(w.b.String(), w.want) {
+		w.sent = true
+		close(w.got)
+	}
+	return len(p), nil
+}
+
+// TestWriteTSVStreamsBatches: the first batch reaches the writer while the
+// reader is still blocked producing the second.
+func TestWriteTSVStreamsBatches(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sch := resultSchema([]string{"id", "s"}, []schema.Type{schema.BigIntType, schema.StringType}, time.UTC)
+	ib := array.NewInt64Builder(mem)
+	ib.AppendValues([]int64{1, 2}, nil)
+	sb := array.NewStringBuilder(mem)
+	sb.AppendValues([]string{"a\tb", "c\\d\n"}, nil)
+	cols := []arrow.Array{ib.NewArray(), sb.NewArray()}
+	ib.Release()
+	sb.Release()
+	r := &blockingReader{schema: sch, first: array.NewRecordBatch(sch, cols, 2), unblock: make(chan struct{})}
+	cols[0].Release()
+	cols[1].Release()
+	r.refs.Store(1)
+	w := &signalWriter{want: "2\tc\\\\d\\n\n", got: make(chan struct{})}
+	done := make(chan error)
+	go func() {
+		_, err := WriteTSVStream(w, r)
+		done <- err
+	}()
+	select {
+	case <-w.got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first batch did not reach the writer while the second was pending")
+	}
+	close(r.unblock)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, want := w.b.String(), "id\ts\n1\ta\\tb\n2\tc\\\\d\\n\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
