@@ -106,6 +106,14 @@ func (b *Budget) Shrink(n int64) {
 	}
 }
 
+// Limit returns the limit in bytes, 0 when there is none.
+func (b *Budget) Limit() int64 {
+	if b == nil || b.limit < 0 {
+		return 0
+	}
+	return b.limit
+}
+
 // Used returns the bytes charged now.
 func (b *Budget) Used() int64 {
 	if b == nil {

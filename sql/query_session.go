@@ -70,7 +70,7 @@ func stmtName(stmt Stmt) string {
 
 // execEnv is the exec environment of a statement.
 func (s *Session) execEnv(env *stmtEnv) *exec.Env {
-	return &exec.Env{Mem: s.mem, Now: env.now, Loc: env.loc}
+	return &exec.Env{Mem: s.mem, Now: env.now, Loc: env.loc, Budget: exec.NewBudget(s.memLimit)}
 }
 
 func (s *Session) queryStmt(ctx context.Context, stmt Stmt) (array.RecordReader, error) {

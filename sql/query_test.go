@@ -205,3 +205,25 @@ func TestWriteTSVStreamsBatches(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+func TestExecMemLimit(t *testing.T) {
+	s, exec := checkedSession(t, 0)
+	env := &stmtEnv{now: testNow, loc: time.UTC}
+	if got, want := s.execEnv(env).Budget.Limit(), machineMemory()/4; got != want || got <= 0 {
+		t.Fatalf("default limit %d, want %d", got, want)
+	}
+	exec("SET exec_mem_limit = 1048576")
+	if got := s.execEnv(env).Budget.Limit(); got != 1<<20 {
+		t.Fatalf("limit %d after SET", got)
+	}
+	for _, bad := range []string{"'lots'", "0", "-5"} {
+		_, err := s.Exec(context.Background(), "SET exec_mem_limit = "+bad)
+		if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "exec_mem_limit") {
+			t.Fatalf("SET exec_mem_limit = %s: %v", bad, err)
+		}
+	}
+	exec("SET exec_mem_limit = DEFAULT")
+	if got := s.execEnv(env).Budget.Limit(); got != machineMemory()/4 {
+		t.Fatalf("limit %d after DEFAULT", got)
+	}
+}

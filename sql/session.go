@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,9 @@ type Session struct {
 	// frozen is the instant SET session_now froze the clock at, nil when
 	// the wall clock runs.
 	frozen *time.Time
+	// memLimit is exec_mem_limit: the bytes one query's blocking
+	// operators may hold (exec.Budget).
+	memLimit int64
 	// vars keeps other variables set by SET, as text.
 	vars map[string]string
 
@@ -80,7 +84,7 @@ func NewSession(db *table.DB) *Session {
 	return &Session{
 		db: db, mem: memory.DefaultAllocator,
 		curDB: table.DefaultDatabase, loc: time.UTC, zoneName: "UTC",
-		vars: map[string]string{}, Clock: time.Now,
+		vars: map[string]string{}, Clock: time.Now, memLimit: defaultMemLimit(),
 	}
 }
 
@@ -447,6 +451,16 @@ func (s *Session) setVar(v *SetVar) error {
 			}
 		}
 		s.partialUpdate = b
+	case "exec_mem_limit":
+		if def {
+			s.memLimit = defaultMemLimit()
+			return nil
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+		if err != nil || n <= 0 {
+			return invalidf("Variable 'exec_mem_limit' can't be set to the value of '%s'; it takes a number of bytes", text)
+		}
+		s.memLimit = n
 	case "session_now":
 		if def {
 			s.frozen = nil
