@@ -287,3 +287,65 @@ func TestCancelStopsOperators(t *testing.T) {
 		t.Fatalf("pulled %d, closed %v", src.pulled, src.closed)
 	}
 }
+
+// TestCaseAndCoalesceLaziness: a branch is evaluated only on the rows that
+// take it, so its error on other rows is never raised.
+func TestCaseAndCoalesceLaziness(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := batchOf(mem, []schema.Type{i64, i64}, [][]schema.Value{{iv(1), nul}, {iv(math.MaxInt64), iv(4)}, {nul, nul}, {iv(5), iv(6)}})
+	defer b.Release()
+	env := &Env{Mem: mem, Loc: time.UTC}
+	plus := must(NewArith(Add, col(0, i64), lit(i64, iv(1)), "a + 1"))
+	small := must(NewCompare(Lt, col(0, i64), lit(i64, iv(100))))
+	cases := []struct {
+		e    Expr
+		want string
+	}{
+		{&Case{Whens: []When{{Cond: small, Result: plus}}, Else: col(1, i64), Typ: i64}, "2,4,NULL,6"},
+		{&Case{Whens: []When{{Cond: small, Result: plus}}, Typ: i64}, "2,NULL,NULL,6"},
+		{&Coalesce{Args: []Expr{col(1, i64), plus, lit(i64, iv(0))}, Typ: i64}, "2,4,0,6"},
+	}
+	for _, tc := range cases {
+		got, err := tc.e.Eval(env, b)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.e, err)
+		}
+		if s := show(got, i64); s != tc.want {
+			t.Errorf("%s = %s, want %s", tc.e, s, tc.want)
+		}
+		got.Release()
+	}
+}
+
+func TestDatePart(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 1))
+	var rows [][]schema.Value
+	var want []time.Time
+	for range 500 {
+		us := r.Int64N(400*365*86400*1_000_000) - 200*365*86400*1_000_000
+		rows = append(rows, []schema.Value{iv(us)})
+		want = append(want, time.UnixMicro(us).UTC())
+	}
+	b := batchOf(mem, []schema.Type{schema.DatetimeType(6)}, rows)
+	defer b.Release()
+	env := &Env{Mem: mem, Loc: time.UTC}
+	for _, part := range []string{"year", "month", "day", "hour", "minute", "second"} {
+		a, err := (&DatePart{Part: part, X: col(0, schema.DatetimeType(6))}).Eval(env, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := a.(*array.Int32).Int32Values()
+		for i, tm := range want {
+			w := map[string]int{"year": tm.Year(), "month": int(tm.Month()), "day": tm.Day(), "hour": tm.Hour(), "minute": tm.Minute(), "second": tm.Second()}[part]
+			if int(vals[i]) != w {
+				t.Fatalf("seed %d: %s(%s) = %d, want %d", seed, part, tm, vals[i], w)
+			}
+		}
+		a.Release()
+	}
+}

@@ -201,8 +201,189 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 			return nil, rowEngineErr(err)
 		}
 		return c.convert(x, e.Type)
+	case *CaseExpr:
+		return c.caseExpr(e)
+	case *FuncCall:
+		return c.funcCall(e)
 	}
 	return nil, rowEnginef("expression %s", Format(e))
+}
+
+// caseExpr compiles CASE as the row engine does: with an operand, each
+// WHEN is operand = value; the results are converted to their unified type.
+func (c *vcompiler) caseExpr(e *CaseExpr) (exec.Expr, error) {
+	var operand exec.Expr
+	var err error
+	if e.Operand != nil {
+		if operand, err = c.compile(e.Operand); err != nil {
+			return nil, err
+		}
+	}
+	whens := make([]exec.When, len(e.Whens))
+	var results []exec.Expr
+	for i, w := range e.Whens {
+		cond, err := c.compile(w.Cond)
+		if err != nil {
+			return nil, err
+		}
+		if operand != nil {
+			cond, err = c.compare(OpEq, operand, cond)
+		} else {
+			cond, err = c.asBool(cond)
+		}
+		if err != nil {
+			return nil, err
+		}
+		whens[i].Cond = cond
+		r, err := c.compile(w.Result)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	if e.Else != nil {
+		r, err := c.compile(e.Else)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	t, err := c.unifyAll(results)
+	if err != nil {
+		return nil, err
+	}
+	for i := range whens {
+		whens[i].Result = results[i]
+	}
+	out := &exec.Case{Whens: whens, Typ: t}
+	if e.Else != nil {
+		out.Else = results[len(results)-1]
+	}
+	return out, nil
+}
+
+// unifyAll converts xs in place to their unified type.
+func (c *vcompiler) unifyAll(xs []exec.Expr) (schema.Type, error) {
+	ts := make([]schema.Type, len(xs))
+	for i, x := range xs {
+		ts[i] = x.Type()
+	}
+	t := unify(ts...)
+	if isNullType(t) {
+		return t, rowEnginef("every branch is NULL")
+	}
+	for i, x := range xs {
+		var err error
+		if xs[i], err = c.convert(x, t); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// funcCall compiles the scalar functions the vectorised engine has.
+func (c *vcompiler) funcCall(f *FuncCall) (exec.Expr, error) {
+	if f.Star || f.Distinct {
+		return nil, rowEnginef("%s() with * or DISTINCT", f.Name)
+	}
+	args := make([]exec.Expr, len(f.Args))
+	for i, a := range f.Args {
+		x, err := c.compile(a)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = x
+	}
+	nargs := func(lo, hi int) error {
+		if len(args) < lo || (hi >= 0 && len(args) > hi) {
+			return rowEnginef("%s() with %d arguments", f.Name, len(args))
+		}
+		return nil
+	}
+	// one converts the single argument to t.
+	one := func(t schema.Type) (exec.Expr, error) {
+		if err := nargs(1, 1); err != nil {
+			return nil, err
+		}
+		return c.convert(args[0], t)
+	}
+	switch f.Name {
+	case "year", "month", "day", "dayofmonth", "hour", "minute", "second":
+		x, err := one(schema.DatetimeType(6))
+		if err != nil {
+			return nil, err
+		}
+		part := f.Name
+		if part == "dayofmonth" {
+			part = "day"
+		}
+		return &exec.DatePart{Part: part, X: x}, nil
+	case "date", "to_date":
+		return one(schema.DateType)
+	case "upper", "ucase", "lower", "lcase", "length", "octet_length", "char_length", "character_length":
+		x, err := one(stringType)
+		if err != nil {
+			return nil, err
+		}
+		name := map[string]string{"ucase": "upper", "lcase": "lower", "octet_length": "length", "character_length": "char_length"}[f.Name]
+		if name == "" {
+			name = f.Name
+		}
+		return &exec.StrFunc{Name: name, X: x}, nil
+	case "concat":
+		if err := nargs(1, -1); err != nil {
+			return nil, err
+		}
+		for i, a := range args {
+			x, err := c.convert(a, stringType)
+			if err != nil {
+				return nil, err
+			}
+			args[i] = x
+		}
+		return &exec.Concat{Args: args}, nil
+	case "coalesce", "ifnull", "nvl":
+		lo, hi := 2, 2
+		if f.Name == "coalesce" {
+			lo, hi = 1, -1
+		}
+		if err := nargs(lo, hi); err != nil {
+			return nil, err
+		}
+		t, err := c.unifyAll(args)
+		if err != nil {
+			return nil, err
+		}
+		return &exec.Coalesce{Args: args, Typ: t}, nil
+	case "if":
+		if err := nargs(3, 3); err != nil {
+			return nil, err
+		}
+		cond, err := c.asBool(args[0])
+		if err != nil {
+			return nil, err
+		}
+		res := args[1:]
+		t, err := c.unifyAll(res)
+		if err != nil {
+			return nil, err
+		}
+		return &exec.Case{Whens: []exec.When{{Cond: cond, Result: res[0]}}, Else: res[1], Typ: t}, nil
+	case "nullif":
+		if err := nargs(2, 2); err != nil {
+			return nil, err
+		}
+		eq, err := c.compare(OpEq, args[0], args[1])
+		if err != nil {
+			return nil, err
+		}
+		t := args[0].Type()
+		if isNullType(t) {
+			return nil, rowEnginef("nullif of NULL")
+		}
+		return &exec.Case{Whens: []exec.When{{Cond: eq, Result: c.lit(t, schema.Null)}}, Else: args[0], Typ: t}, nil
+	}
+	return nil, rowEnginef("function %s()", f.Name)
 }
 
 // lit returns a constant; its text is how EXPLAIN shows it.

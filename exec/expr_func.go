@@ -1,0 +1,211 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// DatePart extracts a field of a DATE or DATETIME: year, month, day, hour,
+// minute or second, as INT. The date fields are computed from the day
+// number with integer arithmetic (no time.Time per row).
+type DatePart struct {
+	Part string
+	X    Expr
+}
+
+// Type implements Expr.
+func (d *DatePart) Type() schema.Type { return schema.IntType }
+
+func (d *DatePart) String() string { return fmt.Sprintf("%s(%s)", d.Part, d.X) }
+
+// civil returns the proleptic Gregorian year, month and day of a day
+// number (days since 1970-01-01), after Howard Hinnant's days_from_civil
+// inverse.
+func civil(days int64) (y, m, d int64) {
+	z := days + 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era--
+	}
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y = yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = doy - (153*mp+2)/5 + 1
+	if mp < 10 {
+		m = mp + 3
+	} else {
+		m = mp - 9
+	}
+	if m <= 2 {
+		y++
+	}
+	return y, m, d
+}
+
+// Eval implements Expr.
+func (d *DatePart) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	x, err := d.X.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	n := x.Len()
+	var micros func(i int) int64
+	switch c := x.(type) {
+	case *array.Date32:
+		micros = func(i int) int64 { return int64(c.Value(i)) * microsPerDay }
+	case *array.Timestamp:
+		micros = func(i int) int64 { return int64(c.Value(i)) }
+	default:
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: %s of %s", d.Part, x.DataType())
+	}
+	valid, nulls := andValidity(env.Mem, n, x)
+	buf := newBuffer(env.Mem, n*4)
+	out := arrow.Int32Traits.CastFromBytes(buf.Bytes())
+	for i := range n {
+		us := micros(i)
+		days := floorDiv(us, microsPerDay)
+		tod := (us - days*microsPerDay) / 1_000_000
+		var v int64
+		switch d.Part {
+		case "year":
+			v, _, _ = civil(days)
+		case "month":
+			_, v, _ = civil(days)
+		case "day":
+			_, _, v = civil(days)
+		case "hour":
+			v = tod / 3600
+		case "minute":
+			v = tod / 60 % 60
+		case "second":
+			v = tod % 60
+		}
+		out[i] = int32(v)
+	}
+	return makeArray(arrow.PrimitiveTypes.Int32, n, valid, nulls, buf), nil
+}
+
+// StrFunc is a function of one string: upper, lower, length (bytes) or
+// char_length (characters).
+type StrFunc struct {
+	Name string
+	X    Expr
+}
+
+// Type implements Expr.
+func (f *StrFunc) Type() schema.Type {
+	if f.Name == "length" || f.Name == "char_length" {
+		return schema.BigIntType
+	}
+	return schema.StringType
+}
+
+func (f *StrFunc) String() string { return fmt.Sprintf("%s(%s)", f.Name, f.X) }
+
+// Eval implements Expr.
+func (f *StrFunc) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	x, err := f.X.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	c, ok := x.(*array.String)
+	if !ok {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: %s of %s", f.Name, x.DataType())
+	}
+	n := c.Len()
+	if f.Name == "length" || f.Name == "char_length" {
+		valid, nulls := andValidity(env.Mem, n, x)
+		buf := newBuffer(env.Mem, n*8)
+		out := arrow.Int64Traits.CastFromBytes(buf.Bytes())
+		for i := range n {
+			if f.Name == "length" {
+				out[i] = int64(len(c.Value(i)))
+			} else {
+				out[i] = int64(utf8.RuneCountInString(c.Value(i)))
+			}
+		}
+		return makeArray(arrow.PrimitiveTypes.Int64, n, valid, nulls, buf), nil
+	}
+	bld := array.NewStringBuilder(env.Mem)
+	defer bld.Release()
+	bld.Reserve(n)
+	for i := range n {
+		if c.IsNull(i) {
+			bld.AppendNull()
+			continue
+		}
+		if f.Name == "upper" {
+			bld.Append(strings.ToUpper(c.Value(i)))
+		} else {
+			bld.Append(strings.ToLower(c.Value(i)))
+		}
+	}
+	return bld.NewArray(), nil
+}
+
+// Concat joins strings; NULL when any argument is NULL.
+type Concat struct{ Args []Expr }
+
+// Type implements Expr.
+func (c *Concat) Type() schema.Type { return schema.StringType }
+
+func (c *Concat) String() string {
+	parts := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		parts[i] = a.String()
+	}
+	return "concat(" + strings.Join(parts, ", ") + ")"
+}
+
+// Eval implements Expr.
+func (c *Concat) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	n := int(b.NumRows())
+	cols := make([]*array.String, 0, len(c.Args))
+	defer func() {
+		for _, a := range cols {
+			a.Release()
+		}
+	}()
+	for _, e := range c.Args {
+		a, err := e.Eval(env, b)
+		if err != nil {
+			return nil, err
+		}
+		s, ok := a.(*array.String)
+		if !ok {
+			a.Release()
+			if a.DataType().ID() == arrow.NULL {
+				return nullArray(env.Mem, arrow.BinaryTypes.String, n), nil
+			}
+			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: concat of %s", a.DataType())
+		}
+		cols = append(cols, s)
+	}
+	bld := array.NewStringBuilder(env.Mem)
+	defer bld.Release()
+	bld.Reserve(n)
+	var buf []byte
+rows:
+	for i := range n {
+		buf = buf[:0]
+		for _, s := range cols {
+			if s.IsNull(i) {
+				bld.AppendNull()
+				continue rows
+			}
+			buf = append(buf, s.Value(i)...)
+		}
+		bld.BinaryBuilder.Append(buf)
+	}
+	return bld.NewArray(), nil
+}
