@@ -36,6 +36,8 @@ type selectPlan struct {
 // ORDER BY or DISTINCT whose expressions it compiles (see vcompiler.compile).
 func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 	switch {
+	case s.rowEngineOnly:
+		return nil, rowEnginef("the row engine is forced")
 	case len(st.GroupBy) > 0 || st.Having != nil:
 		return nil, rowEnginef("GROUP BY and HAVING")
 	case len(st.OrderBy) > 0:

@@ -53,28 +53,50 @@ type vcompiler struct {
 	// projection.
 	refs  map[int][]*exec.ColumnRef
 	nodes int
+	depth int
+	// konst memoises which subexpressions are constant.
+	konst map[Expr]bool
 }
 
 func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
-	return &vcompiler{env: env, sc: sc, refs: map[int][]*exec.ColumnRef{}}
+	return &vcompiler{env: env, sc: sc, refs: map[int][]*exec.ColumnRef{}, konst: map[Expr]bool{}}
 }
 
-// isConstant reports an expression that reads no column and calls no
-// aggregate.
-func isConstant(e Expr) bool {
-	konst := true
-	Walk(e, func(x Expr) bool {
-		switch f := x.(type) {
-		case *ColumnRef:
-			konst = false
-		case *FuncCall:
-			if IsAggregate(f.Name) {
-				konst = false
-			}
+// maxExprDepth bounds the nesting of one expression.
+const maxExprDepth = 1000
+
+// markConst records in konst whether e and each of its subexpressions is
+// constant, visiting every node once (the children of a node are those
+// Walk visits directly below it).
+func markConst(e Expr, konst map[Expr]bool, depth int) bool {
+	if k, ok := konst[e]; ok {
+		return k
+	}
+	k := true
+	switch f := e.(type) {
+	case *ColumnRef:
+		k = false
+	case *FuncCall:
+		if IsAggregate(f.Name) {
+			k = false
 		}
-		return konst
-	})
-	return konst
+	}
+	if depth >= maxExprDepth {
+		// Too deep to compile anyway (compile refuses it): not folded.
+		k = false
+	} else {
+		Walk(e, func(x Expr) bool {
+			if x == e {
+				return true
+			}
+			if !markConst(x, konst, depth+1) {
+				k = false
+			}
+			return false
+		})
+	}
+	konst[e] = k
+	return k
 }
 
 func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
@@ -82,7 +104,12 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 	if c.nodes > maxExprNodes {
 		return nil, invalidf("expression too complex: more than %d nodes", maxExprNodes)
 	}
-	if isConstant(e) {
+	c.depth++
+	defer func() { c.depth-- }()
+	if c.depth > maxExprDepth {
+		return nil, invalidf("expression nested too deeply: more than %d levels", maxExprDepth)
+	}
+	if markConst(e, c.konst, c.depth) {
 		old := newCompiler(c.env, nil)
 		x, err := old.compile(e)
 		if err != nil {
@@ -523,7 +550,7 @@ func (c *vcompiler) in(e *InExpr) (exec.Expr, error) {
 	haveT := false
 	var items []exec.Expr
 	for _, it := range e.List {
-		if !isConstant(it) {
+		if !markConst(it, c.konst, c.depth) {
 			return nil, rowEnginef("IN list with a non-constant item")
 		}
 		v, err := c.compile(it)
@@ -574,7 +601,7 @@ func (c *vcompiler) like(e *LikeExpr) (exec.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !isConstant(e.Pattern) || (e.Escape != nil && !isConstant(e.Escape)) {
+	if !markConst(e.Pattern, c.konst, c.depth) || (e.Escape != nil && !markConst(e.Escape, c.konst, c.depth)) {
 		return nil, rowEnginef("LIKE with a non-constant pattern")
 	}
 	p, err := c.compile(e.Pattern)

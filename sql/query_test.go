@@ -227,3 +227,35 @@ func TestExecMemLimit(t *testing.T) {
 		t.Fatalf("limit %d after DEFAULT", got)
 	}
 }
+
+// TestExprLimits: the vectorised compiler takes deep and large expressions
+// in time linear in their size, and refuses past its limits with a clear
+// error.
+func TestExprLimits(t *testing.T) {
+	s, exec := checkedSession(t, 0)
+	exec("CREATE TABLE t (a BIGINT) DUPLICATE KEY(a)")
+	exec("INSERT INTO t VALUES (1), (2)")
+	chain := func(n int) string { return "a" + strings.Repeat(" + a", n) }
+	res, err := s.Exec(context.Background(), "SELECT "+chain(900)+" FROM t")
+	if err != nil || res.Rows[1][0] != "1802" {
+		t.Fatalf("chain of 900: %v %v", err, res)
+	}
+	_, err = s.Exec(context.Background(), "SELECT "+chain(1100)+" FROM t")
+	if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "expression nested too deeply: more than 1000 levels") {
+		t.Fatalf("chain of 1100: %v", err)
+	}
+	// A wide, shallow expression of more than 10000 nodes.
+	var terms []string
+	for range 4000 {
+		terms = append(terms, "(a + 1)")
+	}
+	wide := "SELECT coalesce(" + strings.Join(terms, ", ") + ") FROM t"
+	start := time.Now()
+	_, err = s.Exec(context.Background(), wide)
+	if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "expression too complex: more than 10000 nodes") {
+		t.Fatalf("wide expression: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("refusing %d nodes took %v", 12001, d)
+	}
+}

@@ -1,0 +1,108 @@
+package sql
+
+import (
+	"context"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/bench"
+	"github.com/rowttl/rowttl/table"
+)
+
+// benchRows is the size of the generated events table of the engine
+// benchmarks; ROWTTL_BENCH_ROWS overrides it (at most 1M on shared
+// machines).
+func benchRows() int64 {
+	if n, err := strconv.ParseInt(os.Getenv("ROWTTL_BENCH_ROWS"), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return 1_000_000
+}
+
+var benchDB struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// benchEvents returns a data directory holding the generated events table
+// (bench.Events, random expirations), made once per test binary.
+func benchEvents(b *testing.B) string {
+	benchDB.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rowttl-sql-bench")
+		if err != nil {
+			benchDB.err = err
+			return
+		}
+		benchDB.dir = dir
+		db, err := table.OpenDB(dir, &table.Options{DisableAutoCompaction: true})
+		if err != nil {
+			benchDB.err = err
+			return
+		}
+		defer db.Close()
+		tbl, err := db.CreateTable(table.DefaultDatabase, "events", bench.EventsDefinition(0), false)
+		if err != nil {
+			benchDB.err = err
+			return
+		}
+		g := bench.Events(benchRows(), bench.Random, 1)
+		benchDB.err = g.Each(memory.DefaultAllocator, func(_ int, rec arrow.RecordBatch) error {
+			return tbl.Write(context.Background(), rec)
+		})
+	})
+	if benchDB.err != nil {
+		b.Fatal(benchDB.err)
+	}
+	return benchDB.dir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDB.dir != "" {
+		os.RemoveAll(benchDB.dir)
+	}
+	os.Exit(code)
+}
+
+// BenchmarkEngines runs queries of the suite that the vectorised engine
+// covers, printed as `rowttl sql` prints them (to io.Discard), on the
+// vectorised engine and on the row engine:
+//
+//	go test ./sql -run '^$' -bench Engines -benchtime 3x
+func BenchmarkEngines(b *testing.B) {
+	dir := benchEvents(b)
+	queries := []struct{ name, text string }{
+		{"point", "SELECT * FROM events WHERE id = 123457"},
+		{"filter", "SELECT id, amount FROM events WHERE amount > 9990"},
+		{"like", "SELECT id, user_id FROM events WHERE message LIKE '%refund%'"},
+		{"exprs", "SELECT id, amount * 2 + 1, hour(event_time), upper(message) FROM events WHERE user_id % 100 = 7"},
+		{"all_limit", "SELECT * FROM events LIMIT 100000"},
+	}
+	db, err := table.OpenDB(dir, &table.Options{DisableAutoCompaction: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range queries {
+		for _, engine := range []string{"vectorised", "row"} {
+			b.Run(q.name+"/"+engine, func(b *testing.B) {
+				s := NewSession(db)
+				s.FreezeNow(bench.Now)
+				s.rowEngineOnly = engine == "row"
+				ctx := context.Background()
+				for b.Loop() {
+					failed, err := s.RunScript(ctx, q.text, ScriptOptions{}, io.Discard)
+					if err != nil || len(failed) > 0 {
+						b.Fatalf("%s: %v %v", q.text, err, failed)
+					}
+				}
+			})
+		}
+	}
+}
