@@ -3,6 +3,8 @@ package exec
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -44,6 +46,13 @@ func CanCast(from, to schema.Type) bool {
 	switch {
 	case f == schema.Invalid:
 		return true
+	case from.IsString() && !to.IsString():
+		switch t {
+		case schema.Boolean, schema.TinyInt, schema.SmallInt, schema.Int, schema.BigInt, schema.Float, schema.Double,
+			schema.Date, schema.Datetime:
+			return true
+		}
+		return false
 	case arrow.TypeEqual(from.Arrow(), to.Arrow()) && !(f == schema.Datetime || f == schema.TimestampTZ):
 		return true
 	case t == schema.Boolean:
@@ -88,6 +97,12 @@ func (c *Cast) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 			valid.Release()
 		}
 		return nil, err
+	}
+	if sa, ok := x.(*array.String); ok && !to.IsString() {
+		if valid != nil {
+			valid.Release()
+		}
+		return castString(env, sa, from, to)
 	}
 	switch {
 	case to.IsString():
@@ -273,4 +288,76 @@ func instantToWall(us int64, loc *time.Location) int64 {
 		return us
 	}
 	return schema.DatetimeFromTime(time.UnixMicro(us).In(loc))
+}
+
+// castString parses texts strictly, as the row engine's castFunc does: a
+// text that is not a valid value of the target type is an error naming it.
+func castString(env *Env, x *array.String, from, to schema.Type) (arrow.Array, error) {
+	n := x.Len()
+	bld := array.NewBuilder(env.Mem, to.Arrow())
+	defer bld.Release()
+	bld.Reserve(n)
+	bad := func(s string) error {
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "cannot convert %s value %s to %s", from, s, to)
+	}
+	for i := range n {
+		if x.IsNull(i) {
+			bld.AppendNull()
+			continue
+		}
+		raw := x.Value(i)
+		s := strings.TrimSpace(raw)
+		switch to.Kind {
+		case schema.Boolean:
+			var v bool
+			switch strings.ToLower(s) {
+			case "true", "1":
+				v = true
+			case "false", "0":
+			default:
+				f, err := strconv.ParseFloat(s, 64)
+				if err != nil {
+					return nil, bad(raw)
+				}
+				v = f != 0
+			}
+			bld.(*array.BooleanBuilder).Append(v)
+		case schema.Float, schema.Double:
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return nil, bad(raw)
+			}
+			if to.Kind == schema.Float {
+				bld.(*array.Float32Builder).Append(float32(f))
+			} else {
+				bld.(*array.Float64Builder).Append(f)
+			}
+		case schema.Date:
+			d, err := schema.ParseDate(raw)
+			if err != nil {
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "%v", err)
+			}
+			bld.(*array.Date32Builder).Append(arrow.Date32(d))
+		case schema.Datetime:
+			us, err := schema.ParseDatetime(raw)
+			if err != nil {
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "%v", err)
+			}
+			bld.(*array.TimestampBuilder).Append(arrow.Timestamp(schema.TruncateMicros(us, to.Precision)))
+		default:
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				f, ferr := strconv.ParseFloat(s, 64)
+				if ferr != nil || math.IsNaN(f) || math.Abs(f) >= 9.2e18 {
+					return nil, bad(raw)
+				}
+				v = int64(math.Trunc(f))
+			}
+			if err := schema.CheckIntRange(to, v); err != nil {
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "%v", err)
+			}
+			schema.AppendValue(bld, schema.IntVal(v))
+		}
+	}
+	return bld.NewArray(), nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -823,25 +824,6 @@ func (c *compiler) compileCase(e *CaseExpr) (*compiled, error) {
 	}}, nil
 }
 
-// unitMicros is the length of the fixed-length interval units.
-func unitMicros(u IntervalUnit) int64 {
-	switch u {
-	case UnitMicrosecond:
-		return 1
-	case UnitSecond:
-		return microsPerSecond
-	case UnitMinute:
-		return 60 * microsPerSecond
-	case UnitHour:
-		return 3600 * microsPerSecond
-	case UnitDay:
-		return microsPerDay
-	case UnitWeek:
-		return 7 * microsPerDay
-	}
-	return 0
-}
-
 func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
@@ -937,48 +919,8 @@ func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
 	}}, nil
 }
 
-// maxWallMicros bounds date/time arithmetic to the years 0000..9999.
-var (
-	minWallMicros = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
-	maxWallMicros = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro() - 1
-)
-
-// addInterval adds k units to a wall clock (µs). Months and years keep the
-// day of the month, clamped to the month's last day.
+// addInterval adds k units to a wall clock (µs); both engines use
+// exec.AddInterval.
 func addInterval(us, k int64, u IntervalUnit) (int64, bool) {
-	var out int64
-	switch u {
-	case UnitMonth, UnitYear:
-		months := k
-		if u == UnitYear {
-			if k > 20000 || k < -20000 {
-				return 0, false
-			}
-			months = k * 12
-		}
-		if months > 240000 || months < -240000 {
-			return 0, false
-		}
-		t := time.UnixMicro(us).UTC()
-		y, m, d := t.Date()
-		total := int64(y)*12 + int64(m-1) + months
-		ny, nm := int(floorDiv(total, 12)), time.Month(total-floorDiv(total, 12)*12+1)
-		last := time.Date(ny, nm+1, 0, 0, 0, 0, 0, time.UTC).Day()
-		nt := time.Date(ny, nm, min(d, last), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-		out = nt.UnixMicro()
-	default:
-		step := unitMicros(u)
-		if k > math.MaxInt64/step || k < math.MinInt64/step {
-			return 0, false
-		}
-		d := k * step
-		out = us + d
-		if (d >= 0) != (out >= us) {
-			return 0, false
-		}
-	}
-	if out < minWallMicros || out > maxWallMicros {
-		return 0, false
-	}
-	return out, true
+	return exec.AddInterval(us, k, exec.IntervalUnit(u))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/table"
 	"github.com/rowttl/rowttl/table/tabletest"
 )
@@ -68,6 +69,9 @@ func runExecFile(t *testing.T, path string) {
 				}
 			}
 			var b strings.Builder
+			for _, p := range SplitStatements(d.Input) {
+				compareEngines(t, s, p)
+			}
 			if len(mask) == 0 {
 				// Exactly what `rowttl sql -f` prints, streamed.
 				if _, err := s.RunScript(ctx, d.Input, ScriptOptions{Bail: bail}, &b); err != nil {
@@ -107,4 +111,34 @@ func maskColumns(res *Result, mask []string) *Result {
 		out.Rows = append(out.Rows, r)
 	}
 	return out
+}
+
+// compareEngines runs a SELECT on both engines and fails the test when
+// their rows or errors differ: the golden files are the oracle of the
+// vectorised engine too.
+func compareEngines(t *testing.T, s *Session, p Piece) {
+	t.Helper()
+	stmt, err := Parse(p.Text)
+	if err != nil {
+		return
+	}
+	if _, ok := stmt.(*Select); !ok {
+		return
+	}
+	ctx := context.Background()
+	s.rowEngineOnly = true
+	rowRes, rowErr := s.Exec(ctx, p.Text)
+	s.rowEngineOnly = false
+	vecRes, vecErr := s.Exec(ctx, p.Text)
+	show := func(r *Result, err error) string {
+		if err != nil {
+			return "ERROR: " + rowttl.Message(err)
+		}
+		var b strings.Builder
+		r.WriteTSV(&b)
+		return b.String()
+	}
+	if a, b := show(rowRes, rowErr), show(vecRes, vecErr); a != b {
+		t.Errorf("line %d: %s\nrow engine:\n%s\nvectorised engine:\n%s", p.Line, p.Text, a, b)
+	}
 }

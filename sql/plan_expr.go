@@ -228,6 +228,8 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 			return nil, rowEngineErr(err)
 		}
 		return c.convert(x, e.Type)
+	case *DateArith:
+		return c.dateArith(e)
 	case *CaseExpr:
 		return c.caseExpr(e)
 	case *FuncCall:
@@ -636,4 +638,49 @@ func (c *vcompiler) like(e *LikeExpr) (exec.Expr, error) {
 		return c.lit(nullType, schema.Null), nil
 	}
 	return exec.NewLike(x, string(pv.Bytes), esc, e.Not)
+}
+
+// dateArith types x ± INTERVAL n unit as the row engine's compileDateArith
+// does.
+func (c *vcompiler) dateArith(e *DateArith) (exec.Expr, error) {
+	x, err := c.compile(e.X)
+	if err != nil {
+		return nil, err
+	}
+	n, err := c.compile(e.N)
+	if err != nil {
+		return nil, err
+	}
+	if n, err = c.convert(n, bigintType); err != nil {
+		return nil, err
+	}
+	unit := exec.IntervalUnit(e.Unit)
+	if x.Type().IsString() {
+		return nil, rowEnginef("INTERVAL arithmetic on a text")
+	}
+	if isNullType(x.Type()) {
+		return c.lit(nullType, schema.Null), nil
+	}
+	t := x.Type()
+	switch t.Kind {
+	case schema.Date:
+		switch {
+		case unit.DayOrMore():
+		case unit == exec.Microsecond:
+			t = schema.DatetimeType(6)
+		default:
+			t = schema.DatetimeType(0)
+		}
+	case schema.Datetime:
+		if unit == exec.Microsecond {
+			t = schema.DatetimeType(6)
+		}
+	case schema.TimestampTZ:
+		if unit == exec.Microsecond {
+			t = schema.TimestampTZType(6)
+		}
+	default:
+		return nil, rowEnginef("INTERVAL arithmetic on %s", t)
+	}
+	return &exec.DateAdd{X: x, N: n, Unit: unit, Sub: e.Sub, Typ: t, Text: Format(e)}, nil
 }

@@ -240,7 +240,8 @@ func ReadResult(r array.RecordReader) (*Result, error) {
 // WriteTSVStream writes a result set as script mode prints it (a header
 // line, then one TAB-separated line per row) batch by batch as the reader
 // yields them, flushing after each batch so that the first rows reach w
-// before the last are computed. It releases the reader and returns the
+// before the last are computed. The header is written with the first
+// batch, so a query that fails before yielding a row writes nothing. It releases the reader and returns the
 // number of rows written; an error after some rows were written is
 // returned after them.
 func WriteTSVStream(w io.Writer, r array.RecordReader) (int64, error) {
@@ -257,15 +258,18 @@ func WriteTSVStream(w io.Writer, r array.RecordReader) (int64, error) {
 		types[i] = FieldType(f)
 	}
 	line = append(line, '\n')
-	if _, err := bw.Write(line); err != nil {
-		return 0, err
-	}
-	if err := bw.Flush(); err != nil {
-		return 0, err
-	}
+	// The header waits for the first batch (or the end), so that a query
+	// failing before its first row prints only its error.
+	header := append([]byte(nil), line...)
 	var rows int64
 	loc := ResultZone(sch)
 	for r.Next() {
+		if header != nil {
+			if _, err := bw.Write(header); err != nil {
+				return 0, err
+			}
+			header = nil
+		}
 		b := r.RecordBatch()
 		fs := make([]func([]byte, int) []byte, b.NumCols())
 		for j := range fs {
@@ -289,5 +293,13 @@ func WriteTSVStream(w io.Writer, r array.RecordReader) (int64, error) {
 			return rows, err
 		}
 	}
-	return rows, r.Err()
+	if err := r.Err(); err != nil {
+		return rows, err
+	}
+	if header != nil {
+		if _, err := bw.Write(header); err != nil {
+			return 0, err
+		}
+	}
+	return rows, bw.Flush()
 }

@@ -406,7 +406,33 @@ func (g *vmGen) funcExpr() mexpr {
 	unary := func(name string, x mexpr, k byte, f func(v mv) mv) mexpr {
 		return mexpr{sql: name + "(" + x.sql + ")", k: k, eval: func(r []mv) mv { return f(x.eval(r)) }}
 	}
-	switch g.rng.IntN(9) {
+	switch g.rng.IntN(11) {
+	case 9:
+		k := int64(g.rng.IntN(100) - 50)
+		x := g.col('d')
+		return mexpr{sql: fmt.Sprintf("(%s + INTERVAL %d DAY)", x.sql, k), k: 'd', eval: func(r []mv) mv {
+			v := x.eval(r)
+			if v.null {
+				return v
+			}
+			return mv{k: 'd', i: v.i + k}
+		}}
+	case 10:
+		k := int64(g.rng.IntN(30) - 10)
+		x := g.col('t')
+		unit := []string{"HOUR", "MONTH"}[g.rng.IntN(2)]
+		return mexpr{sql: fmt.Sprintf("(%s - INTERVAL %d %s)", x.sql, k, unit), k: 't', eval: func(r []mv) mv {
+			v := x.eval(r)
+			if v.null {
+				return v
+			}
+			tm := time.UnixMicro(v.i).UTC()
+			if unit == "HOUR" {
+				return mv{k: 't', i: tm.Add(-time.Duration(k) * time.Hour).UnixMicro()}
+			}
+			// Days stay below 29 in the generated data: no clamping.
+			return mv{k: 't', i: tm.AddDate(0, -int(k), 0).UnixMicro()}
+		}}
 	case 0:
 		return unary("upper", g.col('s'), 's', str(func(s string) mv { return mv{k: 's', s: strings.ToUpper(s)} }))
 	case 1:
