@@ -48,7 +48,7 @@ func TestLoadSeparatorsEncloseAndColumns(t *testing.T) {
 	// \x escapes name invisible separators.
 	e.mustLoad("t", "6\x017\x01z\n", Options{ColumnSeparator: `\x01`})
 	got := e.exec(`SELECT k1, k2, v FROM t ORDER BY k1`)
-	want := "k1\tk2\tv\n1\t7\tx-14\n2\t8\ty-16\n3\tNULL\ta,b\n4\tNULL\tsay \"hi\"\n5\tNULL\ttwo\nlines\n6\t7\tz\n"
+	want := "k1\tk2\tv\n1\t7\tx-14\n2\t8\ty-16\n3\tNULL\ta,b\n4\tNULL\tsay \"hi\"\n5\tNULL\ttwo\\nlines\n6\t7\tz\n"
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
