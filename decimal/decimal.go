@@ -101,6 +101,8 @@ const (
 	StatusOverflow
 	// StatusDivByZero: ÷ or % by zero, which SQL answers with NULL.
 	StatusDivByZero
+	// StatusInvalid: a text that is not a number.
+	StatusInvalid
 )
 
 var (
@@ -573,19 +575,31 @@ func (n number) toScale(p, s int) (Num, bool) {
 // A text that is not a number, or whose value needs more than t's
 // precision, is an error wrapping rowttl.ErrInvalidArgument.
 func Parse(text string, t Type) (Num, error) {
-	s := strings.TrimSpace(text)
-	n, ok := scan(s, true)
-	if !ok {
+	v, st := ParseStatus(text, t)
+	switch st {
+	case StatusInvalid:
 		return Num{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "invalid %s value %q", t, text)
+	case StatusOverflow:
+		return Num{}, outOfRange(strings.TrimSpace(text), t)
+	}
+	return v, nil
+}
+
+// ParseStatus is Parse without building an error: StatusInvalid for a text
+// that is not a number, StatusOverflow for one out of t's range.
+func ParseStatus(text string, t Type) (Num, Status) {
+	n, ok := scan(strings.TrimSpace(text), true)
+	if !ok {
+		return Num{}, StatusInvalid
 	}
 	if n.digits != "" && n.exp > maxExp {
-		return Num{}, outOfRange(s, t)
+		return Num{}, StatusOverflow
 	}
 	v, ok := n.toScale(t.Precision, t.Scale)
 	if !ok {
-		return Num{}, outOfRange(s, t)
+		return Num{}, StatusOverflow
 	}
-	return v, nil
+	return v, StatusOK
 }
 
 func outOfRange(s string, t Type) error {
@@ -671,4 +685,67 @@ func (a *Acc) Avg(count int64, from int, t Type) (Num, bool) {
 	x := a.big()
 	x.Mul(x, pow10Big[t.Scale-from])
 	return fromBig(roundQuo(x, big.NewInt(count)), t.Precision)
+}
+
+// IntQuo returns the integer quotient of a/10^as by b/10^bs truncated
+// towards zero (SQL's DIV): StatusDivByZero when b is zero, StatusOverflow
+// when it does not fit an int64.
+func IntQuo(a Num, as int, b Num, bs int) (int64, Status) {
+	if b == (Num{}) {
+		return 0, StatusDivByZero
+	}
+	x := new(big.Int).Mul(toBig(a), pow10Big[bs])
+	y := new(big.Int).Mul(toBig(b), pow10Big[as])
+	q := x.Quo(x, y)
+	if !q.IsInt64() {
+		return 0, StatusOverflow
+	}
+	return q.Int64(), StatusOK
+}
+
+// RoundMode says how RoundTo drops digits.
+type RoundMode uint8
+
+// The rounding modes of round, floor, ceil and truncate.
+const (
+	HalfAwayFromZero RoundMode = iota
+	Floor
+	Ceil
+	Truncate
+)
+
+// RoundScale is the scale of RoundTo's result: digits within 0..scale.
+func RoundScale(scale, digits int) int { return min(max(digits, 0), scale) }
+
+// RoundTo rounds n/10^scale to `digits` fractional digits (a negative
+// digits rounds to a multiple of 10^-digits) and returns it at scale
+// RoundScale(scale, digits); ok is false when the result needs more than p
+// digits.
+func RoundTo(n Num, scale, digits int, mode RoundMode, p int) (Num, bool) {
+	if digits >= scale {
+		return n, Fits(n, p)
+	}
+	k := scale - digits
+	if k > 2*MaxPrecision {
+		// Every digit goes: the result is 0, or ±10^-digits for floor and
+		// ceil of a value beyond 0, which no type holds.
+		k = 2 * MaxPrecision
+	}
+	x := toBig(n)
+	d := pow10Big[min(k, len(pow10Big)-1)]
+	var q *big.Int
+	switch mode {
+	case HalfAwayFromZero:
+		q = roundQuo(x, d)
+	case Truncate:
+		q = new(big.Int).Quo(x, d)
+	case Floor:
+		q = new(big.Int).Div(x, d) // Euclidean: floor for a positive divisor
+	case Ceil:
+		q = new(big.Int).Neg(new(big.Int).Div(new(big.Int).Neg(x), d))
+	}
+	if digits < 0 {
+		q.Mul(q, pow10Big[min(-digits, len(pow10Big)-1)])
+	}
+	return fromBig(q, p)
 }

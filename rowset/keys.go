@@ -17,6 +17,7 @@ import (
 //
 //	integers, dates, timestamps, booleans: 8 bytes big-endian, sign bit flipped
 //	floats: 8 bytes big-endian of the IEEE bits, all bits flipped for negatives
+//	decimals: the 128-bit unscaled integer, 16 bytes big-endian, sign bit flipped
 //	strings: bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x01
 //
 // The encoding of the first column is a prefix of the whole key, which lets
@@ -37,6 +38,9 @@ func AppendValueKey(dst []byte, v schema.Value) []byte {
 			b |= 1 << 63
 		}
 		return binary.BigEndian.AppendUint64(append(dst, 1), b)
+	case schema.DecimalValue:
+		dst = binary.BigEndian.AppendUint64(append(dst, 1), uint64(v.Hi)^(1<<63))
+		return binary.BigEndian.AppendUint64(dst, uint64(v.Int))
 	case schema.BytesValue:
 		dst = append(dst, 1)
 		for _, c := range v.Bytes {

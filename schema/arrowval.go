@@ -8,8 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/decimal"
 )
 
 // ValueAt returns element i of an array as a physical Value.
@@ -44,9 +44,7 @@ func ValueAt(arr arrow.Array, i int) Value {
 	case *array.Binary:
 		return BytesVal(a.Value(i))
 	case *array.Decimal128:
-		v := a.Value(i)
-		// Decimals travel as their unscaled integer when it fits.
-		return IntVal(int64(v.LowBits()))
+		return DecimalVal(a.Value(i))
 	}
 	return Null
 }
@@ -81,7 +79,7 @@ func AppendValue(b array.Builder, v Value) {
 	case *array.BinaryBuilder:
 		bb.Append(v.Bytes)
 	case *array.Decimal128Builder:
-		bb.Append(decimal128.FromI64(v.asInt()))
+		bb.Append(v.Decimal())
 	default:
 		b.AppendNull()
 	}
@@ -142,10 +140,12 @@ func ParseLiteral(t Type, text string) (Value, error) {
 			return FloatVal(f), nil
 		}
 	case Decimal:
-		f, err := strconv.ParseFloat(s, 64)
-		if err == nil {
-			return IntVal(int64(math.Round(f * math.Pow10(t.Scale)))), nil
+		// Exact, rounded half away from zero, as SQL literals and loads.
+		n, err := decimal.Parse(s, t.Decimal())
+		if err != nil {
+			return Null, err
 		}
+		return DecimalVal(n), nil
 	case String, Varchar, Char:
 		if t.Length > 0 && len([]rune(text)) > t.Length {
 			return Null, fmt.Errorf("value %q is longer than %s", text, t)

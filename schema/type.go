@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/rowttl/rowttl/decimal"
 )
 
 // Kind is a SQL column type of SPEC §1.
@@ -65,9 +66,27 @@ type Type struct {
 	Precision int `json:"precision,omitempty"`
 	// Scale is s of DECIMAL(p,s).
 	Scale int `json:"scale,omitempty"`
-	// Length is n of VARCHAR(n) and CHAR(n); 0 means unbounded.
+	// Length is n of VARCHAR(n) and CHAR(n); 0 means unbounded (VARCHAR
+	// written without a length). SQL refuses a length of 0 written by a
+	// user, as Doris does.
 	Length int `json:"length,omitempty"`
 }
+
+// Doris's limits of the character types: VARCHAR(n) takes 1 ≤ n ≤
+// MaxVarcharLength, CHAR(n) 1 ≤ n ≤ MaxCharLength (both counted in
+// characters). STRING has no length; Doris documents MaxStringBytes as the
+// most a STRING value may hold.
+const (
+	MaxVarcharLength = 65533
+	MaxCharLength    = 255
+	MaxStringBytes   = 2147483643
+)
+
+// DecimalType returns DECIMAL(p,s).
+func DecimalType(p, s int) Type { return Type{Kind: Decimal, Precision: p, Scale: s} }
+
+// Decimal returns the precision and scale of a DECIMAL type.
+func (t Type) Decimal() decimal.Type { return decimal.Type{Precision: t.Precision, Scale: t.Scale} }
 
 // Common types, for callers building schemas in Go.
 var (
@@ -115,12 +134,17 @@ func (t Type) Validate() error {
 			return fmt.Errorf("%s precision must be between 0 and 6, got %d", t.Kind, t.Precision)
 		}
 	case Decimal:
-		if t.Precision < 1 || t.Precision > 38 || t.Scale < 0 || t.Scale > t.Precision {
-			return fmt.Errorf("invalid DECIMAL(%d,%d)", t.Precision, t.Scale)
+		if !t.Decimal().Valid() {
+			return fmt.Errorf("invalid DECIMAL(%d,%d): precision must be between 1 and %d and scale between 0 and the precision",
+				t.Precision, t.Scale, decimal.MaxPrecision)
 		}
-	case Varchar, Char:
-		if t.Length < 0 || t.Length > 1<<20 {
-			return fmt.Errorf("invalid %s length %d", t.Kind, t.Length)
+	case Varchar:
+		if t.Length < 0 || t.Length > MaxVarcharLength {
+			return fmt.Errorf("VARCHAR length must be between 1 and %d, got %d", MaxVarcharLength, t.Length)
+		}
+	case Char:
+		if t.Length < 0 || t.Length > MaxCharLength {
+			return fmt.Errorf("CHAR length must be between 1 and %d, got %d", MaxCharLength, t.Length)
 		}
 	case Invalid:
 		return fmt.Errorf("invalid column type")

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/rowttl/rowttl/decimal"
 )
 
 // ValueKind is the physical class of a Value.
@@ -20,6 +23,10 @@ const (
 	FloatValue
 	// BytesValue holds the character types.
 	BytesValue
+	// DecimalValue holds DECIMAL(p,s): the 128-bit unscaled integer, its
+	// low 64 bits in Int and its high 64 bits in Hi; the scale is the
+	// type's.
+	DecimalValue
 )
 
 // Value is a physical scalar: what zone maps store and filters compare. Its
@@ -27,6 +34,7 @@ const (
 type Value struct {
 	Kind  ValueKind
 	Int   int64
+	Hi    int64
 	Float float64
 	Bytes []byte
 }
@@ -43,11 +51,26 @@ func FloatVal(v float64) Value { return Value{Kind: FloatValue, Float: v} }
 // BytesVal returns a character value.
 func BytesVal(v []byte) Value { return Value{Kind: BytesValue, Bytes: v} }
 
+// DecimalVal returns a DECIMAL value from its unscaled integer.
+func DecimalVal(n decimal.Num) Value {
+	return Value{Kind: DecimalValue, Int: int64(n.LowBits()), Hi: n.HighBits()}
+}
+
+// Decimal returns the unscaled integer of a DecimalValue (and of an
+// IntValue, read as an unscaled integer).
+func (v Value) Decimal() decimal.Num {
+	if v.Kind == IntValue {
+		return decimal128.FromI64(v.Int)
+	}
+	return decimal128.New(v.Hi, uint64(v.Int))
+}
+
 // IsNull reports SQL NULL.
 func (v Value) IsNull() bool { return v.Kind == NullValue }
 
-// Compare orders two non-null values of the same kind. Values of different
-// kinds compare by kind, which only matters for malformed input.
+// Compare orders two non-null values of the same kind (DECIMAL values of
+// one scale). Values of different kinds compare by kind, which only
+// matters for malformed input.
 func (v Value) Compare(o Value) int {
 	if v.Kind != o.Kind {
 		if v.Kind == IntValue && o.Kind == FloatValue {
@@ -65,6 +88,8 @@ func (v Value) Compare(o Value) int {
 		return cmp.Compare(v.Float, o.Float)
 	case BytesValue:
 		return bytes.Compare(v.Bytes, o.Bytes)
+	case DecimalValue:
+		return v.Decimal().Cmp(o.Decimal())
 	}
 	return 0
 }
@@ -77,6 +102,9 @@ func (v Value) String() string {
 		return fmt.Sprint(v.Float)
 	case BytesValue:
 		return fmt.Sprintf("%q", v.Bytes)
+	case DecimalValue:
+		// Unscaled: a Value does not know its scale.
+		return decimal.Format(v.Decimal(), 0)
 	}
 	return "NULL"
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -34,10 +35,12 @@ type aggState struct {
 	// i and hi are an integer sum as 128 bits (i the low 64): only the
 	// final sum must fit a BIGINT, whatever the order of the rows.
 	i, hi int64
-	f     float64
-	v     schema.Value
-	has   bool
-	seen  map[string]bool
+	// dec is a DECIMAL sum, exact whatever the order of the rows.
+	dec  decimal.Acc
+	f    float64
+	v    schema.Value
+	has  bool
+	seen map[string]bool
 }
 
 // aggregator runs GROUP BY and the aggregates. Its output rows ("post
@@ -152,7 +155,11 @@ func (ag *aggregator) addAgg(f *FuncCall) (int, schema.Type, error) {
 			}
 			call.t = bigintType
 		case a.t.Kind == schema.Decimal:
-			call.t = schema.Type{Kind: schema.Decimal, Precision: 38, Scale: a.t.Scale}
+			rt := decimal.SumType(a.t.Decimal())
+			if call.name == "avg" {
+				rt = decimal.AvgType(a.t.Decimal())
+			}
+			call.t = schema.DecimalType(rt.Precision, rt.Scale)
 		case isFloat(a.t) || a.t.IsString() || isNullType(a.t):
 			if args[0], err = ag.base.convert(a, doubleType); err != nil {
 				return 0, nullType, err
@@ -161,7 +168,7 @@ func (ag *aggregator) addAgg(f *FuncCall) (int, schema.Type, error) {
 		default:
 			return 0, nullType, invalidf("%s() does not take a %s argument", call.name, a.t)
 		}
-		if call.name == "avg" {
+		if call.name == "avg" && call.t.Kind != schema.Decimal {
 			call.t = doubleType
 		}
 	case "min", "max":
@@ -205,14 +212,20 @@ func (call *aggCall) add(st *aggState, row []schema.Value) error {
 	case "count":
 		st.n++
 	case "sum":
-		if v.Kind == schema.FloatValue {
+		if at.Kind == schema.Decimal {
+			st.dec.Add(v.Decimal())
+		} else if v.Kind == schema.FloatValue {
 			st.f += v.Float
 		} else {
 			lo, c := bits.Add64(uint64(st.i), uint64(v.Int), 0)
 			st.i, st.hi = int64(lo), st.hi+int64(c)+v.Int>>63
 		}
 	case "avg":
-		st.f += toFloat(v, at)
+		if at.Kind == schema.Decimal {
+			st.dec.Add(v.Decimal())
+		} else {
+			st.f += toFloat(v, at)
+		}
 		st.n++
 	case "min", "max":
 		if !st.has {
@@ -228,28 +241,47 @@ func (call *aggCall) add(st *aggState, row []schema.Value) error {
 	return nil
 }
 
-func (call *aggCall) result(st *aggState) schema.Value {
+// result is the aggregate's value for a group; a sum or mean beyond its
+// type is an error.
+func (call *aggCall) result(st *aggState) (schema.Value, error) {
 	switch call.name {
 	case "count":
-		return schema.IntVal(st.n)
+		return schema.IntVal(st.n), nil
 	case "sum":
 		if !st.has {
-			return schema.Null
+			return schema.Null, nil
 		}
-		if call.t.Kind == schema.Double {
-			return schema.FloatVal(st.f)
+		switch call.t.Kind {
+		case schema.Double:
+			return schema.FloatVal(st.f), nil
+		case schema.Decimal:
+			n, ok := st.dec.Total(call.t.Decimal())
+			if !ok {
+				return schema.Null, invalidf("DECIMAL value is out of range in '%s'", call.text)
+			}
+			return schema.DecimalVal(n), nil
 		}
-		return schema.IntVal(st.i)
+		if st.hi != st.i>>63 {
+			return schema.Null, invalidf("BIGINT value is out of range in '%s'", call.text)
+		}
+		return schema.IntVal(st.i), nil
 	case "avg":
 		if st.n == 0 {
-			return schema.Null
+			return schema.Null, nil
 		}
-		return schema.FloatVal(st.f / float64(st.n))
+		if call.t.Kind == schema.Decimal {
+			n, ok := st.dec.Avg(st.n, call.args[0].t.Scale, call.t.Decimal())
+			if !ok {
+				return schema.Null, invalidf("DECIMAL value is out of range in '%s'", call.text)
+			}
+			return schema.DecimalVal(n), nil
+		}
+		return schema.FloatVal(st.f / float64(st.n)), nil
 	}
 	if !st.has {
-		return schema.Null
+		return schema.Null, nil
 	}
-	return st.v
+	return st.v, nil
 }
 
 // encodeKey encodes values into a string that is equal exactly when the
@@ -270,6 +302,10 @@ func encodeKey(vals []schema.Value) string {
 			}
 			b = append(b, 'F')
 			b = binary.BigEndian.AppendUint64(b, math.Float64bits(f))
+		case schema.DecimalValue:
+			b = append(b, 'D')
+			b = binary.BigEndian.AppendUint64(b, uint64(v.Hi))
+			b = binary.BigEndian.AppendUint64(b, uint64(v.Int))
 		case schema.BytesValue:
 			b = append(b, 'B')
 			b = binary.BigEndian.AppendUint32(b, uint32(len(v.Bytes)))
@@ -447,10 +483,11 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, sr
 		post := make([]schema.Value, len(ag.groupKeys)+len(ag.aggs))
 		copy(post, g.keys)
 		for i, call := range ag.aggs {
-			if st := &g.states[i]; call.name == "sum" && st.hi != st.i>>63 {
-				return nil, invalidf("BIGINT value is out of range in '%s'", call.text)
+			v, err := call.result(&g.states[i])
+			if err != nil {
+				return nil, err
 			}
-			post[len(ag.groupKeys)+i] = call.result(&g.states[i])
+			post[len(ag.groupKeys)+i] = v
 		}
 		if having != nil {
 			v, err := having.eval(post)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -133,6 +134,10 @@ func (c *compiler) compileNode(e Expr) (*compiled, error) {
 	case *IntLit:
 		return constant(bigintType, schema.IntVal(e.Val)), nil
 	case *DecimalLit:
+		// DECIMAL with the literal's digits; past 38 digits, a DOUBLE.
+		if n, t, ok := decimal.ParseLiteral(e.Text); ok {
+			return constant(schema.DecimalType(t.Precision, t.Scale), schema.DecimalVal(n)), nil
+		}
 		return constant(doubleType, schema.FloatVal(e.Val)), nil
 	case *FloatLit:
 		return constant(doubleType, schema.FloatVal(e.Val)), nil
@@ -268,7 +273,7 @@ func (c *compiler) compileUnary(e *UnaryExpr) (*compiled, error) {
 			if err != nil || v.IsNull() {
 				return v, err
 			}
-			return schema.IntVal(-v.Int), nil
+			return schema.DecimalVal(decimal.Neg(v.Decimal())), nil
 		}}, nil
 	case isFloat(x.t) || x.t.IsString():
 		d, err := c.convert(x, doubleType)
@@ -373,13 +378,55 @@ func compareIn(t schema.Type) func(a, b schema.Value) int {
 		return func(a, b schema.Value) int { return bytes.Compare(a.Bytes, b.Bytes) }
 	case isFloat(t):
 		return func(a, b schema.Value) int { return cmp.Compare(a.Float, b.Float) }
+	case t.Kind == schema.Decimal:
+		return func(a, b schema.Value) int { return a.Decimal().Cmp(b.Decimal()) }
 	}
 	return func(a, b schema.Value) int { return cmp.Compare(a.Int, b.Int) }
+}
+
+// isDecimalPair reports operands that DECIMAL arithmetic and comparison
+// take exactly: a DECIMAL with a DECIMAL, an integer or NULL.
+func isDecimalPair(a, b schema.Type) bool {
+	exactOrNull := func(t schema.Type) bool { return isExact(t) || isNullType(t) }
+	return (a.Kind == schema.Decimal || b.Kind == schema.Decimal) && exactOrNull(a) && exactOrNull(b)
+}
+
+// decimalComparer compares a DECIMAL with a DECIMAL or an integer exactly,
+// whatever their scales: an integer's Value reads as an unscaled integer at
+// scale 0.
+func decimalComparer(l, r *compiled) func(row []schema.Value) (int, bool, error) {
+	ls, rs := l.t.Scale, r.t.Scale
+	if l.t.Kind != schema.Decimal {
+		ls = 0
+	}
+	if r.t.Kind != schema.Decimal {
+		rs = 0
+	}
+	return func(row []schema.Value) (int, bool, error) {
+		a, err := l.eval(row)
+		if err != nil {
+			return 0, false, err
+		}
+		b, err := r.eval(row)
+		if err != nil {
+			return 0, false, err
+		}
+		if a.IsNull() || b.IsNull() {
+			if a.IsNull() && b.IsNull() {
+				return 0, true, nil
+			}
+			return 1, true, nil
+		}
+		return decimal.Cmp(a.Decimal(), ls, b.Decimal(), rs), false, nil
+	}
 }
 
 // comparer converts l and r to their comparison type; the returned
 // function compares one row's pair and reports whether either was NULL.
 func (c *compiler) comparer(l, r *compiled) (func(row []schema.Value) (int, bool, error), error) {
+	if isDecimalPair(l.t, r.t) && !isNullType(l.t) && !isNullType(r.t) {
+		return decimalComparer(l, r), nil
+	}
 	t, ok := comparisonType(l.t, r.t)
 	if !ok {
 		return nil, invalidf("cannot compare %s with %s", l.t, r.t)
@@ -459,6 +506,9 @@ func (c *compiler) arith(op BinaryOp, l, r *compiled, text string) (*compiled, e
 	}
 	intLike := func(t schema.Type) bool { return isIntLike(t) || isNullType(t) }
 	konst := allConst(l, r)
+	if isDecimalPair(l.t, r.t) {
+		return c.decimalArith(op, l, r, text)
+	}
 	if intLike(l.t) && intLike(r.t) && op != OpDiv {
 		lb, _ := c.convert(l, bigintType)
 		rb, _ := c.convert(r, bigintType)
@@ -531,6 +581,82 @@ func (c *compiler) arith(op BinaryOp, l, r *compiled, text string) (*compiled, e
 			return schema.IntVal(int64(q)), nil
 		}
 		return schema.Null, nil
+	}}, nil
+}
+
+// decimalOperand is the DECIMAL type an operand of DECIMAL arithmetic has:
+// its own, DECIMAL(digits, 0) for an integer (a constant integer counts the
+// digits of the smallest integer type holding it, as Doris types integer
+// literals), DECIMAL(1,0) for NULL.
+func decimalOperand(x *compiled) decimal.Type {
+	switch {
+	case x.t.Kind == schema.Decimal:
+		return x.t.Decimal()
+	case isNullType(x.t):
+		return decimal.IntegerType(1)
+	case x.konst && x.t.Kind != schema.Boolean:
+		if v, err := x.eval(nil); err == nil && !v.IsNull() {
+			return decimal.IntegerType(intDigits(smallestIntType(v.Int)))
+		}
+	}
+	return exactType(x.t)
+}
+
+var decimalOps = map[BinaryOp]decimal.Op{
+	OpAdd: decimal.Add, OpSub: decimal.Sub, OpMul: decimal.Mul, OpDiv: decimal.Div, OpMod: decimal.Mod,
+}
+
+// decimalArith is + - * / % DIV with a DECIMAL operand and an integer or
+// DECIMAL one, exact in Doris's result types (decimal.ResultType); DIV
+// gives the truncated quotient as a BIGINT. A result past its type is an
+// error, a zero divisor NULL.
+func (c *compiler) decimalArith(op BinaryOp, l, r *compiled, text string) (*compiled, error) {
+	lt, rt := decimalOperand(l), decimalOperand(r)
+	konst := allConst(l, r)
+	operands := func(row []schema.Value) (a, b schema.Value, null bool, err error) {
+		if a, err = l.eval(row); err != nil || a.IsNull() {
+			return a, b, true, err
+		}
+		if b, err = r.eval(row); err != nil || b.IsNull() {
+			return a, b, true, err
+		}
+		return a, b, false, nil
+	}
+	overflow := func() error { return invalidf("DECIMAL value is out of range in '%s'", text) }
+	if op == OpIntDiv {
+		return &compiled{t: bigintType, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
+			a, b, null, err := operands(row)
+			if null {
+				return schema.Null, err
+			}
+			q, st := decimal.IntQuo(a.Decimal(), lt.Scale, b.Decimal(), rt.Scale)
+			switch st {
+			case decimal.StatusDivByZero:
+				return schema.Null, nil
+			case decimal.StatusOverflow:
+				return schema.Null, invalidf("BIGINT value is out of range in '%s'", text)
+			}
+			return schema.IntVal(q), nil
+		}}, nil
+	}
+	dop, ok := decimalOps[op]
+	if !ok {
+		return nil, invalidf("unsupported DECIMAL operator in '%s'", text)
+	}
+	res := decimal.ResultType(dop, lt, rt)
+	return &compiled{t: schema.DecimalType(res.Precision, res.Scale), konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
+		a, b, null, err := operands(row)
+		if null {
+			return schema.Null, err
+		}
+		n, st := decimal.Arith(dop, a.Decimal(), lt, b.Decimal(), rt)
+		switch st {
+		case decimal.StatusDivByZero:
+			return schema.Null, nil
+		case decimal.StatusOverflow:
+			return schema.Null, overflow()
+		}
+		return schema.DecimalVal(n), nil
 	}}, nil
 }
 

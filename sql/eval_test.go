@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -25,7 +26,7 @@ func evalScope() (*scope, []schema.Value) {
 	day, _ := schema.ParseDate("2024-03-01")
 	row := []schema.Value{
 		schema.IntVal(7), schema.FloatVal(2.5), schema.BytesVal([]byte("hello")),
-		schema.IntVal(dt), schema.IntVal(int64(day)), schema.Null, schema.IntVal(1234), schema.IntVal(99),
+		schema.IntVal(dt), schema.IntVal(int64(day)), schema.Null, schema.DecimalVal(decimal128.FromI64(1234)), schema.IntVal(99),
 	}
 	return sc, row
 }
@@ -61,7 +62,7 @@ func TestEval(t *testing.T) {
 		{"s LIKE 'H%'", "false"},
 		{"s NOT LIKE '%z%'", "true"},
 		{"CASE WHEN i > 5 THEN 'big' ELSE 'small' END", "big"},
-		{"CASE i WHEN 1 THEN 1.5 WHEN 7 THEN 2 END", "2"},
+		{"CASE i WHEN 1 THEN 1.5 WHEN 7 THEN 2 END", "2.0"},
 		{"CASE WHEN n THEN 1 END", "NULL"},
 		{"dt", "2024-02-29 10:20:30.456"},
 		{"dt + INTERVAL 1 DAY", "2024-03-01 10:20:30.456"},
@@ -92,7 +93,30 @@ func TestEval(t *testing.T) {
 		{"-dec", "-12.34"},
 		{"1e16", "1e+16"},
 		{"0.000001", "0.000001"},
-		{"1.0/3", "0.3333333333333333"},
+		{"1.0/3", "0.33333"},
+		{"1.0e0/3", "0.3333333333333333"},
+		{"0.1 + 0.2", "0.3"},
+		{"0.1 + 0.2 = 0.3", "true"},
+		{"1.50 * 2", "3.00"},
+		{"dec + 0.001", "12.341"},
+		{"dec * 1.5e0", "18.509999999999998"},
+		{"dec / 3", "4.113333"},
+		{"dec DIV 5", "2"},
+		{"dec % 5", "2.34"},
+		{"dec = 12.340", "true"},
+		{"dec < 12.3400001", "true"},
+		{"12345678901234567890123456789.123456789 + 1", "12345678901234567890123456790.123456789"},
+		{"99999999999999999999999999999999999999 * 1", "99999999999999999999999999999999999999"},
+		{"round(dec, 1)", "12.3"},
+		{"round(-2.5)", "-3"},
+		{"floor(-2.5)", "-3"},
+		{"ceil(2.01)", "3"},
+		{"truncate(2.789, 2)", "2.78"},
+		{"abs(-0.50)", "0.50"},
+		{"CAST(1.005 AS DECIMAL(3,2))", "1.01"},
+		{"CAST('1.005' AS DECIMAL(3,2))", "1.01"},
+		{"CAST(1.005e0 AS DECIMAL(3,2))", "1.01"},
+		{"CAST(-2.5 AS INT)", "-2"},
 		{"COALESCE(n, i)", "7"},
 		{"IF(i > 1, s, 'no')", "hello"},
 		{"CONCAT(s, '-', i)", "hello-7"},
@@ -144,6 +168,12 @@ func TestEvalErrors(t *testing.T) {
 		{"nosuch(1)", rowttl.ErrNotSupported},
 		{"DATETIME '9999-12-31 00:00:00' + INTERVAL 1 DAY", rowttl.ErrInvalidArgument},
 		{"s + 1", rowttl.ErrInvalidArgument},
+		{"99999999999999999999999999999999999999 + 1", rowttl.ErrInvalidArgument},
+		{"99999999999999999999999999999999999999 * 10", rowttl.ErrInvalidArgument},
+		{"CAST(1000 AS DECIMAL(3,0))", rowttl.ErrInvalidArgument},
+		{"CAST(999.995 AS DECIMAL(5,2))", rowttl.ErrInvalidArgument},
+		{"CAST('1x' AS DECIMAL(5,2))", rowttl.ErrInvalidArgument},
+		{"CAST(dec AS DECIMAL(3,2))", rowttl.ErrInvalidArgument},
 	}
 	for _, tc := range tests {
 		sc, row := evalScope()
@@ -201,17 +231,23 @@ func TestRenderAndParse(t *testing.T) {
 	decs := []struct {
 		in    string
 		scale int
-		want  int64
+		want  string
 		ok    bool
-	}{{"1.25", 2, 125, true}, {"-1.255", 2, -126, true}, {"3", 2, 300, true}, {".5", 1, 5, true}, {"x", 2, 0, false}, {"1e2", 0, 100, true}}
+	}{{"1.25", 2, "1.25", true}, {"-1.255", 2, "-1.26", true}, {"3", 2, "3.00", true}, {".5", 1, "0.5", true},
+		{"x", 2, "", false}, {"1e2", 0, "100", true}, {"1.005", 2, "1.01", true}}
 	for _, d := range decs {
-		got, ok := parseDecimal(d.in, d.scale)
-		if ok != d.ok || (ok && got != d.want) {
-			t.Errorf("parseDecimal(%q, %d) = %d, %v", d.in, d.scale, got, ok)
+		typ := schema.DecimalType(18, d.scale)
+		f, err := castFunc(stringType, typ, time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := f(schema.BytesVal([]byte(d.in)))
+		if (err == nil) != d.ok || (d.ok && renderValue(v, typ, time.UTC) != d.want) {
+			t.Errorf("CAST(%q AS %s) = %s, %v, want %s", d.in, typ, renderValue(v, typ, time.UTC), err, d.want)
 		}
 	}
-	if got := formatDecimal(-5, 2); got != "-0.05" {
-		t.Errorf("formatDecimal(-5, 2) = %s", got)
+	if got := renderValue(schema.DecimalVal(decimal128.FromI64(-5)), schema.DecimalType(3, 2), time.UTC); got != "-0.05" {
+		t.Errorf("render -5 at scale 2 = %s", got)
 	}
 	for _, z := range []string{"UTC", "+08:00", "-03:30", "Asia/Shanghai", "Europe/Paris", "Z"} {
 		if _, err := loadZone(z); err != nil {

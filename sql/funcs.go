@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -207,11 +208,13 @@ func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
 		if err != nil {
 			return nil, err
 		}
-		if isIntLike(x.t) || x.t.Kind == schema.Decimal {
-			t := x.t
-			if isIntLike(t) {
-				t = bigintType
-			}
+		if x.t.Kind == schema.Decimal {
+			return c.unary(f, x.t, x.t, func(v schema.Value) (schema.Value, error) {
+				return schema.DecimalVal(decimal.Abs(v.Decimal())), nil
+			})
+		}
+		if isIntLike(x.t) {
+			t := bigintType
 			return c.unary(f, t, t, func(v schema.Value) (schema.Value, error) {
 				if v.Int == math.MinInt64 {
 					return schema.Null, invalidf("BIGINT value is out of range in '%s'", Format(f))
@@ -292,6 +295,9 @@ func (c *compiler) compileRounding(f *FuncCall) (*compiled, error) {
 	if isIntLike(x.t) && digits >= 0 {
 		return c.convert(x, bigintType)
 	}
+	if x.t.Kind == schema.Decimal {
+		return decimalRounding(f, x, int(max(min(digits, 2*decimal.MaxPrecision), -2*decimal.MaxPrecision)))
+	}
 	if x, err = c.convert(x, doubleType); err != nil {
 		return nil, err
 	}
@@ -324,6 +330,36 @@ func (c *compiler) compileRounding(f *FuncCall) (*compiled, error) {
 			return schema.IntVal(int64(r)), nil
 		}
 		return schema.FloatVal(r), nil
+	}}, nil
+}
+
+// decimalRounding is floor, ceil, round and truncate of a DECIMAL(p,s) to
+// d digits, exact: a DECIMAL of scale min(max(d, 0), s) with one more
+// integer digit for the carry (capped at 38). round rounds half away from
+// zero.
+func decimalRounding(f *FuncCall, x *compiled, digits int) (*compiled, error) {
+	mode := map[string]decimal.RoundMode{
+		"floor": decimal.Floor, "ceil": decimal.Ceil, "ceiling": decimal.Ceil,
+		"round": decimal.HalfAwayFromZero, "truncate": decimal.Truncate,
+	}[f.Name]
+	in := x.t.Decimal()
+	scale := decimal.RoundScale(in.Scale, digits)
+	p := min(in.Precision-in.Scale+scale+1, decimal.MaxPrecision)
+	if mode == decimal.Truncate || digits >= in.Scale {
+		p = min(in.Precision-in.Scale+scale, decimal.MaxPrecision)
+	}
+	t := schema.DecimalType(max(p, scale, 1), scale)
+	text := Format(f)
+	return &compiled{t: t, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := x.eval(row)
+		if err != nil || v.IsNull() {
+			return schema.Null, err
+		}
+		n, ok := decimal.RoundTo(v.Decimal(), in.Scale, digits, mode, t.Precision)
+		if !ok {
+			return schema.Null, invalidf("DECIMAL value is out of range in '%s'", text)
+		}
+		return schema.DecimalVal(n), nil
 	}}, nil
 }
 

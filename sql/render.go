@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -32,7 +33,7 @@ func renderValue(v schema.Value, t schema.Type, loc *time.Location) string {
 	case schema.Double:
 		return formatFloat(v.Float, 64)
 	case schema.Decimal:
-		return formatDecimal(v.Int, t.Scale)
+		return decimal.Format(v.Decimal(), t.Scale)
 	case schema.String, schema.Varchar, schema.Char:
 		return string(v.Bytes)
 	case schema.Date:
@@ -77,24 +78,6 @@ func formatFloat(f float64, bits int) string {
 		return strconv.FormatFloat(f, 'f', -1, bits)
 	}
 	return strconv.FormatFloat(f, 'g', -1, bits)
-}
-
-func formatDecimal(u int64, scale int) string {
-	neg := u < 0
-	s := strconv.FormatUint(uint64(u), 10)
-	if neg {
-		s = strconv.FormatUint(uint64(-u), 10)
-	}
-	if scale > 0 {
-		for len(s) <= scale {
-			s = "0" + s
-		}
-		s = s[:len(s)-scale] + "." + s[len(s)-scale:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
 }
 
 // typeName is a type as DESC prints it.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -16,7 +17,7 @@ import (
 //
 //	BOOLEAN, TINYINT..BIGINT  IntValue (0/1 for BOOLEAN)
 //	FLOAT, DOUBLE             FloatValue
-//	DECIMAL(p,s)              IntValue holding the unscaled integer
+//	DECIMAL(p,s)              DecimalValue: the 128-bit unscaled integer
 //	STRING, VARCHAR, CHAR     BytesValue
 //	DATE                      IntValue, days since 1970-01-01
 //	DATETIME(p)               IntValue, wall clock µs (no zone)
@@ -77,18 +78,52 @@ func pow10(n int) int64 {
 	return p
 }
 
-// toFloat returns a numeric value as float64 (decimals scaled).
+// toFloat returns a numeric value as float64 (decimals scaled, to the
+// nearest double).
 func toFloat(v schema.Value, t schema.Type) float64 {
 	switch v.Kind {
 	case schema.FloatValue:
 		return v.Float
+	case schema.DecimalValue:
+		return decimal.ToFloat64(v.Decimal(), t.Scale)
 	case schema.IntValue:
-		if t.Kind == schema.Decimal && t.Scale > 0 {
-			return float64(v.Int) / math.Pow10(t.Scale)
+		if t.Kind == schema.Decimal {
+			return decimal.ToFloat64(v.Decimal(), t.Scale)
 		}
 		return float64(v.Int)
 	}
 	return 0
+}
+
+// intDigits is the number of decimal digits of an integer type: the
+// precision of the DECIMAL(digits, 0) it is in arithmetic and comparisons
+// with a DECIMAL.
+func intDigits(t schema.Type) int {
+	switch t.Kind {
+	case schema.Boolean:
+		return 1
+	case schema.TinyInt:
+		return 3
+	case schema.SmallInt:
+		return 5
+	case schema.Int:
+		return 10
+	}
+	return 19
+}
+
+// smallestIntType is the type Doris gives an integer literal: the smallest
+// integer type that holds it.
+func smallestIntType(n int64) schema.Type {
+	switch {
+	case n >= math.MinInt8 && n <= math.MaxInt8:
+		return schema.TinyIntType
+	case n >= math.MinInt16 && n <= math.MaxInt16:
+		return schema.SmallIntType
+	case n >= math.MinInt32 && n <= math.MaxInt32:
+		return schema.IntType
+	}
+	return bigintType
 }
 
 // floorDiv divides rounding towards negative infinity.
@@ -264,7 +299,15 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 		switch {
 		case isIntLike(from):
 			return nn(func(v schema.Value) (schema.Value, error) { return check(v.Int, v) }), nil
-		case isFloat(from) || from.Kind == schema.Decimal:
+		case from.Kind == schema.Decimal:
+			return nn(func(v schema.Value) (schema.Value, error) {
+				n, ok := decimal.ToInt64(v.Decimal(), from.Scale)
+				if !ok {
+					return schema.Null, invalidf("value %s is out of range for %s", renderValue(v, from, loc), to)
+				}
+				return check(n, v)
+			}), nil
+		case isFloat(from):
 			return nn(func(v schema.Value) (schema.Value, error) {
 				f := math.Trunc(toFloat(v, from))
 				if math.IsNaN(f) || f < -9.223372036854775e18 || f >= 9.223372036854775e18 {
@@ -319,45 +362,45 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 			}), nil
 		}
 	case schema.Decimal:
-		limit := math.Pow10(min(to.Precision, 18))
-		fromFloat := func(f float64, v schema.Value) (schema.Value, error) {
-			u := math.Round(f * math.Pow10(to.Scale))
-			if math.IsNaN(u) || math.Abs(u) >= limit {
-				return schema.Null, invalidf("value %s is out of range for %s", renderValue(v, from, loc), to)
-			}
-			return schema.IntVal(int64(u)), nil
+		dt := to.Decimal()
+		outOfRange := func(v schema.Value) error {
+			return invalidf("value %s is out of range for %s", renderValue(v, from, loc), to)
 		}
 		switch {
 		case from.Kind == schema.Decimal:
 			return nn(func(v schema.Value) (schema.Value, error) {
-				if from.Scale <= to.Scale {
-					u := v.Int * pow10(to.Scale-from.Scale)
-					if math.Abs(float64(u)) >= limit {
-						return schema.Null, invalidf("value %s is out of range for %s", renderValue(v, from, loc), to)
-					}
-					return schema.IntVal(u), nil
+				n, ok := decimal.Convert(v.Decimal(), from.Scale, dt)
+				if !ok {
+					return schema.Null, outOfRange(v)
 				}
-				return fromFloat(toFloat(v, from), v)
+				return schema.DecimalVal(n), nil
 			}), nil
-		case isIntLike(from) && to.Scale <= 18:
+		case isIntLike(from):
 			return nn(func(v schema.Value) (schema.Value, error) {
-				if math.Abs(float64(v.Int))*math.Pow10(to.Scale) >= limit {
-					return schema.Null, invalidf("value %d is out of range for %s", v.Int, to)
+				n, ok := decimal.FromInt64(v.Int, dt)
+				if !ok {
+					return schema.Null, outOfRange(v)
 				}
-				return schema.IntVal(v.Int * pow10(to.Scale)), nil
+				return schema.DecimalVal(n), nil
 			}), nil
-		case isNumeric(from):
-			return nn(func(v schema.Value) (schema.Value, error) { return fromFloat(toFloat(v, from), v) }), nil
+		case isFloat(from):
+			return nn(func(v schema.Value) (schema.Value, error) {
+				n, err := decimal.FromFloat64(v.Float, dt)
+				if err != nil {
+					return schema.Null, outOfRange(v)
+				}
+				return schema.DecimalVal(n), nil
+			}), nil
 		case from.IsString():
 			return nn(func(v schema.Value) (schema.Value, error) {
-				u, ok := parseDecimal(strings.TrimSpace(string(v.Bytes)), to.Scale)
-				if !ok {
+				n, st := decimal.ParseStatus(string(v.Bytes), dt)
+				switch st {
+				case decimal.StatusOverflow:
+					return schema.Null, outOfRange(v)
+				case decimal.StatusInvalid:
 					return schema.Null, bad(v)
 				}
-				if math.Abs(float64(u)) >= limit {
-					return schema.Null, invalidf("value %s is out of range for %s", renderValue(v, from, loc), to)
-				}
-				return schema.IntVal(u), nil
+				return schema.DecimalVal(n), nil
 			}), nil
 		}
 	case schema.String, schema.Varchar, schema.Char:
@@ -487,6 +530,8 @@ func sameRepr(a, b schema.Type) bool {
 		return true
 	case (a.Kind == schema.Datetime || a.Kind == schema.TimestampTZ) && a.Kind == b.Kind && a.Precision <= b.Precision:
 		return true
+	case a.Kind == schema.Decimal && b.Kind == schema.Decimal && a.Scale == b.Scale && a.Precision <= b.Precision:
+		return true
 	}
 	return false
 }
@@ -532,66 +577,6 @@ func parseNanos(s string) (int64, error) {
 	return us*1000 + n, nil
 }
 
-// parseDecimal parses an exact decimal text into an unscaled integer at
-// scale, rounding half away from zero.
-func parseDecimal(s string, scale int) (int64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	neg := false
-	switch s[0] {
-	case '-':
-		neg, s = true, s[1:]
-	case '+':
-		s = s[1:]
-	}
-	intPart, fracPart := s, ""
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		intPart, fracPart = s[:i], s[i+1:]
-	}
-	if intPart == "" && fracPart == "" {
-		return 0, false
-	}
-	for _, c := range intPart + fracPart {
-		if c < '0' || c > '9' {
-			if f, err := strconv.ParseFloat(s, 64); err == nil {
-				u := math.Round(f * math.Pow10(scale))
-				if neg {
-					u = -u
-				}
-				return int64(u), math.Abs(u) < 9e18
-			}
-			return 0, false
-		}
-	}
-	roundUp := false
-	if len(fracPart) > scale {
-		roundUp = fracPart[scale] >= '5'
-		fracPart = fracPart[:scale]
-	}
-	for len(fracPart) < scale {
-		fracPart += "0"
-	}
-	digits := strings.TrimLeft(intPart+fracPart, "0")
-	if digits == "" {
-		digits = "0"
-	}
-	if len(digits) > 18 {
-		return 0, false
-	}
-	u, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if roundUp {
-		u++
-	}
-	if neg {
-		u = -u
-	}
-	return u, true
-}
-
 func boolVal(b bool) schema.Value {
 	if b {
 		return schema.IntVal(1)
@@ -631,8 +616,13 @@ func unify2(a, b schema.Type) schema.Type {
 			return boolType
 		}
 		return bigintType
-	case a.Kind == schema.Decimal && b.Kind == schema.Decimal && a.Scale == b.Scale:
-		return schema.Type{Kind: schema.Decimal, Precision: max(a.Precision, b.Precision), Scale: a.Scale}
+	case isExact(a) && isExact(b):
+		// DECIMAL next to DECIMAL or an integer: enough integer and
+		// fractional digits for both, capped at 38.
+		da, db := exactType(a), exactType(b)
+		s := max(da.Scale, db.Scale)
+		p := min(max(da.Precision-da.Scale, db.Precision-db.Scale)+s, decimal.MaxPrecision)
+		return schema.DecimalType(max(p, s), s)
 	case isNumeric(a) && isNumeric(b):
 		return doubleType
 	case a.Kind == schema.TimestampTZ || b.Kind == schema.TimestampTZ:
@@ -660,3 +650,16 @@ func unify2(a, b schema.Type) schema.Type {
 }
 
 func isTemporalOrString(t schema.Type) bool { return t.IsTemporal() || t.IsString() }
+
+// isExact reports DECIMAL and the integer kinds: the types whose values
+// DECIMAL arithmetic and comparisons take exactly.
+func isExact(t schema.Type) bool { return t.Kind == schema.Decimal || isIntLike(t) }
+
+// exactType is the DECIMAL type of an exact type: itself, or DECIMAL(digits,
+// 0) for an integer type.
+func exactType(t schema.Type) decimal.Type {
+	if t.Kind == schema.Decimal {
+		return t.Decimal()
+	}
+	return decimal.IntegerType(intDigits(t))
+}

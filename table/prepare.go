@@ -254,7 +254,7 @@ func (p *preparer) directTTL(a arrow.Array) (arrow.Array, error) {
 		return b.NewArray(), nil
 	case *array.String, *array.LargeString, *array.Binary:
 		return nil, invalid("a text value cannot be written into %s; CAST it explicitly to DATETIME or BIGINT", schema.TTLColumn)
-	case *array.Float32, *array.Float64:
+	case *array.Float32, *array.Float64, *array.Decimal128:
 		return nil, invalid("%s takes an integer number of epoch microseconds or a date/time, not %s", schema.TTLColumn, a.DataType())
 	case *array.Timestamp:
 		tt := x.DataType().(*arrow.TimestampType)
