@@ -466,6 +466,26 @@ func (s *Session) update(ctx context.Context, env *stmtEnv, st *Update) (*Result
 	return &Result{RowsAffected: n}, nil
 }
 
+// keyText names a row of an UPDATE by its key, as "(k1 = v1, k2 = v2)".
+func keyText(def *table.Definition, sc *scope, row []schema.Value, loc *time.Location) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, c := range def.Schema.Columns[:def.Schema.KeyCount] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c.Name)
+		b.WriteString(" = ")
+		if slot, err := sc.resolve(&ColumnRef{Name: c.Name}); err == nil && slot < len(row) {
+			b.WriteString(renderValue(row[slot], c.Type, loc))
+		} else {
+			b.WriteString("?")
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
 // applySet computes the new full rows of an UPDATE: every user column,
 // assigned ones replaced, and __TTL__ when it is assigned (otherwise the
 // table keeps or re-derives the expiration).
@@ -487,6 +507,9 @@ func (s *Session) applySet(env *stmtEnv, def *table.Definition, sc *scope, assig
 			} else {
 				v, err := a.x.eval(row)
 				if err != nil {
+					if a.target.col != nil {
+						return fmt.Errorf("row %s, column %s: %w", keyText(def, sc, row, env.loc), a.target.col.Name, err)
+					}
 					return err
 				}
 				tv = typedValue{v: v, t: a.x.t}
