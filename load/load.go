@@ -371,7 +371,7 @@ func (l *loader) convert(fields [][]byte) string {
 		v, err := l.convs[i](text)
 		if err != nil {
 			if l.o.strict() || l.fields[i].Column == nil {
-				return fmt.Sprintf("field %s: %v", l.fields[i].Name, err)
+				return fmt.Sprintf("field %s: %s", l.fields[i].Name, rowttl.Message(err))
 			}
 			v = schema.Null
 		}
@@ -385,7 +385,7 @@ func (l *loader) convert(fields [][]byte) string {
 		} else {
 			var err error
 			if v, err = tg.Eval(l.row); err != nil {
-				return fmt.Sprintf("%s: %v", tg.Expr, err)
+				return fmt.Sprintf("%s: %s", tg.Expr, rowttl.Message(err))
 			}
 		}
 		if c := tg.Column; c != nil {
