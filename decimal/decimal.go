@@ -453,8 +453,6 @@ type number struct {
 	neg    bool
 	digits string
 	exp    int
-	frac   int // digits written after the point
-	intLen int // integer digits written, leading zeros dropped
 }
 
 // maxExp bounds exponents: past it a non-zero value is out of every range
@@ -519,9 +517,6 @@ func scan(s string, allowExp bool) (number, bool) {
 	if i != len(s) {
 		return n, false
 	}
-	intPart = strings.TrimLeft(intPart, "0")
-	n.intLen = len(intPart)
-	n.frac = len(fracPart)
 	n.digits = strings.TrimLeft(intPart+fracPart, "0")
 	n.exp = exp - len(fracPart)
 	return n, true
@@ -617,7 +612,24 @@ func ParseLiteral(text string) (Num, Type, bool) {
 	if !ok {
 		return Num{}, Type{}, false
 	}
-	t := Type{Precision: max(n.intLen+n.frac, 1), Scale: n.frac}
+	return n.exact()
+}
+
+// ParseExact reads any decimal text (an exponent allowed) exactly, in the
+// smallest type that holds it with its written digits: 1.50 is
+// DECIMAL(3,2), 2.5e3 DECIMAL(4,0), 1e-3 DECIMAL(3,3). ok is false when that
+// takes more than 38 digits or the text is not a number.
+func ParseExact(text string) (Num, Type, bool) {
+	n, ok := scan(strings.TrimSpace(text), true)
+	if !ok || n.exp > maxExp || n.exp < -maxExp {
+		return Num{}, Type{}, false
+	}
+	return n.exact()
+}
+
+func (n number) exact() (Num, Type, bool) {
+	s := max(-n.exp, 0)
+	t := Type{Precision: max(len(n.digits)+max(n.exp, 0), s, 1), Scale: s}
 	if t.Precision > MaxPrecision {
 		return Num{}, Type{}, false
 	}

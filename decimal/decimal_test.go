@@ -524,3 +524,79 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestParseExact(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want Type
+		ok   bool
+	}{
+		{"1.50", Type{3, 2}, true},
+		{"2.5e3", Type{4, 0}, true},
+		{"1e-3", Type{3, 3}, true},
+		{" -12.5E-1 ", Type{3, 2}, true},
+		{"1e38", Type{}, false},
+		{"1e-39", Type{}, false},
+		{"x", Type{}, false},
+	} {
+		n, typ, ok := ParseExact(c.text)
+		if ok != c.ok || typ != c.want {
+			t.Errorf("ParseExact(%q) = %v, %v, want %v, %v", c.text, typ, ok, c.want, c.ok)
+			continue
+		}
+		if want, _ := refParse(c.text, typ); ok && want.Cmp(n.BigInt()) != 0 {
+			t.Errorf("ParseExact(%q) = %s, want %v", c.text, Format(n, typ.Scale), want)
+		}
+	}
+}
+
+func TestIntQuoAndRoundToAgainstBig(t *testing.T) {
+	r := newRand(t)
+	for i := 0; i < 20000; i++ {
+		at, bt := randType(r), randType(r)
+		a, b := randValue(r, at), randValue(r, bt)
+		q, st := IntQuo(a, at.Scale, b, bt.Scale)
+		x, y := refValue(a, at.Scale), refValue(b, bt.Scale)
+		if y.Sign() == 0 {
+			if st != StatusDivByZero {
+				t.Fatalf("IntQuo by zero: status %d", st)
+			}
+		} else {
+			z := new(big.Rat).Quo(x, y)
+			want := new(big.Int).Quo(z.Num(), z.Denom())
+			if (st == StatusOK) != want.IsInt64() || (st == StatusOK && q != want.Int64()) {
+				t.Fatalf("IntQuo(%s, %s) = %d, %d, want %v", Format(a, at.Scale), Format(b, bt.Scale), q, st, want)
+			}
+		}
+		digits := r.IntN(2*at.Scale+6) - at.Scale - 3
+		mode := RoundMode(r.IntN(4))
+		got, ok := RoundTo(a, at.Scale, digits, mode, MaxPrecision)
+		rs := RoundScale(at.Scale, digits)
+		// The reference: scale x by 10^digits, round in mode, scale back.
+		sx := new(big.Rat).Mul(x, new(big.Rat).SetFrac(refPow10(max(digits, 0)), refPow10(max(-digits, 0))))
+		fl := new(big.Int).Div(sx.Num(), sx.Denom()) // floor: the denominator is positive
+		exactInt := new(big.Rat).SetInt(fl).Cmp(sx) == 0
+		var w *big.Int
+		switch mode {
+		case Floor:
+			w = fl
+		case Ceil:
+			w = new(big.Int).Set(fl)
+			if !exactInt {
+				w.Add(w, big.NewInt(1))
+			}
+		case Truncate:
+			w = new(big.Int).Quo(sx.Num(), sx.Denom())
+		case HalfAwayFromZero:
+			w = refRound(sx, 0)
+		}
+		// w is in units of 10^-digits; the result is at scale rs.
+		want := new(big.Int).Mul(w, refPow10(max(rs-digits, 0)))
+		if digits > at.Scale {
+			want = a.BigInt()
+		}
+		if ok != refFits(want, MaxPrecision) || (ok && got.BigInt().Cmp(want) != 0) {
+			t.Fatalf("RoundTo(%s, %d digits, mode %d) = %s, %v, want %v at scale %d", Format(a, at.Scale), digits, mode, Format(got, rs), ok, want, rs)
+		}
+	}
+}

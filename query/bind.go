@@ -1,11 +1,13 @@
 package query
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"time"
 
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/ttlcol"
 )
@@ -72,10 +74,131 @@ func (s *Snapshot) toStoredTTL(v schema.Value) (schema.Value, error) {
 	return schema.IntVal(out), nil
 }
 
+// exactConst reads a Go constant compared with a DECIMAL column exactly:
+// its unscaled value and scale. A schema.Value is a value of the column's
+// type; integers, floats (by their shortest text), decimal128.Num (at the
+// column's scale) and numeric text are accepted.
+func exactConst(t schema.Type, v any) (n decimal.Num, scale int, null bool, err error) {
+	bad := func() (decimal.Num, int, bool, error) {
+		return n, 0, false, rowttl.Errorf(rowttl.ErrInvalidArgument, "cannot compare %s with %T %v exactly", t, v, v)
+	}
+	text := ""
+	switch x := v.(type) {
+	case nil:
+		return n, 0, true, nil
+	case schema.Value:
+		if x.IsNull() {
+			return n, 0, true, nil
+		}
+		if x.Kind != schema.DecimalValue && x.Kind != schema.IntValue {
+			return bad()
+		}
+		return x.Decimal(), t.Scale, false, nil
+	case decimal.Num:
+		return x, t.Scale, false, nil
+	case int, int8, int16, int32, int64, uint8, uint16, uint32, uint64, uint:
+		text = fmt.Sprint(x)
+	case float32:
+		text = strconv.FormatFloat(float64(x), 'e', -1, 32)
+	case float64:
+		text = strconv.FormatFloat(x, 'e', -1, 64)
+	case string:
+		text = x
+	case []byte:
+		text = string(x)
+	default:
+		return bad()
+	}
+	num, typ, ok := decimal.ParseExact(text)
+	if !ok {
+		return bad()
+	}
+	return num, typ.Scale, false, nil
+}
+
+// decimalValue converts a Go value written into a DECIMAL column: exact,
+// rounded half away from zero to the column's scale as SQL and loads do,
+// an error when it does not fit.
+func decimalValue(t schema.Type, v any) (schema.Value, error) {
+	dt := t.Decimal()
+	outOfRange := func() (schema.Value, error) {
+		return schema.Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "value %v is out of range for %s", v, t)
+	}
+	switch x := v.(type) {
+	case nil:
+		return schema.Null, nil
+	case schema.Value:
+		return x, nil
+	case decimal.Num:
+		if !decimal.Fits(x, dt.Precision) {
+			return outOfRange()
+		}
+		return schema.DecimalVal(x), nil
+	case float32, float64:
+		f, _ := x.(float64)
+		if g, ok := x.(float32); ok {
+			f = float64(g)
+		}
+		n, err := decimal.FromFloat64(f, dt)
+		if err != nil {
+			return outOfRange()
+		}
+		return schema.DecimalVal(n), nil
+	case string, []byte:
+		s, _ := x.(string)
+		if b, ok := x.([]byte); ok {
+			s = string(b)
+		}
+		n, err := decimal.Parse(s, dt)
+		if err != nil {
+			return schema.Null, err
+		}
+		return schema.DecimalVal(n), nil
+	}
+	if n, ok := toInt64(v); ok {
+		d, ok := decimal.FromInt64(n, dt)
+		if !ok {
+			return outOfRange()
+		}
+		return schema.DecimalVal(d), nil
+	}
+	return schema.Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "cannot write %T %v into %s", v, v, t)
+}
+
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int32:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
 // ToValue converts a Go value to the physical Value of a column type.
 func ToValue(t schema.Type, v any) (schema.Value, error) {
 	bad := func() (schema.Value, error) {
 		return schema.Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "cannot compare %s with %T %v", t, v, v)
+	}
+	if t.Kind == schema.Decimal {
+		return decimalValue(t, v)
 	}
 	switch x := v.(type) {
 	case nil:

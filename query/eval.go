@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
 )
@@ -32,6 +33,9 @@ func (s *Snapshot) bind(e Expr) (bound, error) {
 		slot, typ, err := s.resolve(x.Column)
 		if err != nil {
 			return nil, err
+		}
+		if typ.Kind == schema.Decimal && slot != s.ttlSlot() {
+			return bindDecimalCmp(slot, typ, x)
 		}
 		v, err := ToValue(typ, x.Value)
 		if err != nil {
@@ -322,6 +326,55 @@ func (b *boundCmp) eval(col func(int) arrow.Array, n int, t, f []byte) {
 			continue
 		}
 		setOne(test(b.op, v.Compare(b.c)), i, t, f)
+	}
+}
+
+// boundDecCmp compares a DECIMAL column with a constant exactly, whatever
+// the constant's scale: 1.005 against a DECIMAL(5,2) column is neither
+// rounded to 1.01 nor truncated to 1.00.
+type boundDecCmp struct {
+	slot     int
+	op       Op
+	colScale int
+	c        decimal.Num
+	cScale   int
+}
+
+func bindDecimalCmp(slot int, typ schema.Type, x Cmp) (bound, error) {
+	n, scale, null, err := exactConst(typ, x.Value)
+	if err != nil {
+		return nil, err
+	}
+	if null {
+		if x.Op == NullSafeEq {
+			return &boundIsNull{slot: slot}, nil
+		}
+		return boundConst{}, nil
+	}
+	return &boundDecCmp{slot: slot, op: x.Op, colScale: typ.Scale, c: n, cScale: scale}, nil
+}
+
+// Decimal pages carry no zone map bounds, so every page may match.
+func (b *boundDecCmp) may(func(int) segment.ZoneMap, bool) bool { return true }
+func (b *boundDecCmp) slots(add func(int))                      { add(b.slot) }
+
+func (b *boundDecCmp) eval(col func(int) arrow.Array, n int, t, f []byte) {
+	a := col(b.slot)
+	d, _ := a.(*array.Decimal128)
+	for i := 0; i < n; i++ {
+		if a.IsNull(i) {
+			if b.op == NullSafeEq {
+				bitutil.SetBit(f, i)
+			}
+			continue
+		}
+		var v decimal.Num
+		if d != nil {
+			v = d.Value(i)
+		} else {
+			v = schema.ValueAt(a, i).Decimal()
+		}
+		setOne(test(b.op, decimal.Cmp(v, b.colScale, b.c, b.cScale)), i, t, f)
 	}
 }
 

@@ -138,13 +138,14 @@ func (t Type) Validate() error {
 			return fmt.Errorf("invalid DECIMAL(%d,%d): precision must be between 1 and %d and scale between 0 and the precision",
 				t.Precision, t.Scale, decimal.MaxPrecision)
 		}
-	case Varchar:
-		if t.Length < 0 || t.Length > MaxVarcharLength {
-			return fmt.Errorf("VARCHAR length must be between 1 and %d, got %d", MaxVarcharLength, t.Length)
+	case Varchar, Char:
+		limit := MaxVarcharLength
+		if t.Kind == Char {
+			limit = MaxCharLength
 		}
-	case Char:
-		if t.Length < 0 || t.Length > MaxCharLength {
-			return fmt.Errorf("CHAR length must be between 1 and %d, got %d", MaxCharLength, t.Length)
+		if t.Length < 0 || t.Length > limit {
+			// A negative length is how a parser reports a written 0.
+			return fmt.Errorf("%s length must be between 1 and %d, got %d", t.Kind, limit, max(t.Length, 0))
 		}
 	case Invalid:
 		return fmt.Errorf("invalid column type")

@@ -778,7 +778,8 @@ func (p *parser) parseColumnDefault(c *ColumnDef) {
 // parseType parses a column type: a name known to schema.ParseKind with its
 // parameters. DATETIME(p) and TIMESTAMPTZ(p) default to p = 0, DECIMAL to
 // DECIMAL(9,0), CHAR to CHAR(1), VARCHAR and STRING are unbounded; integer
-// display widths (INT(11)) are accepted and ignored.
+// display widths (INT(11)) are accepted and ignored. Lengths follow Doris:
+// VARCHAR(1..65533), CHAR(1..255).
 func (p *parser) parseType() schema.Type {
 	t := p.peek()
 	if t.kind != tokIdent && t.kind != tokQuotedIdent {
@@ -812,6 +813,11 @@ func (p *parser) parseType() schema.Type {
 		if p.acceptOp("(") {
 			typ.Length = p.smallInt("a length")
 			p.expectOp(")")
+			if typ.Length == 0 {
+				// Length 0 stands for "unbounded" inside; written, it is
+				// out of range as in Doris.
+				typ.Length = -1
+			}
 		}
 	case schema.TinyInt, schema.SmallInt, schema.Int, schema.BigInt:
 		if p.acceptOp("(") {
