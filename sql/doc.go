@@ -76,12 +76,34 @@
 //     ErrNotSupported (with row TTL, AGGREGATE KEY is SPEC's error).
 //     DISTRIBUTED BY and COMMENT are recorded and shown, not acted upon.
 //   - Types: integer + - * and DIV compute in BIGINT and fail on overflow;
-//     / is DOUBLE; division or modulo by zero is NULL. A literal with a
-//     fraction (1.50) is a DOUBLE. DECIMAL columns are stored exactly; in
-//     arithmetic they become DOUBLE, sum() keeps their scale.
+//     integer / integer is DOUBLE; division or modulo by zero is NULL.
+//   - DECIMAL (Doris decimalv3, exact, 128-bit, arithmetic in package
+//     decimal): a literal with a fraction (1.50) is DECIMAL with its digits,
+//     DECIMAL(3,2); one with an exponent (1e3), or with more than 38 digits,
+//     is a DOUBLE. With a DECIMAL, an integer is DECIMAL(its type's digits,
+//     0): TINYINT 3, SMALLINT 5, INT 10, BIGINT 19, and a constant the
+//     digits of the smallest integer type holding it. a ± b is
+//     DECIMAL(max(p1-s1, p2-s2) + max(s1, s2) + 1, max(s1, s2)), a × b
+//     DECIMAL(p1+p2, s1+s2), a ÷ b DECIMAL(p1+s2+4, s1+4)
+//     (div_precision_increment = 4, the quotient rounded), a % b keeps
+//     max(s1, s2) and DIV is the truncated BIGINT quotient; sum is
+//     DECIMAL(38, s) and avg DECIMAL(38, max(s, 4)), both exact whatever
+//     the row order. A derived precision past 38 is capped at 38 with the
+//     scale kept (a scale past 38 is capped too, the product rounded), and
+//     a value that then does not fit is the error "DECIMAL value is out of
+//     range in 'expr'": never wrapped, never silently rounded. Rounding is
+//     half away from zero everywhere, the same for INSERT, UPDATE, CAST and
+//     loads; a DOUBLE converts through its shortest text (1.005e0 is 1.01
+//     at scale 2). DECIMAL with DOUBLE or text is DOUBLE. round, floor,
+//     ceil and truncate of a DECIMAL stay DECIMAL. Comparisons of a DECIMAL
+//     with a DECIMAL or an integer are exact whatever the scales.
 //   - Conversions are strict: a text that is not a valid number or date, or
 //     a value out of its type's range, is an error (CAST included), not
-//     NULL. CAST to VARCHAR(n) does not truncate; storing checks lengths.
+//     NULL; a stored value names its row and column. CAST to VARCHAR(n)
+//     does not truncate; storing checks lengths. Type limits are Doris's:
+//     VARCHAR(1..65533), CHAR(1..255), DECIMAL(1..38, 0..p); VARCHAR and
+//     STRING without a length are unbounded (Doris caps a STRING value at
+//     2147483643 bytes, far past what a row here holds).
 //   - Comparisons: numbers compare across types; a text compared with a date
 //     or time is read as one; DATE compared with DATETIME is its midnight;
 //     DATETIME compared with TIMESTAMPTZ is read in the session time zone.
