@@ -55,6 +55,15 @@ const (
 	Mod
 )
 
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("Op(%d)", o)
+}
+
+var opNames = [...]string{Add: "+", Sub: "-", Mul: "*", Div: "/", Mod: "%"}
+
 // capType caps a derived type at MaxPrecision digits; the scale is kept
 // (itself capped at MaxPrecision, the extra digits rounded away).
 func capType(p, s int) Type {

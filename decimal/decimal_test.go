@@ -105,7 +105,7 @@ func TestResultTypes(t *testing.T) {
 		{Mod, Type{10, 2}, Type{5, 3}, Type{11, 3}},
 	} {
 		if got := ResultType(c.op, c.a, c.b); got != c.want {
-			t.Errorf("ResultType(%d, %v, %v) = %v, want %v", c.op, c.a, c.b, got, c.want)
+			t.Errorf("ResultType(%s, %v, %v) = %v, want %v", c.op, c.a, c.b, got, c.want)
 		}
 	}
 	if got := SumType(Type{9, 3}); got != (Type{38, 3}) {
@@ -165,7 +165,7 @@ func TestArithAgainstBig(t *testing.T) {
 		if wantSt == StatusOK && !refFits(want, rt.Precision) {
 			wantSt = StatusOverflow
 		}
-		desc := fmt.Sprintf("%s %v %s %v (op %d, result %v)", Format(a, at.Scale), at, Format(b, bt.Scale), bt, op, rt)
+		desc := fmt.Sprintf("%s %v %s %s %v (result %v)", Format(a, at.Scale), at, op, Format(b, bt.Scale), bt, rt)
 		if st != wantSt {
 			t.Fatalf("%s: status %d, want %d (want value %v)", desc, st, wantSt, want)
 		}
@@ -203,7 +203,7 @@ func TestArithCases(t *testing.T) {
 	} {
 		got, st := Arith(c.op, p(c.a, c.at), c.at, p(c.b, c.bt), c.bt)
 		if st != StatusOK || Format(got, ResultType(c.op, c.at, c.bt).Scale) != c.want {
-			t.Errorf("%s op%d %s = %s (status %d), want %s", c.a, c.op, c.b, Format(got, ResultType(c.op, c.at, c.bt).Scale), st, c.want)
+			t.Errorf("%s %s %s = %s (status %d), want %s", c.a, c.op, c.b, Format(got, ResultType(c.op, c.at, c.bt).Scale), st, c.want)
 		}
 	}
 	max38 := p(strings.Repeat("9", 38), Type{38, 0})
@@ -599,4 +599,50 @@ func TestIntQuoAndRoundToAgainstBig(t *testing.T) {
 			t.Fatalf("RoundTo(%s, %d digits, mode %d) = %s, %v, want %v at scale %d", Format(a, at.Scale), digits, mode, Format(got, rs), ok, want, rs)
 		}
 	}
+}
+
+func FuzzParseExact(f *testing.F) {
+	for _, s := range []string{"1.50", "-2.5e3", "1e-38", "0.000", "12345678901234567890123456789012345678", "x", "1e"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		n, typ, ok := ParseExact(text)
+		if !ok {
+			return
+		}
+		if !typ.Valid() || !Fits(n, typ.Precision) {
+			t.Fatalf("ParseExact(%q) = %s in %v", text, Format(n, typ.Scale), typ)
+		}
+		// Exact: the value is the text's, no digit rounded away.
+		if _, ok := refParse(text, typ); ok {
+			r, _ := new(big.Rat).SetString(strings.TrimSpace(text))
+			if r.Cmp(refValue(n, typ.Scale)) != 0 {
+				t.Fatalf("ParseExact(%q) = %s, not the text's value", text, Format(n, typ.Scale))
+			}
+		}
+	})
+}
+
+// BenchmarkArith measures the per-value cost of the operators on
+// DECIMAL(18,2) operands, the fast paths.
+func BenchmarkArith(b *testing.B) {
+	t := Type{18, 2}
+	x, _ := Parse("1234567890123456.78", t)
+	y, _ := Parse("-98765.43", t)
+	for _, op := range []Op{Add, Mul, Div} {
+		b.Run(map[Op]string{Add: "add", Mul: "mul", Div: "div"}[op], func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, st := Arith(op, x, t, y, t); st != StatusOK {
+					b.Fatal(st)
+				}
+			}
+		})
+	}
+	b.Run("parse", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := Parse("1234567890123456.78", t); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -26,7 +26,8 @@ type ZoneMap struct {
 	// unit value); FloatValue for float32/64 (NaN ignored); BytesValue for
 	// strings and binary. Both are schema.Null when there is no non-null
 	// value, when a string bound is longer than MaxBoundLen bytes, and for
-	// decimal128 columns, whose values a schema.Value cannot hold.
+	// decimal128 columns, whose files carry no bounds (the query layer
+	// compares their values row by row).
 	Min, Max schema.Value
 	// HasSum says that Sum holds the exact sum of the non-null values of a
 	// page: of an integer-like column, or of a DOUBLE page stored
