@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -262,5 +263,34 @@ func TestRenderAndParse(t *testing.T) {
 	us, err := parseInstant("2026-01-01 08:00:00+08:00", time.UTC)
 	if err != nil || us != time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro() {
 		t.Errorf("parseInstant = %d, %v", us, err)
+	}
+}
+
+// TestPushDecimalLiterals: a DECIMAL literal against a DOUBLE column still
+// reaches the scan's filter (as the DOUBLE the row path compares with); a
+// DECIMAL column is compared on the row path only, exactly.
+func TestPushDecimalLiterals(t *testing.T) {
+	env := &stmtEnv{now: time.Unix(0, 0), loc: time.UTC}
+	sc, _ := evalScope()
+	for _, c := range []struct {
+		expr   string
+		pushed bool
+	}{
+		{"d > 2.5", true},
+		{"d <= -0.125", true},
+		{"dec > 2.5", false},
+		{"i > 2", true},
+	} {
+		e, err := ParseExpr(c.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := pushOne(env, sc, e)
+		if (q != nil) != c.pushed {
+			t.Errorf("%s: pushed %v, want %v", c.expr, q, c.pushed)
+		}
+		if cmp, ok := q.(query.Cmp); ok && c.expr == "d > 2.5" && cmp.Value.(schema.Value).Float != 2.5 {
+			t.Errorf("%s: pushed value %v", c.expr, cmp.Value)
+		}
 	}
 }

@@ -82,7 +82,9 @@ func pushConst(env *stmtEnv, col schema.Type, e Expr) (any, bool) {
 	switch {
 	case col.IsInteger() && isIntLike(x.t) && x.t.Kind != schema.Boolean:
 		return v, true
-	case isFloat(col) && isNumeric(x.t) && x.t.Kind != schema.Decimal:
+	case isFloat(col) && isNumeric(x.t):
+		// The row path compares a FLOAT or DOUBLE column with any number
+		// as DOUBLE, and so does the pushed filter.
 		return schema.FloatVal(toFloat(v, x.t)), true
 	case col.IsString() && x.t.IsString():
 		return v, true

@@ -132,7 +132,17 @@ func whereModel(t *testing.T, seed uint64) {
 		}
 		ops := []string{"=", "<>", "<", "<=", ">", ">="}
 		op := ops[rng.IntN(len(ops))]
-		switch rng.IntN(6) {
+		switch rng.IntN(7) {
+		case 6:
+			// An integer column against a DECIMAL literal: exact.
+			k := float64(rng.IntN(120))/4 - 5
+			return fmt.Sprintf("a %s %v", op, k), func(r row) tv {
+				if r.a == nil {
+					return 2
+				}
+				f := float64(*r.a)
+				return cmpNum(&f, op, k)
+			}
 		case 5:
 			k := rng.IntN(2) == 0
 			op := []string{"=", "<>"}[rng.IntN(2)]
