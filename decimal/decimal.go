@@ -456,12 +456,22 @@ func Format(n Num, scale int) string {
 	return s
 }
 
-// number is the parsed text of a decimal: digits (no leading zeros, "" for
-// zero) times 10^exp.
+// number is the parsed text of a decimal: its significant digits (hi then
+// lo, two slices of the text so that scanning never allocates; no leading
+// zeros, none at all for zero) times 10^exp.
 type number struct {
 	neg    bool
-	digits string
+	hi, lo string
 	exp    int
+}
+
+func (n number) ndigits() int { return len(n.hi) + len(n.lo) }
+
+func (n number) digit(i int) byte {
+	if i < len(n.hi) {
+		return n.hi[i]
+	}
+	return n.lo[i-len(n.hi)]
 }
 
 // maxExp bounds exponents: past it a non-zero value is out of every range
@@ -526,7 +536,11 @@ func scan(s string, allowExp bool) (number, bool) {
 	if i != len(s) {
 		return n, false
 	}
-	n.digits = strings.TrimLeft(intPart+fracPart, "0")
+	n.hi = strings.TrimLeft(intPart, "0")
+	n.lo = fracPart
+	if n.hi == "" {
+		n.lo = strings.TrimLeft(fracPart, "0")
+	}
 	n.exp = exp - len(fracPart)
 	return n, true
 }
@@ -534,33 +548,34 @@ func scan(s string, allowExp bool) (number, bool) {
 // toScale returns the unscaled value of n at scale s rounded half away from
 // zero, ok false when it has more than p digits.
 func (n number) toScale(p, s int) (Num, bool) {
-	if n.digits == "" {
+	l := n.ndigits()
+	if l == 0 {
 		return Num{}, true
 	}
-	d := n.digits
 	shift := n.exp + s
-	roundUp := false
-	switch {
-	case shift < -len(d):
-		d = ""
-	case shift < 0:
-		roundUp = d[len(d)+shift] >= '5'
-		d = d[:len(d)+shift]
-	case shift > 0:
-		if len(d)+shift > p {
-			return Num{}, false
-		}
-		d += strings.Repeat("0", shift)
+	keep := l // digits kept before padding with shift zeros
+	if shift < 0 {
+		keep = max(l+shift, 0)
 	}
-	if len(d) > p {
+	pad := max(shift, 0)
+	if keep+pad > p {
 		return Num{}, false
 	}
+	// Only the first dropped digit decides: ≥ 5 is at least half a unit.
+	roundUp := keep < l && l+shift >= 0 && n.digit(keep) >= '5'
 	var v Num
-	for len(d) > 0 {
-		k := min(len(d), 18)
-		chunk, _ := strconv.ParseUint(d[:k], 10, 64)
-		v = v.Mul(pow10Num[k]).Add(decimal128.FromU64(chunk))
-		d = d[k:]
+	var acc uint64
+	k := 0
+	for i := 0; i < keep; i++ {
+		acc = acc*10 + uint64(n.digit(i)-'0')
+		if k++; k == 18 {
+			v = v.Mul(pow10Num[18]).Add(decimal128.FromU64(acc))
+			acc, k = 0, 0
+		}
+	}
+	v = v.Mul(pow10Num[k]).Add(decimal128.FromU64(acc))
+	if pad > 0 {
+		v = v.Mul(pow10Num[pad])
 	}
 	if roundUp {
 		v = v.Add(decimal128.FromU64(1))
@@ -596,7 +611,7 @@ func ParseStatus(text string, t Type) (Num, Status) {
 	if !ok {
 		return Num{}, StatusInvalid
 	}
-	if n.digits != "" && n.exp > maxExp {
+	if n.ndigits() > 0 && n.exp > maxExp {
 		return Num{}, StatusOverflow
 	}
 	v, ok := n.toScale(t.Precision, t.Scale)
@@ -638,7 +653,7 @@ func ParseExact(text string) (Num, Type, bool) {
 
 func (n number) exact() (Num, Type, bool) {
 	s := max(-n.exp, 0)
-	t := Type{Precision: max(len(n.digits)+max(n.exp, 0), s, 1), Scale: s}
+	t := Type{Precision: max(n.ndigits()+max(n.exp, 0), s, 1), Scale: s}
 	if t.Precision > MaxPrecision {
 		return Num{}, Type{}, false
 	}
