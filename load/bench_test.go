@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
 )
@@ -171,5 +172,32 @@ func BenchmarkConvert(b *testing.B) {
 		if n != rows {
 			b.Fatalf("%d rows of %d", n, rows)
 		}
+	}
+}
+
+// BenchmarkDecimalConvert measures the per-field cost of reading DECIMAL
+// text: DECIMAL(18,2) values and DECIMAL(38,10) ones past 64 bits.
+func BenchmarkDecimalConvert(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		typ  schema.Type
+		text string
+	}{
+		{"18_2", schema.DecimalType(18, 2), "1234567890123456.78"},
+		{"38_10", schema.DecimalType(38, 10), "-9999999999999999999999999999.9999999999"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			conv, err := converterFor(sql.LoadField{Name: "d", Type: c.typ}, time.UTC)
+			if err != nil {
+				b.Fatal(err)
+			}
+			text := []byte(c.text)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := conv(text); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
