@@ -229,6 +229,9 @@ func TestParse(t *testing.T) {
 		{"999999999999999.99", Type{18, 2}, "999999999999999.99", ""},
 		{"9999999999999999.99", Type{18, 2}, "9999999999999999.99", ""},
 		{"9999999999999999.995", Type{18, 2}, "", "value 9999999999999999.995 is out of range for DECIMAL(18,2)"},
+		// arrow-go's decimal128.FromString rounds this one down, through a
+		// big.Float of too few bits.
+		{"9999999999999999.995", Type{38, 2}, "10000000000000000.00", ""},
 		{"99999999999999999", Type{18, 2}, "", "out of range"},
 		{"1000000000", Type{38, 10}, "1000000000.0000000000", ""},
 		{strings.Repeat("9", 28), Type{38, 10}, strings.Repeat("9", 28) + ".0000000000", ""},
