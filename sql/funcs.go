@@ -349,7 +349,6 @@ func decimalRounding(f *FuncCall, x *compiled, digits int) (*compiled, error) {
 		p = min(in.Precision-in.Scale+scale, decimal.MaxPrecision)
 	}
 	t := schema.DecimalType(max(p, scale, 1), scale)
-	text := Format(f)
 	return &compiled{t: t, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
 		v, err := x.eval(row)
 		if err != nil || v.IsNull() {
@@ -357,7 +356,7 @@ func decimalRounding(f *FuncCall, x *compiled, digits int) (*compiled, error) {
 		}
 		n, ok := decimal.RoundTo(v.Decimal(), in.Scale, digits, mode, t.Precision)
 		if !ok {
-			return schema.Null, invalidf("DECIMAL value is out of range in '%s'", text)
+			return schema.Null, invalidf("DECIMAL value is out of range in '%s'", Format(f))
 		}
 		return schema.DecimalVal(n), nil
 	}}, nil

@@ -69,15 +69,6 @@ func notFoundf(format string, args ...any) error {
 	return rowttl.Errorf(rowttl.ErrNotFound, format, args...)
 }
 
-// pow10 returns 10^n for n in 0..18.
-func pow10(n int) int64 {
-	p := int64(1)
-	for i := 0; i < n; i++ {
-		p *= 10
-	}
-	return p
-}
-
 // toFloat returns a numeric value as float64 (decimals scaled, to the
 // nearest double).
 func toFloat(v schema.Value, t schema.Type) float64 {
