@@ -119,3 +119,40 @@ func TestTypeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestDecimalWriteChecksPrecision: an Arrow decimal array of the column's
+// type holding a value wider than its precision is refused, naming the row
+// and the column.
+func TestDecimalWriteChecksPrecision(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	typ := schema.DecimalType(5, 2)
+	def := &Definition{Model: schema.Duplicate, Schema: schema.Schema{KeyCount: 1, Columns: []schema.Column{
+		{Name: "id", Type: schema.BigIntType},
+		{Name: "d", Type: typ, Nullable: true},
+	}}}
+	o := quiet()
+	o.Allocator = mem
+	tbl := mustCreate(t, t.TempDir(), def, o)
+	defer checkClose(t, tbl)
+	b := array.NewRecordBuilder(mem, arrow.NewSchema([]arrow.Field{def.Schema.Columns[0].Field(), def.Schema.Columns[1].Field()}, nil))
+	defer b.Release()
+	for i, v := range []int64{99999, 100000} {
+		b.Field(0).(*array.Int64Builder).Append(int64(i + 1))
+		b.Field(1).(*array.Decimal128Builder).Append(decimalFromInt(v))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	err := tbl.Write(context.Background(), rec)
+	if !errors.Is(err, rowttl.ErrInvalidArgument) || err.Error() != "row 2: column d: value 1000.00 is out of range for DECIMAL(5,2)" {
+		t.Fatalf("write: %v", err)
+	}
+	if n := mustCount(t, tbl, base, nil); n != 0 {
+		t.Fatalf("%d rows written", n)
+	}
+}
+
+func decimalFromInt(v int64) decimal.Num {
+	n, _ := decimal.FromInt64(v, decimal.Type{Precision: 38})
+	return n
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/ttlcol"
 )
@@ -185,8 +186,17 @@ func nowValue(t schema.Type, now time.Time, loc *time.Location) schema.Value {
 	return schema.BytesVal([]byte(local.Format("2006-01-02 15:04:05")))
 }
 
-// check enforces NOT NULL and character lengths.
+// check enforces NOT NULL, character lengths and DECIMAL precisions (an
+// Arrow decimal array of the column's type may still hold wider values).
 func (p *preparer) check(c *schema.Column, a arrow.Array) error {
+	if d, ok := a.(*array.Decimal128); ok && c.Type.Kind == schema.Decimal {
+		for i := 0; i < d.Len(); i++ {
+			if d.IsValid(i) && !decimal.Fits(d.Value(i), c.Type.Precision) {
+				return invalid("row %d: column %s: value %s is out of range for %s", p.rowBase+int64(i)+1, c.Name,
+					decimal.Format(d.Value(i), c.Type.Scale), c.Type)
+			}
+		}
+	}
 	if !c.Nullable && a.NullN() > 0 {
 		for i := 0; i < a.Len(); i++ {
 			if a.IsNull(i) {
