@@ -94,9 +94,11 @@
 //     range in 'expr'": never wrapped, never silently rounded. Rounding is
 //     half away from zero everywhere, the same for INSERT, UPDATE, CAST and
 //     loads; a DOUBLE converts through its shortest text (1.005e0 is 1.01
-//     at scale 2). DECIMAL with DOUBLE or text is DOUBLE. round, floor,
-//     ceil and truncate of a DECIMAL stay DECIMAL. Comparisons of a DECIMAL
-//     with a DECIMAL or an integer are exact whatever the scales.
+//     at scale 2). DECIMAL with DOUBLE is DOUBLE, and so is arithmetic
+//     with text. round, floor, ceil and truncate of a DECIMAL stay DECIMAL.
+//     Comparisons of a DECIMAL with a DECIMAL, an integer or a text
+//     constant spelling a number (read exactly) are exact whatever the
+//     scales; with other text they are DOUBLE.
 //   - Conversions are strict: a text that is not a valid number or date, or
 //     a value out of its type's range, is an error (CAST included), not
 //     NULL; a stored value names its row and column. CAST to VARCHAR(n)

@@ -391,6 +391,24 @@ func isDecimalPair(a, b schema.Type) bool {
 	return (a.Kind == schema.Decimal || b.Kind == schema.Decimal) && exactOrNull(a) && exactOrNull(b)
 }
 
+// decimalText returns x as a DECIMAL constant when it is a text constant
+// spelling a number of at most 38 digits and other is a DECIMAL; x
+// otherwise.
+func decimalText(x, other *compiled) *compiled {
+	if !x.konst || !x.t.IsString() || other.t.Kind != schema.Decimal {
+		return x
+	}
+	v, err := x.eval(nil)
+	if err != nil || v.IsNull() {
+		return x
+	}
+	n, t, ok := decimal.ParseExact(string(v.Bytes))
+	if !ok {
+		return x
+	}
+	return constant(schema.DecimalType(t.Precision, t.Scale), schema.DecimalVal(n))
+}
+
 // decimalComparer compares a DECIMAL with a DECIMAL or an integer exactly,
 // whatever their scales: an integer's Value reads as an unscaled integer at
 // scale 0.
@@ -424,6 +442,9 @@ func decimalComparer(l, r *compiled) func(row []schema.Value) (int, bool, error)
 // comparer converts l and r to their comparison type; the returned
 // function compares one row's pair and reports whether either was NULL.
 func (c *compiler) comparer(l, r *compiled) (func(row []schema.Value) (int, bool, error), error) {
+	// A text constant next to a DECIMAL is read as the exact number it
+	// spells, as Doris types such literals.
+	l, r = decimalText(l, r), decimalText(r, l)
 	if isDecimalPair(l.t, r.t) && !isNullType(l.t) && !isNullType(r.t) {
 		return decimalComparer(l, r), nil
 	}
