@@ -192,7 +192,10 @@ func toInt64(v any) (int64, bool) {
 	return 0, false
 }
 
-// ToValue converts a Go value to the physical Value of a column type.
+// ToValue converts a Go value to the physical Value of a column type. For
+// a DECIMAL column it is the value written (rounded half away from zero to
+// the column's scale, an error past its precision); comparisons with a
+// DECIMAL column do not round their constant (see exactConst).
 func ToValue(t schema.Type, v any) (schema.Value, error) {
 	bad := func() (schema.Value, error) {
 		return schema.Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "cannot compare %s with %T %v", t, v, v)

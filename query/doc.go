@@ -1,7 +1,8 @@
 // Package query owns one scan: a single now for every row it reads, the
 // projection, the filter (used first on zone maps to skip pages, then on
 // rows), the TTL rule that hides expired rows, and the Arrow record batches
-// it streams out.
+// it streams out. A filter on a DECIMAL column compares each stored 128-bit
+// value with its constant exactly, at the constant's own scale.
 //
 // Page skipping by TTL: a page whose __TTL__ zone map has no NULL and a
 // maximum at or below the scan's threshold is expired as a whole and never
