@@ -677,6 +677,14 @@ func (a *Acc) Add(n Num) {
 	a.hi += n.HighBits()>>63 + int64(c)
 }
 
+// Sub subtracts n (a sliding window's row leaving the frame).
+func (a *Acc) Sub(n Num) {
+	var b uint64
+	a.lo, b = bits.Sub64(a.lo, n.LowBits(), 0)
+	a.mid, b = bits.Sub64(a.mid, uint64(n.HighBits()), b)
+	a.hi -= n.HighBits()>>63 + int64(b)
+}
+
 // Merge adds the total of another accumulator.
 func (a *Acc) Merge(o Acc) {
 	var c uint64

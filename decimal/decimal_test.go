@@ -481,6 +481,12 @@ func TestAccAgainstBig(t *testing.T) {
 			sum.Add(sum, v.BigInt())
 		}
 		acc.Merge(half)
+		// Adding and taking away a value leaves the total unchanged.
+		extra := randValue(r, typ)
+		acc.Add(extra)
+		acc.Add(extra)
+		acc.Sub(extra)
+		acc.Sub(extra)
 		st := SumType(typ)
 		got, ok := acc.Total(st)
 		if ok != refFits(sum, st.Precision) || (ok && got.BigInt().Cmp(sum) != 0) {
@@ -505,6 +511,12 @@ func TestAccAgainstBig(t *testing.T) {
 	acc.Add(max38)
 	if _, ok := acc.Total(Type{38, 0}); ok {
 		t.Error("Total of 2 × (10^38 − 1) fits 38 digits")
+	}
+	for i := 0; i < 3; i++ {
+		acc.Sub(max38)
+	}
+	if got, ok := acc.Total(Type{38, 0}); !ok || got != max38.Negate() {
+		t.Errorf("Total after Sub = %s, %v", Format(got, 0), ok)
 	}
 }
 
