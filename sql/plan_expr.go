@@ -148,6 +148,9 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 		case isIntLike(t) || isNullType(t):
 			x, err = c.convert(x, bigintType)
 		case t.Kind == schema.Decimal:
+			// DECIMAL arithmetic is exact on the row engine (package
+			// decimal); its vectorised kernels are still to come.
+			return nil, rowEnginef("DECIMAL arithmetic")
 		case isFloat(t):
 			x, err = c.convert(x, doubleType)
 		default:
@@ -495,6 +498,11 @@ func (c *vcompiler) compare(op BinaryOp, l, r exec.Expr) (exec.Expr, error) {
 	if !ok {
 		return nil, rowEnginef("comparison of %s with %s", l.Type(), r.Type())
 	}
+	if l.Type().Kind == schema.Decimal || r.Type().Kind == schema.Decimal {
+		// Exact comparison across scales lives in package decimal, on the
+		// row engine until the vectorised kernels use it.
+		return nil, rowEnginef("DECIMAL comparison")
+	}
 	if isNullType(t) {
 		// One side is a NULL constant: <=> tests the other for NULL, every
 		// other comparison is NULL.
@@ -526,6 +534,11 @@ func (c *vcompiler) arith(op BinaryOp, l, r exec.Expr, text string) (exec.Expr, 
 		t := x.Type()
 		if t.IsTemporal() || (!isNumeric(t) && !t.IsString() && !isNullType(t)) {
 			return nil, rowEnginef("arithmetic on %s", t)
+		}
+	}
+	for _, x := range []exec.Expr{l, r} {
+		if x.Type().Kind == schema.Decimal {
+			return nil, rowEnginef("DECIMAL arithmetic")
 		}
 	}
 	intLike := func(t schema.Type) bool { return isIntLike(t) || isNullType(t) }

@@ -604,8 +604,10 @@ func vectorModel(t *testing.T, seed uint64) {
 		if err != nil {
 			t.Fatalf("seed %d: EXPLAIN %s: %v", seed, stmt, err)
 		}
-		if plan.Rows[0][0] != "engine: vectorised" {
-			t.Fatalf("seed %d: %s: %s", seed, stmt, plan.Rows[0][0])
+		// DECIMAL comparison and arithmetic are exact on the row engine
+		// only, for now; the rows are checked against the model either way.
+		if e := plan.Rows[0][0]; e != "engine: vectorised" && !strings.Contains(e, "(DECIMAL ") {
+			t.Fatalf("seed %d: %s: %s", seed, stmt, e)
 		}
 		var want []string
 		for _, r := range live {
