@@ -12,9 +12,12 @@ func refAddInterval(us, k int64, u IntervalUnit) (int64, bool) {
 	hi := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro() - 1
 	var out int64
 	switch u {
-	case Month, Year:
+	case Month, Quarter, Year:
 		months := k
-		if u == Year {
+		switch u {
+		case Quarter:
+			months = k * 3
+		case Year:
 			months = k * 12
 		}
 		t := time.UnixMicro(us).UTC()
@@ -37,7 +40,7 @@ func TestAddIntervalAgainstTime(t *testing.T) {
 	lo := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	for range 20000 {
 		us := lo + r.Int64N(span)
-		u := IntervalUnit(1 + r.IntN(8))
+		u := IntervalUnit(1 + r.IntN(9))
 		k := r.Int64N(2000) - 1000
 		if u <= Hour {
 			k *= 1_000_000

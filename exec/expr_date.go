@@ -23,15 +23,18 @@ const (
 	Week
 	Month
 	Year
+	Quarter // three months
 )
 
 var unitNames = [...]string{Microsecond: "MICROSECOND", Second: "SECOND", Minute: "MINUTE", Hour: "HOUR",
-	Day: "DAY", Week: "WEEK", Month: "MONTH", Year: "YEAR"}
+	Day: "DAY", Week: "WEEK", Month: "MONTH", Year: "YEAR", Quarter: "QUARTER"}
 
 func (u IntervalUnit) String() string { return unitNames[u] }
 
 // DayOrMore reports the units that move the calendar date.
-func (u IntervalUnit) DayOrMore() bool { return u == Day || u == Week || u == Month || u == Year }
+func (u IntervalUnit) DayOrMore() bool {
+	return u == Day || u == Week || u == Month || u == Quarter || u == Year
+}
 
 func (u IntervalUnit) micros() int64 {
 	switch u {
@@ -58,18 +61,21 @@ var (
 )
 
 // AddInterval adds k units to a wall clock (µs); ok is false when the
-// result leaves the years 0000..9999. Months and years keep the day of the
-// month, clamped to the month's last day.
+// result leaves the years 0000..9999. Months, quarters and years keep the
+// day of the month, clamped to the month's last day.
 func AddInterval(us, k int64, u IntervalUnit) (int64, bool) {
 	var out int64
 	switch u {
-	case Month, Year:
+	case Month, Quarter, Year:
 		months := k
-		if u == Year {
-			if k > 20000 || k < -20000 {
+		if u != Month {
+			if k > 80000 || k < -80000 {
 				return 0, false
 			}
 			months = k * 12
+			if u == Quarter {
+				months = k * 3
+			}
 		}
 		if months > 240000 || months < -240000 {
 			return 0, false

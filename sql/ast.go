@@ -3,6 +3,7 @@ package sql
 import (
 	"strings"
 
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -259,18 +260,52 @@ type AlterEnableFeature struct {
 // Data
 
 // Insert is INSERT INTO [db.]t [WITH LABEL l] [(cols)] VALUES (...), ... or
-// INSERT INTO [db.]t [WITH LABEL l] [(cols)] SELECT ....
+// INSERT INTO [db.]t [WITH LABEL l] [(cols)] query, where the query may
+// start with WITH (WITH ... INSERT INTO t SELECT ... is the same
+// statement).
 type Insert struct {
 	Table   TableName
 	Label   string
 	Columns []string // nil when no column list was given
 	// Rows are the VALUES rows (nil for INSERT ... SELECT). An item is a
 	// *DefaultExpr for DEFAULT. A row may be empty: VALUES ().
-	Rows   [][]Expr
+	Rows [][]Expr
+	// Select is the source query when it is one query block (WITH
+	// included); SetOp is the source when it is a set operation. At most
+	// one of them is set.
 	Select *Select
+	SetOp  *SetOp
 }
 
-// Select is one SELECT query block.
+// Query returns the source query of INSERT ... SELECT, nil for VALUES.
+func (s *Insert) Query() QueryExpr {
+	switch {
+	case s.Select != nil:
+		return s.Select
+	case s.SetOp != nil:
+		return s.SetOp
+	}
+	return nil
+}
+
+// QueryExpr is a query: a *Select (one query block) or a *SetOp (a set
+// operation over two queries). Either is also a statement.
+type QueryExpr interface {
+	Stmt
+	queryNode()
+}
+
+// Select is one SELECT query block:
+//
+//	[WITH cte, ...] SELECT [DISTINCT] items [FROM refs] [WHERE e]
+//	  [GROUP BY e, ...] [HAVING e] [WINDOW w AS (spec), ...]
+//	  [ORDER BY ...] [LIMIT ...]
+//
+// The plain single-table query names a table in From and leaves With and
+// Windows empty; IsSimple reports that shape. OrderBy and Limit of a query
+// block that is an operand of a set operation belong to the block (it was
+// parenthesised); those written after the last operand belong to the
+// SetOp.
 type Select struct {
 	Distinct bool
 	Items    []*SelectItem
@@ -280,6 +315,215 @@ type Select struct {
 	Having   Expr
 	OrderBy  []*OrderItem
 	Limit    *Limit // nil when absent
+	// With holds the common table expressions of a WITH in front of the
+	// block; nil when there is none.
+	With []*CTE
+	// Windows are the named windows of the WINDOW clause, in order.
+	Windows []*NamedWindow
+}
+
+// IsSimple reports whether s is the plain query block: no WITH, no named
+// windows, FROM absent or naming one table, and no subquery or window
+// function in any expression. Joins, derived tables, subqueries and window
+// functions make a query that only the planner runs.
+func (s *Select) IsSimple() bool {
+	if len(s.With) > 0 || len(s.Windows) > 0 || s.From != nil && !s.From.IsTable() {
+		return false
+	}
+	simple := true
+	s.WalkExprs(func(e Expr) {
+		if ContainsSubquery(e) || ContainsWindow(e) {
+			simple = false
+		}
+	})
+	return simple
+}
+
+// WalkExprs calls fn with every top-level expression of the block itself:
+// the select items, join conditions of FROM, WHERE, GROUP BY, HAVING, the
+// named windows' expressions and ORDER BY. It does not enter subqueries,
+// derived tables or CTEs (each is a block of its own).
+func (s *Select) WalkExprs(fn func(Expr)) {
+	for _, it := range s.Items {
+		if it.Expr != nil {
+			fn(it.Expr)
+		}
+	}
+	var from func(r *TableRef)
+	from = func(r *TableRef) {
+		if r == nil || r.Join == nil {
+			return
+		}
+		from(r.Join.Left)
+		from(r.Join.Right)
+		if r.Join.On != nil {
+			fn(r.Join.On)
+		}
+	}
+	from(s.From)
+	if s.Where != nil {
+		fn(s.Where)
+	}
+	for _, e := range s.GroupBy {
+		fn(e)
+	}
+	if s.Having != nil {
+		fn(s.Having)
+	}
+	for _, w := range s.Windows {
+		for _, e := range w.Spec.PartitionBy {
+			fn(e)
+		}
+		for _, o := range w.Spec.OrderBy {
+			fn(o.Expr)
+		}
+	}
+	for _, o := range s.OrderBy {
+		fn(o.Expr)
+	}
+}
+
+// ResolveWindow returns the window w stands for in s: w itself when it
+// names no window, else the named window it refers to (resolved in turn)
+// with w's own ORDER BY and frame added. As in standard SQL, a window built
+// on a named one may not repeat its PARTITION BY, may add an ORDER BY only
+// when the named one has none, and may not be built on one with a frame
+// (OVER w alone may).
+func (s *Select) ResolveWindow(w *WindowSpec) (*WindowSpec, error) {
+	return s.resolveWindow(w, len(s.Windows))
+}
+
+// resolveWindow resolves w against the first n named windows, so that a
+// named window may refer only to those before it (no cycles).
+func (s *Select) resolveWindow(w *WindowSpec, n int) (*WindowSpec, error) {
+	if w.Ref == "" {
+		return w, nil
+	}
+	var base *WindowSpec
+	for i, nw := range s.Windows[:n] {
+		if strings.EqualFold(nw.Name, w.Ref) {
+			b, err := s.resolveWindow(nw.Spec, i)
+			if err != nil {
+				return nil, err
+			}
+			base = b
+			break
+		}
+	}
+	if base == nil {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "window %s is not defined", w.Ref)
+	}
+	if w.PartitionBy == nil && w.OrderBy == nil && w.Frame == nil {
+		return base, nil
+	}
+	if w.PartitionBy != nil {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "a window built on window %s cannot have its own PARTITION BY", w.Ref)
+	}
+	if w.OrderBy != nil && base.OrderBy != nil {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "window %s already has an ORDER BY", w.Ref)
+	}
+	if base.Frame != nil {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "window %s has a frame: write OVER %s", w.Ref, w.Ref)
+	}
+	out := &WindowSpec{PartitionBy: base.PartitionBy, OrderBy: base.OrderBy, Frame: w.Frame}
+	if w.OrderBy != nil {
+		out.OrderBy = w.OrderBy
+	}
+	return out, nil
+}
+
+// CTE is one common table expression of a WITH: name [(cols)] AS (query).
+// WITH is not recursive: a CTE sees the CTEs before it, not itself.
+type CTE struct {
+	Name    string
+	Columns []string // nil without a column list
+	Query   QueryExpr
+}
+
+// SetOpKind is the operator of a SetOp.
+type SetOpKind uint8
+
+// The set operators. INTERSECT binds tighter than UNION and EXCEPT; all
+// three associate to the left.
+const (
+	Union SetOpKind = iota + 1
+	Intersect
+	Except
+)
+
+func (k SetOpKind) String() string {
+	switch k {
+	case Union:
+		return "UNION"
+	case Intersect:
+		return "INTERSECT"
+	case Except:
+		return "EXCEPT"
+	}
+	return "?"
+}
+
+// SetOp is L UNION [ALL|DISTINCT] R, L INTERSECT [DISTINCT] R or L EXCEPT
+// [DISTINCT] R (Doris has no INTERSECT ALL or EXCEPT ALL), with the WITH,
+// ORDER BY and LIMIT that apply to the whole operation. ORDER BY items name
+// output columns by position or name.
+type SetOp struct {
+	Op SetOpKind
+	// All is UNION ALL: duplicates kept. Without it the result is
+	// distinct (UNION DISTINCT is UNION).
+	All     bool
+	L, R    QueryExpr
+	OrderBy []*OrderItem
+	Limit   *Limit
+	With    []*CTE
+}
+
+// JoinKind is the kind of a Join.
+type JoinKind uint8
+
+// The joins. JoinComma is the comma of FROM a, b: a cross join that binds
+// more loosely than every JOIN keyword (FROM a, b JOIN c ON ... joins b
+// and c first), kept apart from CROSS JOIN so that a query formats back as
+// written.
+const (
+	JoinInner JoinKind = iota + 1
+	JoinLeft
+	JoinRight
+	JoinFull
+	JoinCross
+	JoinComma
+)
+
+func (k JoinKind) String() string {
+	switch k {
+	case JoinInner:
+		return "JOIN"
+	case JoinLeft:
+		return "LEFT JOIN"
+	case JoinRight:
+		return "RIGHT JOIN"
+	case JoinFull:
+		return "FULL JOIN"
+	case JoinCross:
+		return "CROSS JOIN"
+	case JoinComma:
+		return "COMMA"
+	}
+	return "?"
+}
+
+// IsOuter reports LEFT, RIGHT and FULL joins.
+func (k JoinKind) IsOuter() bool { return k == JoinLeft || k == JoinRight || k == JoinFull }
+
+// Join is Left kind Right [ON On | USING (Using)]. Joins associate to the
+// left and an ON belongs to the nearest JOIN before it: a JOIN b ON x JOIN
+// c ON y is (a JOIN b ON x) JOIN c ON y. An inner JOIN without ON or USING
+// is a cross join; outer joins need one; CROSS JOIN and commas take none.
+type Join struct {
+	Kind        JoinKind
+	Left, Right *TableRef
+	On          Expr     // nil when absent
+	Using       []string // nil when absent
 }
 
 // SelectItem is one item of a select list: *, t.* or expr [[AS] alias].
@@ -293,11 +537,27 @@ type SelectItem struct {
 	Text string
 }
 
-// TableRef is the FROM table with its optional alias.
+// TableRef is one table reference of FROM: a named table with its
+// optional alias (the plain shape), a derived table (Subquery with its
+// required alias) or a join of two references (Join; Table and Alias are
+// empty). Parentheses around a reference leave no trace.
 type TableRef struct {
 	Table TableName
 	Alias string
+	// Subquery is the query of FROM (query) [AS] alias.
+	Subquery QueryExpr
+	// Join is set when the reference is a join.
+	Join *Join
 }
+
+// IsTable reports whether r names a table (the plain shape).
+func (r *TableRef) IsTable() bool { return r.Subquery == nil && r.Join == nil }
+
+// IsSubquery reports whether r is a derived table.
+func (r *TableRef) IsSubquery() bool { return r.Subquery != nil }
+
+// IsJoin reports whether r is a join.
+func (r *TableRef) IsJoin() bool { return r.Join != nil }
 
 // NullsOrder is the NULLS FIRST|LAST of an ORDER BY item.
 type NullsOrder uint8
@@ -331,7 +591,8 @@ type Limit struct {
 	Count, Offset int64
 }
 
-// Explain is EXPLAIN <select>: it prints the plan instead of running it.
+// Explain is EXPLAIN <query>: it prints the plan instead of running it.
+// Stmt is the query: a *Select or a *SetOp.
 type Explain struct {
 	Stmt Stmt
 }
@@ -432,6 +693,7 @@ func (*TruncateTable) stmtNode()   {}
 func (*AlterTable) stmtNode()      {}
 func (*Insert) stmtNode()          {}
 func (*Select) stmtNode()          {}
+func (*SetOp) stmtNode()           {}
 func (*Update) stmtNode()          {}
 func (*Delete) stmtNode()          {}
 func (*ShowCreateTable) stmtNode() {}
@@ -442,6 +704,9 @@ func (*ShowTableStats) stmtNode()  {}
 func (*ShowRowsets) stmtNode()     {}
 func (*Set) stmtNode()             {}
 func (*AdminCompact) stmtNode()    {}
+
+func (*Select) queryNode() {}
+func (*SetOp) queryNode()  {}
 
 func (*AlterSetProperties) alterOp() {}
 func (*AlterAddColumns) alterOp()    {}
@@ -664,12 +929,13 @@ const (
 	UnitWeek
 	UnitMonth
 	UnitYear
+	UnitQuarter // three months
 )
 
 var unitNames = [...]string{
 	UnitMicrosecond: "MICROSECOND", UnitSecond: "SECOND", UnitMinute: "MINUTE",
 	UnitHour: "HOUR", UnitDay: "DAY", UnitWeek: "WEEK", UnitMonth: "MONTH",
-	UnitYear: "YEAR",
+	UnitYear: "YEAR", UnitQuarter: "QUARTER",
 }
 
 func (u IntervalUnit) String() string {
@@ -701,27 +967,169 @@ type DateArith struct {
 	Unit IntervalUnit
 }
 
-func (*NullLit) exprNode()     {}
-func (*BoolLit) exprNode()     {}
-func (*IntLit) exprNode()      {}
-func (*DecimalLit) exprNode()  {}
-func (*FloatLit) exprNode()    {}
-func (*StringLit) exprNode()   {}
-func (*DefaultExpr) exprNode() {}
-func (*ColumnRef) exprNode()   {}
-func (*UnaryExpr) exprNode()   {}
-func (*BinaryExpr) exprNode()  {}
-func (*IsExpr) exprNode()      {}
-func (*InExpr) exprNode()      {}
-func (*BetweenExpr) exprNode() {}
-func (*LikeExpr) exprNode()    {}
-func (*FuncCall) exprNode()    {}
-func (*CastExpr) exprNode()    {}
-func (*CaseExpr) exprNode()    {}
-func (*DateArith) exprNode()   {}
+// SubqueryExpr is a scalar subquery: (query), one column, at most one row.
+type SubqueryExpr struct {
+	Query QueryExpr
+}
+
+// InSubquery is X [NOT] IN (query). X IN ((query)) with a parenthesised
+// subquery is an *InExpr whose list holds a *SubqueryExpr.
+type InSubquery struct {
+	X     Expr
+	Not   bool
+	Query QueryExpr
+}
+
+// ExistsExpr is EXISTS (query); NOT EXISTS is NOT applied to it.
+type ExistsExpr struct {
+	Query QueryExpr
+}
+
+// RegexpExpr is X [NOT] REGEXP Pattern; RLIKE is REGEXP.
+type RegexpExpr struct {
+	X, Pattern Expr
+	Not        bool
+}
+
+// TimestampDiff is TIMESTAMPDIFF(Unit, From, To): the whole units from From
+// to To. (TIMESTAMPADD(unit, n, x) is a *DateArith.)
+type TimestampDiff struct {
+	Unit     IntervalUnit
+	From, To Expr
+}
+
+// ExtractExpr is EXTRACT(Unit FROM X).
+type ExtractExpr struct {
+	Unit IntervalUnit
+	X    Expr
+}
+
+// WindowFunc is a window function call: name(args) OVER window. Name is
+// lower case: row_number, rank, dense_rank, ntile, lag, lead, first_value,
+// last_value or an aggregate (count, sum, min, max, avg); count(*) has Star
+// set. The parser checks the argument count of the non-aggregates and that
+// the offset of lag and lead is a non-negative integer literal. An
+// aggregate with OVER is a WindowFunc, not an aggregate of its query block:
+// ContainsAggregate looks only at its arguments and window.
+type WindowFunc struct {
+	Name string
+	Args []Expr
+	Star bool
+	Over *WindowSpec
+}
+
+// WindowSpec is a window: OVER name, or OVER ([name] [PARTITION BY ...]
+// [ORDER BY ...] [frame]). Ref names a window of the query block's WINDOW
+// clause that this one builds on (Select.ResolveWindow merges them).
+type WindowSpec struct {
+	Ref         string
+	PartitionBy []Expr
+	OrderBy     []*OrderItem
+	Frame       *Frame // nil: the SQL default frame
+}
+
+// NamedWindow is one name AS (spec) of a WINDOW clause.
+type NamedWindow struct {
+	Name string
+	Spec *WindowSpec
+}
+
+// FrameUnit is ROWS or RANGE.
+type FrameUnit uint8
+
+// The frame units.
+const (
+	FrameRows FrameUnit = iota + 1
+	FrameRange
+)
+
+func (u FrameUnit) String() string {
+	switch u {
+	case FrameRows:
+		return "ROWS"
+	case FrameRange:
+		return "RANGE"
+	}
+	return "?"
+}
+
+// BoundKind is the kind of one end of a frame, in frame order.
+type BoundKind uint8
+
+// The frame bounds.
+const (
+	UnboundedPreceding BoundKind = iota + 1
+	Preceding                    // N PRECEDING
+	CurrentRow
+	Following // N FOLLOWING
+	UnboundedFollowing
+)
+
+func (k BoundKind) String() string {
+	switch k {
+	case UnboundedPreceding:
+		return "UNBOUNDED PRECEDING"
+	case Preceding:
+		return "PRECEDING"
+	case CurrentRow:
+		return "CURRENT ROW"
+	case Following:
+		return "FOLLOWING"
+	case UnboundedFollowing:
+		return "UNBOUNDED FOLLOWING"
+	}
+	return "?"
+}
+
+// FrameBound is one end of a frame; N counts rows for Preceding and
+// Following.
+type FrameBound struct {
+	Kind BoundKind
+	N    int64
+}
+
+// Frame is ROWS|RANGE BETWEEN Start AND End. The short form ROWS start is
+// BETWEEN start AND CURRENT ROW. The parser guarantees that Start comes no
+// later than End in frame order, that Start is not UNBOUNDED FOLLOWING nor
+// End UNBOUNDED PRECEDING, and that a RANGE frame has no N PRECEDING or N
+// FOLLOWING bound (Doris takes none).
+type Frame struct {
+	Unit       FrameUnit
+	Start, End FrameBound
+}
+
+func (*NullLit) exprNode()       {}
+func (*BoolLit) exprNode()       {}
+func (*IntLit) exprNode()        {}
+func (*DecimalLit) exprNode()    {}
+func (*FloatLit) exprNode()      {}
+func (*StringLit) exprNode()     {}
+func (*DefaultExpr) exprNode()   {}
+func (*ColumnRef) exprNode()     {}
+func (*UnaryExpr) exprNode()     {}
+func (*BinaryExpr) exprNode()    {}
+func (*IsExpr) exprNode()        {}
+func (*InExpr) exprNode()        {}
+func (*BetweenExpr) exprNode()   {}
+func (*LikeExpr) exprNode()      {}
+func (*FuncCall) exprNode()      {}
+func (*CastExpr) exprNode()      {}
+func (*CaseExpr) exprNode()      {}
+func (*DateArith) exprNode()     {}
+func (*SubqueryExpr) exprNode()  {}
+func (*InSubquery) exprNode()    {}
+func (*ExistsExpr) exprNode()    {}
+func (*RegexpExpr) exprNode()    {}
+func (*TimestampDiff) exprNode() {}
+func (*ExtractExpr) exprNode()   {}
+func (*WindowFunc) exprNode()    {}
 
 // Walk visits e depth-first in source order: it calls fn(e) and, when fn
-// returns true, walks e's children. A nil e is not visited.
+// returns true, walks e's children. A nil e is not visited. Walk does not
+// enter the query of a subquery (*SubqueryExpr, *InSubquery, *ExistsExpr):
+// it is a query block of its own, whose aggregates and columns are not e's.
+// A *WindowFunc's children are its arguments, then its PARTITION BY and
+// ORDER BY expressions.
 func Walk(e Expr, fn func(Expr) bool) {
 	if e == nil || !fn(e) {
 		return
@@ -763,7 +1171,54 @@ func Walk(e Expr, fn func(Expr) bool) {
 	case *DateArith:
 		Walk(e.X, fn)
 		Walk(e.N, fn)
+	case *InSubquery:
+		Walk(e.X, fn)
+	case *RegexpExpr:
+		Walk(e.X, fn)
+		Walk(e.Pattern, fn)
+	case *TimestampDiff:
+		Walk(e.From, fn)
+		Walk(e.To, fn)
+	case *ExtractExpr:
+		Walk(e.X, fn)
+	case *WindowFunc:
+		for _, x := range e.Args {
+			Walk(x, fn)
+		}
+		for _, x := range e.Over.PartitionBy {
+			Walk(x, fn)
+		}
+		for _, o := range e.Over.OrderBy {
+			Walk(o.Expr, fn)
+		}
 	}
+}
+
+// ContainsSubquery reports whether e holds a scalar subquery, an IN
+// (subquery) or an EXISTS outside any subquery of its own.
+func ContainsSubquery(e Expr) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		switch x.(type) {
+		case *SubqueryExpr, *InSubquery, *ExistsExpr:
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// ContainsWindow reports whether e calls a window function outside any
+// subquery of its own.
+func ContainsWindow(e Expr) bool {
+	found := false
+	Walk(e, func(x Expr) bool {
+		if _, ok := x.(*WindowFunc); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // IsAggregate reports whether name (any case) is an aggregate function of

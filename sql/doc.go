@@ -179,6 +179,31 @@
 // that ParseExpr reads to the same tree.
 //
 // DEFAULT is accepted only as a whole value in INSERT VALUES, UPDATE SET and
-// SET var = DEFAULT (a *DefaultExpr). Subqueries, joins and UNION are
-// rejected with a clear error.
+// SET var = DEFAULT (a *DefaultExpr).
+//
+// # Analytic queries
+//
+// A query is a QueryExpr: a *Select (one query block) or a *SetOp (UNION
+// [ALL], INTERSECT, EXCEPT; INTERSECT binds tighter, all associate to the
+// left; ORDER BY and LIMIT after the last operand apply to the whole
+// operation, an operand with its own is parenthesised). WITH (several
+// non-recursive CTEs, with optional column lists) stands in front of a
+// query, a subquery or the SELECT of INSERT. FROM takes [INNER] JOIN,
+// LEFT|RIGHT|FULL [OUTER] JOIN, CROSS JOIN and commas with ON or USING
+// (TableRef.Join: left associative, each ON belonging to the nearest JOIN,
+// commas binding more loosely), and derived tables (TableRef.Subquery, with
+// a required alias). Expressions add scalar subqueries, [NOT] IN
+// (subquery), EXISTS, [NOT] REGEXP|RLIKE, TIMESTAMPDIFF, EXTRACT, the
+// QUARTER unit and window functions (*WindowFunc: row_number, rank,
+// dense_rank, ntile, lag, lead, first_value, last_value and the aggregates,
+// OVER a window with PARTITION BY, ORDER BY and a ROWS or RANGE frame, or
+// a named window of the block's WINDOW clause). FormatQuery writes a query
+// back as canonical SQL that Parse reads to the same tree.
+//
+// The plain query block keeps its shape (Select.From naming one table;
+// Select.IsSimple) and is what the executor of this package runs. Every
+// other shape is refused by name with ErrNotSupported ("JOIN is not
+// supported yet", "UNION is not supported yet", ...) before any table is
+// read or written; REGEXP, TIMESTAMPDIFF and EXTRACT are refused the same
+// way when evaluated.
 package sql

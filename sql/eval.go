@@ -183,6 +183,9 @@ func (c *compiler) compileNode(e Expr) (*compiled, error) {
 	case *DateArith:
 		return c.compileDateArith(e)
 	}
+	if err := refuseNode(e); err != nil {
+		return nil, err
+	}
 	return nil, unsupportedf("unsupported expression %s", Format(e))
 }
 
@@ -983,7 +986,7 @@ func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
 	if n, err = c.convert(n, bigintType); err != nil {
 		return nil, err
 	}
-	dayUnit := e.Unit == UnitDay || e.Unit == UnitWeek || e.Unit == UnitMonth || e.Unit == UnitYear
+	dayUnit := e.Unit == UnitDay || e.Unit == UnitWeek || e.Unit == UnitMonth || e.Unit == UnitQuarter || e.Unit == UnitYear
 	if x.t.IsString() {
 		// A text is read as a date when it has no time part and the unit
 		// is a whole day or more, as a DATETIME otherwise.

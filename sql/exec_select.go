@@ -114,6 +114,9 @@ func resolveOrderOutput(o Expr, items []outItem) (int, bool, error) {
 
 // runSelect runs a SELECT and returns its typed rows.
 func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *Select) (*rowSet, error) {
+	if err := refuseQuery(st); err != nil {
+		return nil, err
+	}
 	src, err := s.selectSource(st)
 	if err != nil {
 		return nil, err

@@ -240,6 +240,9 @@ func (s *Session) insert(ctx context.Context, env *stmtEnv, st *Insert) (*Result
 	if err != nil {
 		return nil, err
 	}
+	if st.SetOp != nil {
+		return nil, refuseQuery(st.SetOp)
+	}
 	cols := make([][]typedValue, len(targets))
 	n := 0
 	if st.Select != nil {

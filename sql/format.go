@@ -48,7 +48,7 @@ func precedence(e Expr) int {
 			return precNot
 		}
 		return precNeg
-	case *IsExpr, *InExpr, *BetweenExpr, *LikeExpr:
+	case *IsExpr, *InExpr, *BetweenExpr, *LikeExpr, *RegexpExpr, *InSubquery:
 		return precCompare
 	case *DateArith:
 		return precAdd
@@ -208,6 +208,59 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		formatExpr(b, e.N, precAdd)
 		b.WriteByte(' ')
 		b.WriteString(e.Unit.String())
+	case *SubqueryExpr:
+		b.WriteByte('(')
+		formatQuery(b, e.Query)
+		b.WriteByte(')')
+	case *InSubquery:
+		formatExpr(b, e.X, precCompare)
+		if e.Not {
+			b.WriteString(" NOT")
+		}
+		b.WriteString(" IN (")
+		formatQuery(b, e.Query)
+		b.WriteByte(')')
+	case *ExistsExpr:
+		b.WriteString("EXISTS (")
+		formatQuery(b, e.Query)
+		b.WriteByte(')')
+	case *RegexpExpr:
+		formatExpr(b, e.X, precCompare)
+		if e.Not {
+			b.WriteString(" NOT")
+		}
+		b.WriteString(" REGEXP ")
+		formatExpr(b, e.Pattern, precAdd)
+	case *TimestampDiff:
+		b.WriteString("timestampdiff(")
+		b.WriteString(e.Unit.String())
+		b.WriteString(", ")
+		formatExpr(b, e.From, 0)
+		b.WriteString(", ")
+		formatExpr(b, e.To, 0)
+		b.WriteByte(')')
+	case *ExtractExpr:
+		b.WriteString("EXTRACT(")
+		b.WriteString(e.Unit.String())
+		b.WriteString(" FROM ")
+		formatExpr(b, e.X, 0)
+		b.WriteByte(')')
+	case *WindowFunc:
+		b.WriteString(e.Name)
+		b.WriteByte('(')
+		if e.Star {
+			b.WriteByte('*')
+		} else {
+			formatList(b, e.Args)
+		}
+		b.WriteString(") OVER ")
+		if w := e.Over; w.Ref != "" && w.PartitionBy == nil && w.OrderBy == nil && w.Frame == nil {
+			b.WriteString(QuoteIdent(w.Ref))
+			return
+		}
+		b.WriteByte('(')
+		formatWindowSpec(b, e.Over)
+		b.WriteByte(')')
 	default:
 		b.WriteString("?")
 	}
@@ -260,4 +313,270 @@ func QuoteIdent(name string) string {
 		return name
 	}
 	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
+}
+
+// FormatQuery renders a query as canonical SQL on one line, with the
+// expression conventions of Format; parentheses appear around set
+// operation operands only where precedence or an operand's own WITH,
+// ORDER BY or LIMIT requires them. Parse(FormatQuery(q)) yields a query
+// that formats identically.
+func FormatQuery(q QueryExpr) string {
+	var b strings.Builder
+	formatQuery(&b, q)
+	return b.String()
+}
+
+func formatQuery(b *strings.Builder, q QueryExpr) {
+	switch q := q.(type) {
+	case *Select:
+		formatWith(b, q.With)
+		formatSelect(b, q)
+		formatTail(b, q.OrderBy, q.Limit)
+	case *SetOp:
+		formatWith(b, q.With)
+		formatOperand(b, q.L, q.Op, false)
+		b.WriteByte(' ')
+		b.WriteString(q.Op.String())
+		if q.All {
+			b.WriteString(" ALL")
+		}
+		b.WriteByte(' ')
+		formatOperand(b, q.R, q.Op, true)
+		formatTail(b, q.OrderBy, q.Limit)
+	default:
+		b.WriteString("?")
+	}
+}
+
+// setOpPrec is the binding strength of a set operator.
+func setOpPrec(k SetOpKind) int {
+	if k == Intersect {
+		return 2
+	}
+	return 1
+}
+
+// formatOperand writes an operand of a set operation op, parenthesised
+// when it carries clauses of its own or binds more loosely (on the right:
+// no tighter, as set operations associate to the left).
+func formatOperand(b *strings.Builder, q QueryExpr, op SetOpKind, right bool) {
+	order, limit, with := queryTail(q)
+	paren := *order != nil || *limit != nil || *with != nil
+	if s, ok := q.(*SetOp); ok {
+		if right {
+			paren = paren || setOpPrec(s.Op) <= setOpPrec(op)
+		} else {
+			paren = paren || setOpPrec(s.Op) < setOpPrec(op)
+		}
+	}
+	if paren {
+		b.WriteByte('(')
+	}
+	formatQuery(b, q)
+	if paren {
+		b.WriteByte(')')
+	}
+}
+
+func formatWith(b *strings.Builder, with []*CTE) {
+	if with == nil {
+		return
+	}
+	b.WriteString("WITH ")
+	for i, c := range with {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteIdent(c.Name))
+		if c.Columns != nil {
+			b.WriteString(" (")
+			formatNames(b, c.Columns)
+			b.WriteByte(')')
+		}
+		b.WriteString(" AS (")
+		formatQuery(b, c.Query)
+		b.WriteByte(')')
+	}
+	b.WriteByte(' ')
+}
+
+func formatNames(b *strings.Builder, names []string) {
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteIdent(n))
+	}
+}
+
+func formatSelect(b *strings.Builder, s *Select) {
+	b.WriteString("SELECT ")
+	if s.Distinct {
+		b.WriteString("DISTINCT ")
+	}
+	for i, it := range s.Items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		switch {
+		case it.Star && it.StarTable != "":
+			b.WriteString(QuoteIdent(it.StarTable))
+			b.WriteString(".*")
+		case it.Star:
+			b.WriteByte('*')
+		default:
+			formatExpr(b, it.Expr, 0)
+			if it.Alias != "" {
+				b.WriteString(" AS ")
+				b.WriteString(QuoteIdent(it.Alias))
+			}
+		}
+	}
+	if s.From != nil {
+		b.WriteString(" FROM ")
+		formatTableRef(b, s.From)
+	}
+	if s.Where != nil {
+		b.WriteString(" WHERE ")
+		formatExpr(b, s.Where, 0)
+	}
+	if s.GroupBy != nil {
+		b.WriteString(" GROUP BY ")
+		formatList(b, s.GroupBy)
+	}
+	if s.Having != nil {
+		b.WriteString(" HAVING ")
+		formatExpr(b, s.Having, 0)
+	}
+	for i, w := range s.Windows {
+		if i == 0 {
+			b.WriteString(" WINDOW ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteIdent(w.Name))
+		b.WriteString(" AS (")
+		formatWindowSpec(b, w.Spec)
+		b.WriteByte(')')
+	}
+}
+
+// formatTableRef writes a FROM reference. Joins associate to the left and
+// a comma binds more loosely than JOIN, so a join on the right of a join,
+// a comma join on the left of a JOIN and a comma join on the right of a
+// comma are parenthesised.
+func formatTableRef(b *strings.Builder, r *TableRef) {
+	switch {
+	case r.Join != nil:
+		j := r.Join
+		formatJoinOperand(b, j.Left, j.Kind != JoinComma && j.Left.IsJoin() && j.Left.Join.Kind == JoinComma)
+		if j.Kind == JoinComma {
+			b.WriteString(", ")
+		} else {
+			b.WriteByte(' ')
+			b.WriteString(j.Kind.String())
+			b.WriteByte(' ')
+		}
+		formatJoinOperand(b, j.Right, j.Right.IsJoin() && (j.Kind != JoinComma || j.Right.Join.Kind == JoinComma))
+		if j.On != nil {
+			b.WriteString(" ON ")
+			formatExpr(b, j.On, 0)
+		}
+		if j.Using != nil {
+			b.WriteString(" USING (")
+			formatNames(b, j.Using)
+			b.WriteByte(')')
+		}
+	case r.Subquery != nil:
+		b.WriteByte('(')
+		formatQuery(b, r.Subquery)
+		b.WriteString(") AS ")
+		b.WriteString(QuoteIdent(r.Alias))
+	default:
+		if r.Table.DB != "" {
+			b.WriteString(QuoteIdent(r.Table.DB))
+			b.WriteByte('.')
+		}
+		b.WriteString(QuoteIdent(r.Table.Name))
+		if r.Alias != "" {
+			b.WriteString(" AS ")
+			b.WriteString(QuoteIdent(r.Alias))
+		}
+	}
+}
+
+func formatJoinOperand(b *strings.Builder, r *TableRef, paren bool) {
+	if paren {
+		b.WriteByte('(')
+	}
+	formatTableRef(b, r)
+	if paren {
+		b.WriteByte(')')
+	}
+}
+
+func formatTail(b *strings.Builder, order []*OrderItem, limit *Limit) {
+	if order != nil {
+		b.WriteString(" ORDER BY ")
+		formatOrderItems(b, order)
+	}
+	if limit != nil {
+		b.WriteString(" LIMIT ")
+		b.WriteString(strconv.FormatInt(limit.Count, 10))
+		if limit.Offset != 0 {
+			b.WriteString(" OFFSET ")
+			b.WriteString(strconv.FormatInt(limit.Offset, 10))
+		}
+	}
+}
+
+func formatOrderItems(b *strings.Builder, items []*OrderItem) {
+	for i, o := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		formatExpr(b, o.Expr, 0)
+		if o.Desc {
+			b.WriteString(" DESC")
+		}
+		if o.Nulls != NullsDefault {
+			b.WriteByte(' ')
+			b.WriteString(o.Nulls.String())
+		}
+	}
+}
+
+// formatWindowSpec writes the inside of OVER (...).
+func formatWindowSpec(b *strings.Builder, w *WindowSpec) {
+	sep := ""
+	if w.Ref != "" {
+		b.WriteString(QuoteIdent(w.Ref))
+		sep = " "
+	}
+	if w.PartitionBy != nil {
+		b.WriteString(sep + "PARTITION BY ")
+		formatList(b, w.PartitionBy)
+		sep = " "
+	}
+	if w.OrderBy != nil {
+		b.WriteString(sep + "ORDER BY ")
+		formatOrderItems(b, w.OrderBy)
+		sep = " "
+	}
+	if f := w.Frame; f != nil {
+		b.WriteString(sep)
+		b.WriteString(f.Unit.String())
+		b.WriteString(" BETWEEN ")
+		formatBound(b, f.Start)
+		b.WriteString(" AND ")
+		formatBound(b, f.End)
+	}
+}
+
+func formatBound(b *strings.Builder, fb FrameBound) {
+	if fb.Kind == Preceding || fb.Kind == Following {
+		b.WriteString(strconv.FormatInt(fb.N, 10))
+		b.WriteByte(' ')
+	}
+	b.WriteString(fb.Kind.String())
 }

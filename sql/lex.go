@@ -327,17 +327,19 @@ func (l *lexer) scanQuotedIdent() error {
 
 // reserved lists the words that cannot be used unquoted as a table, column
 // or alias name (write them `backquoted`). Other keywords (KEY, TYPE, DATE,
-// COMMENT, ...) are ordinary names wherever a name is expected.
+// COMMENT, ...) are ordinary names wherever a name is expected; FULL and
+// WINDOW are names too, except that they do not become an alias without AS
+// where they start FULL [OUTER] JOIN or WINDOW w AS.
 var reserved = map[string]bool{
 	"AND": true, "AS": true, "ASC": true, "BETWEEN": true, "BY": true,
 	"CASE": true, "CROSS": true, "CURRENT_DATE": true, "CURRENT_TIME": true,
 	"CURRENT_TIMESTAMP": true, "DEFAULT": true, "DESC": true,
 	"DISTINCT": true, "DIV": true, "ELSE": true, "END": true,
-	"EXISTS": true, "FALSE": true, "FROM": true, "GROUP": true,
-	"HAVING": true, "IN": true, "INNER": true, "INTERVAL": true,
+	"EXCEPT": true, "EXISTS": true, "FALSE": true, "FROM": true, "GROUP": true,
+	"HAVING": true, "IN": true, "INNER": true, "INTERSECT": true, "INTERVAL": true,
 	"INTO": true, "IS": true, "JOIN": true, "LEFT": true, "LIKE": true,
-	"LIMIT": true, "LOCALTIME": true, "LOCALTIMESTAMP": true, "NOT": true,
-	"NULL": true, "ON": true, "OR": true, "ORDER": true, "REGEXP": true,
+	"LIMIT": true, "LOCALTIME": true, "LOCALTIMESTAMP": true, "NATURAL": true, "NOT": true,
+	"NULL": true, "ON": true, "OR": true, "ORDER": true, "OUTER": true, "REGEXP": true,
 	"RIGHT": true, "RLIKE": true, "SELECT": true, "SET": true,
 	"THEN": true, "TRUE": true, "UNION": true, "USING": true,
 	"VALUES": true, "WHEN": true, "WHERE": true, "WITH": true, "XOR": true,

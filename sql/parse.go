@@ -47,6 +47,13 @@ type parser struct {
 	toks  []token
 	i     int
 	depth int // expression nesting, bounded by maxDepth
+	// pending is a primary expression already read (after '(' ahead of
+	// knowing whether a query or an expression follows) that parsePrimary
+	// returns next.
+	pending Expr
+	// winRefs collects the OVER w of the query block being read, checked
+	// once its WINDOW clause is known.
+	winRefs []windowRef
 }
 
 // maxDepth bounds expression nesting so that hostile input cannot exhaust
@@ -102,9 +109,6 @@ func (p *parser) finish() {
 	for p.acceptOp(";") {
 	}
 	if !p.at(tokEOF) {
-		if p.isKw("UNION") {
-			p.fail("UNION is not supported")
-		}
 		p.fail("expected end of statement")
 	}
 }
@@ -285,6 +289,9 @@ func (p *parser) smallInt(what string) int {
 
 func (p *parser) parseStatement() Stmt {
 	t := p.peek()
+	if isOpTok(t, "(") {
+		return p.parseQuery()
+	}
 	if t.kind != tokIdent {
 		p.fail("expected a statement")
 	}
@@ -334,13 +341,15 @@ func (p *parser) parseStatement() Stmt {
 		p.i++
 		return p.parseInsert()
 	case "SELECT":
-		return p.parseSelect()
+		return p.parseQuery()
+	case "WITH":
+		return p.parseWithStatement()
 	case "EXPLAIN":
 		p.i++
-		if t := p.peek(); t.kind != tokIdent || !strings.EqualFold(t.val, "SELECT") {
+		if !p.startsQuery() {
 			p.fail("EXPLAIN takes a SELECT")
 		}
-		return &Explain{Stmt: p.parseSelect()}
+		return &Explain{Stmt: p.parseQuery()}
 	case "UPDATE":
 		p.i++
 		return p.parseUpdate()
@@ -854,7 +863,7 @@ func (p *parser) parseInsert() Stmt {
 			s.Label = p.name("a label")
 		}
 	}
-	if p.isOp("(") && !isKwTok(p.peekAt(1), "SELECT") {
+	if p.isOp("(") && !p.startsQuery() {
 		s.Columns = p.nameList("column name")
 	}
 	switch {
@@ -876,12 +885,13 @@ func (p *parser) parseInsert() Stmt {
 				break
 			}
 		}
-	case p.isKw("SELECT"):
-		s.Select = p.parseSelect()
-	case p.isOp("(") && isKwTok(p.peekAt(1), "SELECT"):
-		p.i++
-		s.Select = p.parseSelect()
-		p.expectOp(")")
+	case p.startsQuery():
+		switch q := p.parseQuery().(type) {
+		case *Select:
+			s.Select = q
+		case *SetOp:
+			s.SetOp = q
+		}
 	default:
 		p.fail("expected VALUES or SELECT")
 	}
@@ -899,76 +909,6 @@ func (p *parser) parseValue() Expr {
 
 func isOpTok(t token, op string) bool { return t.kind == tokOp && t.val == op }
 
-func (p *parser) parseSelect() *Select {
-	p.expectKw("SELECT")
-	s := &Select{}
-	if p.acceptKw("DISTINCT") {
-		s.Distinct = true
-	} else {
-		p.acceptKw("ALL")
-	}
-	for {
-		s.Items = append(s.Items, p.parseSelectItem())
-		if !p.acceptOp(",") {
-			break
-		}
-	}
-	if p.acceptKw("FROM") {
-		if p.isOp("(") {
-			p.fail("subqueries are not supported")
-		}
-		if p.isKw("DUAL") {
-			p.i++
-		} else {
-			s.From = &TableRef{Table: p.tableName()}
-			s.From.Alias = p.optAlias()
-		}
-		if p.isOp(",") || p.isKw("JOIN") || p.isKw("INNER") || p.isKw("LEFT") || p.isKw("RIGHT") || p.isKw("CROSS") || p.isKw("FULL") {
-			p.fail("joins are not supported")
-		}
-	}
-	if p.acceptKw("WHERE") {
-		s.Where = p.parseExpr()
-	}
-	if p.acceptKw("GROUP", "BY") {
-		s.GroupBy = p.exprList()
-	}
-	if p.acceptKw("HAVING") {
-		s.Having = p.parseExpr()
-	}
-	if p.acceptKw("ORDER", "BY") {
-		for {
-			o := &OrderItem{Expr: p.parseExpr()}
-			if p.acceptKw("DESC") {
-				o.Desc = true
-			} else {
-				p.acceptKw("ASC")
-			}
-			switch {
-			case p.acceptKw("NULLS", "FIRST"):
-				o.Nulls = NullsFirst
-			case p.acceptKw("NULLS", "LAST"):
-				o.Nulls = NullsLast
-			}
-			s.OrderBy = append(s.OrderBy, o)
-			if !p.acceptOp(",") {
-				break
-			}
-		}
-	}
-	if p.acceptKw("LIMIT") {
-		n := p.limitNumber()
-		l := &Limit{Count: n}
-		if p.acceptOp(",") {
-			l.Offset, l.Count = n, p.limitNumber()
-		} else if p.acceptKw("OFFSET") {
-			l.Offset = p.limitNumber()
-		}
-		s.Limit = l
-	}
-	return s
-}
-
 func (p *parser) limitNumber() int64 {
 	t := p.peek()
 	if t.kind != tokInt {
@@ -980,41 +920,6 @@ func (p *parser) limitNumber() int64 {
 	}
 	p.i++
 	return n
-}
-
-// optAlias parses [AS] alias after a table name.
-func (p *parser) optAlias() string {
-	if p.acceptKw("AS") {
-		return p.name("alias")
-	}
-	if p.isName() {
-		return p.name("alias")
-	}
-	return ""
-}
-
-func (p *parser) parseSelectItem() *SelectItem {
-	start := p.peek()
-	if p.acceptOp("*") {
-		return &SelectItem{Star: true, Text: "*"}
-	}
-	if (start.kind == tokIdent || start.kind == tokQuotedIdent) && isOpTok(p.peekAt(1), ".") && isOpTok(p.peekAt(2), "*") {
-		tbl := p.name("table name")
-		p.i += 2
-		return &SelectItem{Star: true, StarTable: tbl, Text: p.src[start.pos:p.prevEnd()]}
-	}
-	it := &SelectItem{Expr: p.parseExpr()}
-	it.Text = strings.TrimSpace(p.src[start.pos:p.prevEnd()])
-	if p.acceptKw("AS") {
-		if p.at(tokString) {
-			it.Alias = p.stringLit("alias")
-		} else {
-			it.Alias = p.name("alias")
-		}
-	} else if p.isName() {
-		it.Alias = p.name("alias")
-	}
-	return it
 }
 
 func (p *parser) exprList() []Expr {
@@ -1231,7 +1136,7 @@ func (p *parser) parseAnd() Expr {
 func (p *parser) parseNot() Expr {
 	p.enter()
 	defer p.leave()
-	if p.acceptKw("NOT") {
+	if p.pending == nil && p.acceptKw("NOT") {
 		return &UnaryExpr{Op: OpNot, X: p.parseNot()}
 	}
 	return p.parseComparison()
@@ -1270,18 +1175,24 @@ func (p *parser) parseComparison() Expr {
 			continue
 		}
 		not := false
-		if p.isKw("NOT") && (isKwTok(p.peekAt(1), "IN") || isKwTok(p.peekAt(1), "BETWEEN") || isKwTok(p.peekAt(1), "LIKE")) {
-			p.i++
-			not = true
+		if p.isKw("NOT") {
+			switch n := p.peekAt(1); {
+			case isKwTok(n, "IN"), isKwTok(n, "BETWEEN"), isKwTok(n, "LIKE"), isKwTok(n, "REGEXP"), isKwTok(n, "RLIKE"):
+				p.i++
+				not = true
+			}
 		}
 		switch {
 		case p.acceptKw("IN"):
 			p.expectOp("(")
-			if p.isKw("SELECT") {
-				p.fail("subqueries are not supported")
+			if q, list := p.parenBody(true); q != nil {
+				l = &InSubquery{X: l, Not: not, Query: q}
+			} else {
+				l = &InExpr{X: l, Not: not, List: list}
 			}
-			l = &InExpr{X: l, Not: not, List: p.exprList()}
 			p.expectOp(")")
+		case p.acceptKw("REGEXP"), p.acceptKw("RLIKE"):
+			l = &RegexpExpr{X: l, Not: not, Pattern: p.parseAdditive()}
 		case p.acceptKw("BETWEEN"):
 			e := &BetweenExpr{X: l, Not: not, Lo: p.parseAdditive()}
 			p.expectKw("AND")
@@ -1344,6 +1255,9 @@ func (p *parser) parseMul() Expr {
 func (p *parser) parseUnary() Expr {
 	p.enter()
 	defer p.leave()
+	if p.pending != nil {
+		return p.parsePrimary()
+	}
 	switch {
 	case p.acceptOp("-"):
 		return negate(p.parseUnary())
@@ -1398,6 +1312,10 @@ var typedLiterals = map[string]schema.Kind{
 }
 
 func (p *parser) parsePrimary() Expr {
+	if e := p.pending; e != nil {
+		p.pending = nil
+		return e
+	}
 	t := p.peek()
 	switch t.kind {
 	case tokInt:
@@ -1427,13 +1345,15 @@ func (p *parser) parsePrimary() Expr {
 		return p.columnRef()
 	case tokOp:
 		if t.val == "(" {
+			p.enter()
+			defer p.leave()
 			p.i++
-			if p.isKw("SELECT") {
-				p.fail("subqueries are not supported")
-			}
-			e := p.parseExpr()
+			q, es := p.parenBody(false)
 			p.expectOp(")")
-			return e
+			if q != nil {
+				return &SubqueryExpr{Query: q}
+			}
+			return es[0]
 		}
 		p.fail("expected expression")
 	case tokIdent:
@@ -1470,7 +1390,34 @@ func (p *parser) parseWord(t token) Expr {
 	case "DEFAULT":
 		p.fail("DEFAULT is only allowed as a value of INSERT VALUES or UPDATE SET")
 	case "EXISTS":
-		p.fail("subqueries are not supported")
+		p.i++
+		p.expectOp("(")
+		e := &ExistsExpr{Query: p.parseQuery()}
+		p.expectOp(")")
+		return e
+	case "EXTRACT":
+		if isOpTok(next, "(") {
+			p.i += 2
+			e := &ExtractExpr{Unit: p.unitWord()}
+			p.expectKw("FROM")
+			e.X = p.parseExpr()
+			p.expectOp(")")
+			return e
+		}
+	case "TIMESTAMPDIFF", "TIMESTAMPADD":
+		if isOpTok(next, "(") {
+			p.i += 2
+			unit := p.unitWord()
+			p.expectOp(",")
+			a := p.parseExpr()
+			p.expectOp(",")
+			b := p.parseExpr()
+			p.expectOp(")")
+			if w == "TIMESTAMPADD" {
+				return &DateArith{X: b, N: a, Unit: unit}
+			}
+			return &TimestampDiff{Unit: unit, From: a, To: b}
+		}
 	case "CAST":
 		if isOpTok(next, "(") {
 			p.i += 2
@@ -1584,12 +1531,12 @@ func (p *parser) parseCall() Expr {
 		return d
 	}
 	if p.acceptOp(")") {
-		return f
+		return p.callTail(f, nameTok)
 	}
 	if name == "count" && p.isOp("*") && isOpTok(p.peekAt(1), ")") {
 		p.i += 2
 		f.Star = true
-		return f
+		return p.callTail(f, nameTok)
 	}
 	if p.acceptKw("DISTINCT") {
 		f.Distinct = true
@@ -1598,22 +1545,27 @@ func (p *parser) parseCall() Expr {
 	}
 	f.Args = p.exprList()
 	p.expectOp(")")
-	return f
+	return p.callTail(f, nameTok)
 }
 
 // parseInterval parses N unit after the INTERVAL keyword.
 func (p *parser) parseInterval() (Expr, IntervalUnit) {
 	n := p.parseExpr()
+	return n, p.unitWord()
+}
+
+// unitWord parses an interval unit, singular or plural.
+func (p *parser) unitWord() IntervalUnit {
 	t := p.peek()
 	if t.kind != tokIdent {
-		p.fail("expected an interval unit (MICROSECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, YEAR)")
+		p.fail("expected an interval unit (MICROSECOND, SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR)")
 	}
 	u, ok := parseUnit(t.val)
 	if !ok {
 		p.failf("unknown interval unit %s", strings.ToUpper(t.val))
 	}
 	p.i++
-	return n, u
+	return u
 }
 
 func (p *parser) parseCase() Expr {

@@ -17,6 +17,8 @@ import (
 // TestParse runs the golden files of testdata/parse. Commands:
 //
 //	parse       parse the input as one statement; print the AST or the error
+//	query       parse the input as one statement; print the canonical text
+//	            of its query (FormatQuery) and then its AST, or the error
 //	expr        parse the input as one expression; print its canonical form
 //	            and its tree
 //	split       split the input into statements; print each with its line
@@ -41,6 +43,19 @@ func TestParse(t *testing.T) {
 						t.Errorf("%s: %v", d.Pos, err)
 					}
 					return dumpNode(stmt)
+				case "query":
+					stmt, err := Parse(d.Input)
+					if err != nil {
+						return "error: " + err.Error() + "\n"
+					}
+					if err := checkRoundTrip(d.Input, stmt); err != nil {
+						t.Errorf("%s: %v", d.Pos, err)
+					}
+					q := stmtQuery(stmt)
+					if q == nil {
+						d.Fatalf(t, "%T has no query", stmt)
+					}
+					return FormatQuery(q) + "\n" + dumpNode(stmt)
 				case "expr":
 					e, err := ParseExpr(d.Input)
 					if err != nil {
@@ -81,17 +96,103 @@ func checkExpr(e Expr) error {
 	if s2 := Format(e2); s2 != s {
 		return fmt.Errorf("Format is not stable: %q reparses as %q", s, s2)
 	}
-	if !reflect.DeepEqual(e, e2) {
+	if !sameTree(e, e2) {
 		return fmt.Errorf("%q reparses to a different tree", s)
 	}
 	return nil
 }
 
-// checkRoundTrip checks every expression of stmt with checkExpr, and that
-// each select item's Text is part of the source and parses to the item's
-// expression.
+// stmtQuery returns the query of a SELECT, a set operation or an INSERT ...
+// SELECT, nil for other statements.
+func stmtQuery(stmt Stmt) QueryExpr {
+	switch s := stmt.(type) {
+	case QueryExpr:
+		return s
+	case *Insert:
+		return s.Query()
+	}
+	return nil
+}
+
+// checkQuery checks that the canonical form of q parses back to the same
+// tree and formats identically.
+func checkQuery(q QueryExpr) error {
+	s := FormatQuery(q)
+	stmt, err := Parse(s)
+	if err != nil {
+		return fmt.Errorf("FormatQuery output %q does not parse: %v", s, err)
+	}
+	q2, ok := stmt.(QueryExpr)
+	if !ok {
+		return fmt.Errorf("FormatQuery output %q parses as a %T", s, stmt)
+	}
+	if s2 := FormatQuery(q2); s2 != s {
+		return fmt.Errorf("FormatQuery is not stable: %q reparses as %q", s, s2)
+	}
+	if !sameTree(q, q2) {
+		return fmt.Errorf("%q reparses to a different tree", s)
+	}
+	return nil
+}
+
+var selectItemType = reflect.TypeFor[SelectItem]()
+
+// sameTree compares two syntax trees, ignoring SelectItem.Text: the text
+// as written, which canonical formatting changes.
+func sameTree(a, b any) bool {
+	return sameValue(reflect.ValueOf(a), reflect.ValueOf(b))
+}
+
+func sameValue(a, b reflect.Value) bool {
+	if a.IsValid() != b.IsValid() {
+		return false
+	}
+	if !a.IsValid() {
+		return true
+	}
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameValue(a.Elem(), b.Elem())
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if a.Type() == selectItemType && a.Type().Field(i).Name == "Text" {
+				continue
+			}
+			if !sameValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a.Interface(), b.Interface())
+}
+
+// checkRoundTrip checks the query of stmt with checkQuery, every
+// expression of stmt with checkExpr, and that each select item's Text is
+// part of the source and parses to the item's expression.
 func checkRoundTrip(src string, stmt Stmt) error {
 	var errs []error
+	if q := stmtQuery(stmt); q != nil {
+		if err := checkQuery(q); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	walkNodes(reflect.ValueOf(stmt), func(v any) {
 		switch v := v.(type) {
 		case Expr:

@@ -35,6 +35,11 @@ type selectPlan struct {
 // single-table and table-less SELECTs without GROUP BY, HAVING, aggregates,
 // ORDER BY or DISTINCT whose expressions it compiles (see vcompiler.compile).
 func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
+	// Joins, subqueries, WITH and window functions are planned by neither
+	// engine yet: refused by name, as the row engine would.
+	if err := refuseQuery(st); err != nil {
+		return nil, err
+	}
 	switch {
 	case s.rowEngineOnly:
 		return nil, rowEnginef("the row engine is forced")

@@ -47,7 +47,7 @@ func streams(stmt Stmt) bool {
 // yieldsResultSet reports the statements that return rows.
 func yieldsResultSet(stmt Stmt) bool {
 	switch stmt.(type) {
-	case *Select, *Explain, *ShowDatabases, *ShowCreateTable, *ShowTables, *ShowColumns, *Describe,
+	case *Select, *SetOp, *Explain, *ShowDatabases, *ShowCreateTable, *ShowTables, *ShowColumns, *Describe,
 		*ShowTableStats, *ShowRowsets:
 		return true
 	}
@@ -122,7 +122,10 @@ func (s *Session) queryLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (arr
 // explain with its own error.
 func (s *Session) explain(ctx context.Context, env *stmtEnv, st *Explain) (*Result, error) {
 	res := &Result{Columns: []string{"Explain String"}, Rows: [][]string{}}
-	sel := st.Stmt.(*Select)
+	sel, ok := st.Stmt.(*Select)
+	if !ok {
+		return nil, refuseQuery(st.Stmt.(QueryExpr))
+	}
 	p, err := s.planSelect(env, sel)
 	if err != nil {
 		var re *rowEngineError

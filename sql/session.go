@@ -332,6 +332,8 @@ func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Res
 		return nil, s.alterTable(ctx, st)
 	case *Insert:
 		return s.insert(ctx, env, st)
+	case *SetOp:
+		return nil, refuseQuery(st)
 	case *Update:
 		return s.update(ctx, env, st)
 	case *Delete:

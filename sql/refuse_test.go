@@ -1,0 +1,87 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/table"
+)
+
+// TestRefusalsAreNotSupported checks that every shape the executor refuses
+// is refused with ErrNotSupported (not a syntax error), naming the
+// construct, and that IsSimple agrees with the executor.
+func TestRefusalsAreNotSupported(t *testing.T) {
+	db, err := table.OpenDB(t.TempDir(), &table.Options{Clock: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := NewSession(db)
+	ctx := context.Background()
+	for _, q := range []string{
+		"CREATE TABLE t (id INT, v INT) DUPLICATE KEY(id)",
+		"CREATE TABLE u (id INT, v INT) DUPLICATE KEY(id)",
+	} {
+		if _, err := s.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ src, construct string }{
+		{"SELECT * FROM t JOIN u ON t.id = u.id", "JOIN"},
+		{"SELECT * FROM t, u", "JOIN"},
+		{"SELECT * FROM (SELECT 1) AS s", "subquery in FROM"},
+		{"SELECT 1 UNION SELECT 2", "UNION"},
+		{"SELECT 1 INTERSECT SELECT 2", "INTERSECT"},
+		{"SELECT 1 EXCEPT SELECT 2", "EXCEPT"},
+		{"WITH c AS (SELECT 1) SELECT * FROM c", "WITH"},
+		{"SELECT (SELECT 1)", "scalar subquery"},
+		{"SELECT 1 FROM t WHERE id IN (SELECT id FROM u)", "IN (subquery)"},
+		{"SELECT 1 FROM t WHERE EXISTS (SELECT id FROM u)", "EXISTS"},
+		{"SELECT rank() OVER (ORDER BY id) FROM t", "window function"},
+		{"SELECT 1 FROM t WINDOW w AS ()", "WINDOW"},
+		{"SELECT 1 FROM t WHERE 'a' REGEXP 'b'", "REGEXP"},
+		{"SELECT timestampdiff(DAY, '2026-01-01', '2026-01-02')", "TIMESTAMPDIFF"},
+		{"SELECT EXTRACT(DAY FROM '2026-01-01')", "EXTRACT"},
+		{"INSERT INTO t SELECT 1, 2 UNION SELECT 3, 4", "UNION"},
+		{"DELETE FROM t WHERE id IN (SELECT id FROM u)", "IN (subquery)"},
+	} {
+		stmt, err := Parse(tc.src)
+		if err != nil {
+			t.Errorf("%s: %v", tc.src, err)
+			continue
+		}
+		// REGEXP, TIMESTAMPDIFF and EXTRACT are expressions of a plain
+		// block that only this executor lacks.
+		expr := tc.construct == "REGEXP" || tc.construct == "TIMESTAMPDIFF" || tc.construct == "EXTRACT"
+		if sel, ok := stmt.(*Select); ok && sel.IsSimple() != expr {
+			t.Errorf("%s: IsSimple = %v", tc.src, !expr)
+		}
+		_, err = s.Exec(ctx, tc.src)
+		if !errors.Is(err, rowttl.ErrNotSupported) || errors.Is(err, rowttl.ErrInvalidArgument) {
+			t.Errorf("%s: got %v, want ErrNotSupported alone", tc.src, err)
+			continue
+		}
+		if msg := err.Error(); !strings.Contains(msg, tc.construct) || !strings.HasSuffix(msg, "is not supported yet") {
+			t.Errorf("%s: %q does not name %s", tc.src, msg, tc.construct)
+		}
+	}
+	for _, src := range []string{
+		"SELECT 1",
+		"SELECT id, count(*) FROM t AS x WHERE v IN (1, 2) GROUP BY id HAVING count(*) > 1 ORDER BY 1 LIMIT 2",
+	} {
+		stmt, err := Parse(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !stmt.(*Select).IsSimple() {
+			t.Errorf("%s: IsSimple is false", src)
+		}
+		if _, err := s.Exec(ctx, src); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+}
