@@ -27,12 +27,15 @@ type windowRef struct {
 // parentheses: FROM ((SELECT ...)) is a derived table, FROM ((a JOIN b)) a
 // parenthesised join.
 func (p *parser) startsQuery() bool {
-	for n := 0; ; n++ {
+	// Deeper nesting fails on maxDepth anyway; stopping here keeps hostile
+	// input from costing a scan of every '(' at every level.
+	for n := 0; n <= maxDepth; n++ {
 		t := p.peekAt(n)
 		if !isOpTok(t, "(") {
 			return isKwTok(t, "SELECT") || isKwTok(t, "WITH")
 		}
 	}
+	return false
 }
 
 // parseQuery parses a whole query.

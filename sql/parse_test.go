@@ -460,6 +460,10 @@ var fuzzSeeds = []string{
 	"SET time_zone = '+08:00', show_hidden_columns = true",
 	"ADMIN COMPACT TABLE t WHERE type = 'full'",
 	"SELECT a <=> b, !a, a DIV 2 % 3, - - a, - -1, date_add(d, INTERVAL 1 HOUR), days_sub(d, 2)",
+	"WITH c (x) AS (SELECT a FROM t) SELECT c.x, u.* FROM c LEFT JOIN (u, v) ON c.x = u.x, w JOIN (SELECT 1) AS s USING (k) WHERE EXISTS (SELECT 1) AND c.x NOT IN ((SELECT 1) UNION SELECT 2)",
+	"(SELECT a FROM t ORDER BY a LIMIT 1) UNION ALL SELECT b FROM u INTERSECT (SELECT c FROM v) EXCEPT SELECT d ORDER BY 1 DESC LIMIT 2, 3",
+	"SELECT rank() OVER (w ORDER BY b ROWS BETWEEN 2 PRECEDING AND UNBOUNDED FOLLOWING), lag(a, 1, NULL) OVER w FROM t WINDOW w AS (PARTITION BY a)",
+	"SELECT a REGEXP 'x', timestampdiff(QUARTER, a, b), EXTRACT(WEEK FROM a), ((SELECT 1) + 1) FROM t",
 }
 
 // FuzzParse checks that Parse never panics and that every expression of an
