@@ -3,6 +3,8 @@ package sql
 import (
 	"strconv"
 	"strings"
+
+	"github.com/rowttl/rowttl/schema"
 )
 
 // Format renders an expression as canonical SQL: keywords in upper case,
@@ -179,7 +181,13 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		b.WriteString("CAST(")
 		formatExpr(b, e.X, 0)
 		b.WriteString(" AS ")
-		b.WriteString(e.Type.String())
+		if e.Type.Kind == schema.Char {
+			// CAST AS CHAR without a length is STRING, so CHAR(0) keeps
+			// its length.
+			b.WriteString("CHAR(" + strconv.Itoa(e.Type.Length) + ")")
+		} else {
+			b.WriteString(e.Type.String())
+		}
 		b.WriteByte(')')
 	case *CaseExpr:
 		b.WriteString("CASE")
