@@ -427,17 +427,24 @@ func (p *parser) parseLimit() *Limit {
 // parseFrom parses a comma-separated list of joined tables; the comma binds
 // more loosely than JOIN.
 func (p *parser) parseFrom() *TableRef {
-	l := p.parseJoined()
+	return p.parseFromRest(p.parseJoined(nil))
+}
+
+// parseFromRest parses the commas that follow the joined table l.
+func (p *parser) parseFromRest(l *TableRef) *TableRef {
 	for p.acceptOp(",") {
-		l = &TableRef{Join: &Join{Kind: JoinComma, Left: l, Right: p.parseJoined()}}
+		l = &TableRef{Join: &Join{Kind: JoinComma, Left: l, Right: p.parseJoined(nil)}}
 	}
 	return l
 }
 
 // parseJoined parses factor { join factor [ON e | USING (cols)] }, left
-// associative: each ON belongs to the JOIN just before it.
-func (p *parser) parseJoined() *TableRef {
-	l := p.parseTableFactor()
+// associative: each ON belongs to the JOIN just before it. l, when not nil,
+// is the first factor, already parsed.
+func (p *parser) parseJoined(l *TableRef) *TableRef {
+	if l == nil {
+		l = p.parseTableFactor()
+	}
 	for {
 		kind, ok := p.acceptJoin()
 		if !ok {
@@ -500,16 +507,35 @@ func (p *parser) parseTableFactor() *TableRef {
 	}
 	if p.startsQuery() {
 		p.i++
-		r := &TableRef{Subquery: p.parseQuery()}
-		p.expectOp(")")
-		if r.Alias = p.optAlias(); r.Alias == "" {
-			p.fail("a subquery in FROM needs an alias: (SELECT ...) AS name")
+		if !p.isOp("(") {
+			q := p.parseQuery()
+			p.expectOp(")")
+			return p.derivedTable(q)
 		}
-		return r
+		// Either ((query) ...) AS s, a derived table, or ((query) AS s
+		// JOIN ...), a parenthesised join that starts with one.
+		first := p.parseQueryPrimary()
+		if !p.isOp(")") && !p.atQueryContinuation() {
+			r := p.parseFromRest(p.parseJoined(p.derivedTable(first)))
+			p.expectOp(")")
+			return r
+		}
+		q := p.parseQueryBody(nil, first)
+		p.expectOp(")")
+		return p.derivedTable(q)
 	}
 	p.i++
 	r := p.parseFrom()
 	p.expectOp(")")
+	return r
+}
+
+// derivedTable parses the alias of the derived table of q.
+func (p *parser) derivedTable(q QueryExpr) *TableRef {
+	r := &TableRef{Subquery: q}
+	if r.Alias = p.optAlias(); r.Alias == "" {
+		p.fail("a subquery in FROM needs an alias: (SELECT ...) AS name")
+	}
 	return r
 }
 
