@@ -169,14 +169,15 @@
 // # Expressions
 //
 // Precedence follows MySQL: OR (||) < AND (&&) < NOT < comparisons, IS,
-// [NOT] IN, [NOT] BETWEEN, [NOT] LIKE < + - < * / % DIV < unary minus and !.
-// The parser normalises a few spellings so that the executor has fewer node
-// types to handle: a minus sign in front of a numeric literal is folded into
-// it; unary plus is dropped; !x is NOT x; != is <>; IS UNKNOWN is IS NULL;
-// expr ± INTERVAL n unit, DATE_ADD/DATE_SUB/ADDDATE/SUBDATE and the Doris
-// days_add style functions are all DateArith; DATE 'x', DATETIME 'x' and
-// TIMESTAMP 'x' are casts. Format writes an expression back as canonical SQL
-// that ParseExpr reads to the same tree.
+// [NOT] IN, [NOT] BETWEEN, [NOT] LIKE, [NOT] REGEXP < + - < * / % DIV <
+// unary minus and !. The parser normalises a few spellings so that the
+// executor has fewer node types to handle: a minus sign in front of a
+// numeric literal is folded into it; unary plus is dropped; !x is NOT x; !=
+// is <>; IS UNKNOWN is IS NULL; RLIKE is REGEXP; expr ± INTERVAL n unit,
+// DATE_ADD/DATE_SUB/ADDDATE/SUBDATE, TIMESTAMPADD and the Doris days_add
+// style functions are all DateArith; DATE 'x', DATETIME 'x' and TIMESTAMP
+// 'x' are casts. Format writes an expression back as canonical SQL that
+// ParseExpr reads to the same tree.
 //
 // DEFAULT is accepted only as a whole value in INSERT VALUES, UPDATE SET and
 // SET var = DEFAULT (a *DefaultExpr).

@@ -1112,7 +1112,7 @@ func (p *parser) parseAdmin() Stmt {
 // ---------------------------------------------------------------------------
 // Expressions, lowest precedence first:
 //
-//	OR ||  <  AND &&  <  NOT  <  comparisons, IS, IN, BETWEEN, LIKE
+//	OR ||  <  AND &&  <  NOT  <  comparisons, IS, IN, BETWEEN, LIKE, REGEXP
 //	<  + - (and ± INTERVAL)  <  * / % DIV  <  unary - and !  <  primary
 
 func (p *parser) parseExpr() Expr {
