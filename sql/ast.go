@@ -446,18 +446,18 @@ type SetOpKind uint8
 // The set operators. INTERSECT binds tighter than UNION and EXCEPT; all
 // three associate to the left.
 const (
-	Union SetOpKind = iota + 1
-	Intersect
-	Except
+	SetUnion SetOpKind = iota + 1
+	SetIntersect
+	SetExcept
 )
 
 func (k SetOpKind) String() string {
 	switch k {
-	case Union:
+	case SetUnion:
 		return "UNION"
-	case Intersect:
+	case SetIntersect:
 		return "INTERSECT"
-	case Except:
+	case SetExcept:
 		return "EXCEPT"
 	}
 	return "?"
@@ -1058,31 +1058,31 @@ type BoundKind uint8
 
 // The frame bounds.
 const (
-	UnboundedPreceding BoundKind = iota + 1
-	Preceding                    // N PRECEDING
-	CurrentRow
-	Following // N FOLLOWING
-	UnboundedFollowing
+	FrameUnboundedPreceding BoundKind = iota + 1
+	FramePreceding                    // N PRECEDING
+	FrameCurrentRow
+	FrameFollowing // N FOLLOWING
+	FrameUnboundedFollowing
 )
 
 func (k BoundKind) String() string {
 	switch k {
-	case UnboundedPreceding:
+	case FrameUnboundedPreceding:
 		return "UNBOUNDED PRECEDING"
-	case Preceding:
+	case FramePreceding:
 		return "PRECEDING"
-	case CurrentRow:
+	case FrameCurrentRow:
 		return "CURRENT ROW"
-	case Following:
+	case FrameFollowing:
 		return "FOLLOWING"
-	case UnboundedFollowing:
+	case FrameUnboundedFollowing:
 		return "UNBOUNDED FOLLOWING"
 	}
 	return "?"
 }
 
-// FrameBound is one end of a frame; N counts rows for Preceding and
-// Following.
+// FrameBound is one end of a frame; N counts rows for FramePreceding and
+// FrameFollowing.
 type FrameBound struct {
 	Kind BoundKind
 	N    int64

@@ -358,7 +358,7 @@ func formatQuery(b *strings.Builder, q QueryExpr) {
 
 // setOpPrec is the binding strength of a set operator.
 func setOpPrec(k SetOpKind) int {
-	if k == Intersect {
+	if k == SetIntersect {
 		return 2
 	}
 	return 1
@@ -582,7 +582,7 @@ func formatWindowSpec(b *strings.Builder, w *WindowSpec) {
 }
 
 func formatBound(b *strings.Builder, fb FrameBound) {
-	if fb.Kind == Preceding || fb.Kind == Following {
+	if fb.Kind == FramePreceding || fb.Kind == FrameFollowing {
 		b.WriteString(strconv.FormatInt(fb.N, 10))
 		b.WriteByte(' ')
 	}

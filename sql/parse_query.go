@@ -148,11 +148,11 @@ func (p *parser) peekSetOp() (SetOpKind, token, bool) {
 	t := p.peek()
 	switch {
 	case isKwTok(t, "UNION"):
-		return Union, t, true
+		return SetUnion, t, true
 	case isKwTok(t, "INTERSECT"):
-		return Intersect, t, true
+		return SetIntersect, t, true
 	case isKwTok(t, "EXCEPT"):
-		return Except, t, true
+		return SetExcept, t, true
 	}
 	return 0, t, false
 }
@@ -161,12 +161,12 @@ func (p *parser) peekSetOp() (SetOpKind, token, bool) {
 // or UNION and EXCEPT) and its ALL or DISTINCT.
 func (p *parser) acceptSetOp(intersect bool) (op SetOpKind, all, ok bool) {
 	op, t, ok := p.peekSetOp()
-	if !ok || (op == Intersect) != intersect {
+	if !ok || (op == SetIntersect) != intersect {
 		return 0, false, false
 	}
 	p.i++
 	if p.acceptKw("ALL") {
-		if op != Union {
+		if op != SetUnion {
 			p.failAt(t, fmt.Sprintf("%s ALL is not supported: only UNION takes ALL", op))
 		}
 		return op, true, true
@@ -649,21 +649,21 @@ func (p *parser) parseFrame() *Frame {
 		endTok = p.peek()
 		f.End = p.frameBound()
 	} else {
-		f.End = FrameBound{Kind: CurrentRow}
+		f.End = FrameBound{Kind: FrameCurrentRow}
 	}
 	switch {
-	case f.Start.Kind == UnboundedFollowing:
+	case f.Start.Kind == FrameUnboundedFollowing:
 		p.failAt(startTok, "a frame cannot start at UNBOUNDED FOLLOWING")
-	case f.End.Kind == UnboundedPreceding:
+	case f.End.Kind == FrameUnboundedPreceding:
 		p.failAt(endTok, "a frame cannot end at UNBOUNDED PRECEDING")
-	case !between && f.Start.Kind > CurrentRow:
+	case !between && f.Start.Kind > FrameCurrentRow:
 		p.failAt(startTok, "a frame without BETWEEN ends at CURRENT ROW, so it cannot start after it: write BETWEEN ... AND ...")
 	case f.Start.Kind > f.End.Kind:
 		p.failAt(startTok, "the frame starts after it ends")
 	}
 	if f.Unit == FrameRange {
 		for i, b := range []FrameBound{f.Start, f.End} {
-			if b.Kind == Preceding || b.Kind == Following {
+			if b.Kind == FramePreceding || b.Kind == FrameFollowing {
 				p.failAt([]token{startTok, endTok}[i], "RANGE frames take only UNBOUNDED PRECEDING, CURRENT ROW and UNBOUNDED FOLLOWING: use ROWS for a count of rows")
 			}
 		}
@@ -678,21 +678,21 @@ func (p *parser) frameBound() FrameBound {
 	case p.acceptKw("UNBOUNDED"):
 		switch {
 		case p.acceptKw("PRECEDING"):
-			return FrameBound{Kind: UnboundedPreceding}
+			return FrameBound{Kind: FrameUnboundedPreceding}
 		case p.acceptKw("FOLLOWING"):
-			return FrameBound{Kind: UnboundedFollowing}
+			return FrameBound{Kind: FrameUnboundedFollowing}
 		}
 		p.fail("expected PRECEDING or FOLLOWING")
 	case p.acceptKw("CURRENT"):
 		p.expectKw("ROW")
-		return FrameBound{Kind: CurrentRow}
+		return FrameBound{Kind: FrameCurrentRow}
 	case p.at(tokInt):
 		n := p.limitNumber()
 		switch {
 		case p.acceptKw("PRECEDING"):
-			return FrameBound{Kind: Preceding, N: n}
+			return FrameBound{Kind: FramePreceding, N: n}
 		case p.acceptKw("FOLLOWING"):
-			return FrameBound{Kind: Following, N: n}
+			return FrameBound{Kind: FrameFollowing, N: n}
 		}
 		p.fail("expected PRECEDING or FOLLOWING")
 	}

@@ -25,8 +25,8 @@ func (g *queryGen) name(prefix string) string {
 func (g *queryGen) query(depth int) QueryExpr {
 	var q QueryExpr
 	if depth > 0 && g.chance(0.35) {
-		op := []SetOpKind{Union, Intersect, Except}[g.r.IntN(3)]
-		q = &SetOp{Op: op, All: op == Union && g.chance(0.5), L: g.query(depth - 1), R: g.query(depth - 1)}
+		op := []SetOpKind{SetUnion, SetIntersect, SetExcept}[g.r.IntN(3)]
+		q = &SetOp{Op: op, All: op == SetUnion && g.chance(0.5), L: g.query(depth - 1), R: g.query(depth - 1)}
 	} else {
 		q = g.selectBlock(depth)
 	}
@@ -201,10 +201,10 @@ func (g *queryGen) windowSpec(depth int) *WindowSpec {
 	}
 	if g.chance(0.4) {
 		f := &Frame{Unit: FrameRows}
-		kinds := []BoundKind{UnboundedPreceding, Preceding, CurrentRow, Following, UnboundedFollowing}
+		kinds := []BoundKind{FrameUnboundedPreceding, FramePreceding, FrameCurrentRow, FrameFollowing, FrameUnboundedFollowing}
 		if g.chance(0.3) {
 			f.Unit = FrameRange
-			kinds = []BoundKind{UnboundedPreceding, CurrentRow, UnboundedFollowing}
+			kinds = []BoundKind{FrameUnboundedPreceding, FrameCurrentRow, FrameUnboundedFollowing}
 		}
 		// A start before UNBOUNDED FOLLOWING, an end after UNBOUNDED
 		// PRECEDING, start <= end.
@@ -215,7 +215,7 @@ func (g *queryGen) windowSpec(depth int) *WindowSpec {
 		}
 		f.Start, f.End = FrameBound{Kind: kinds[i]}, FrameBound{Kind: kinds[j]}
 		for _, b := range []*FrameBound{&f.Start, &f.End} {
-			if b.Kind == Preceding || b.Kind == Following {
+			if b.Kind == FramePreceding || b.Kind == FrameFollowing {
 				b.N = g.r.Int64N(5)
 			}
 		}
