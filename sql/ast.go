@@ -1018,6 +1018,10 @@ type WindowFunc struct {
 	Over *WindowSpec
 }
 
+// IsAggregate reports whether w is an aggregate (count, sum, min, max,
+// avg) computed over its window rather than a ranking or offset function.
+func (w *WindowFunc) IsAggregate() bool { return IsAggregate(w.Name) }
+
 // WindowSpec is a window: OVER name, or OVER ([name] [PARTITION BY ...]
 // [ORDER BY ...] [frame]). Ref names a window of the query block's WINDOW
 // clause that this one builds on (Select.ResolveWindow merges them).

@@ -169,6 +169,9 @@ func TestWindowClauses(t *testing.T) {
 			t.Errorf("%s: parsed as %T", tc.expr, e)
 			continue
 		}
+		if agg := w.IsAggregate(); agg != (w.Name == "sum" || w.Name == "count" || w.Name == "min" || w.Name == "max" || w.Name == "avg") {
+			t.Errorf("%s: IsAggregate = %v", tc.expr, agg)
+		}
 		if got := strings.TrimSpace(windowShape(w)); got != strings.TrimSpace(tc.want) {
 			t.Errorf("%s:\n got %s\nwant %s", tc.expr, got, tc.want)
 		}
