@@ -405,6 +405,12 @@ func dumpTree(b *strings.Builder, e Expr, depth int) {
 					e    Expr
 				}{fmt.Sprintf("Then[%d]", j), w.Result})
 			}
+		case QueryExpr:
+			attrs = append(attrs, name+"=("+FormatQuery(x)+")")
+		case *WindowSpec:
+			var b strings.Builder
+			formatWindowSpec(&b, x)
+			attrs = append(attrs, name+"=("+b.String()+")")
 		default:
 			if f.IsZero() && v.NumField() > 1 {
 				continue
