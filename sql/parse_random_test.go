@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -32,8 +33,11 @@ func (g *queryGen) query(depth int) QueryExpr {
 	}
 	order, limit, with := queryTail(q)
 	if g.chance(0.25) {
-		_, isSel := q.(*Select)
-		*order = g.orderItems(depth, isSel && len(q.(*Select).Windows) > 0)
+		var windows []*NamedWindow
+		if s, ok := q.(*Select); ok {
+			windows = append([]*NamedWindow{}, s.Windows...)
+		}
+		*order = g.orderItems(depth, windows)
 	}
 	if g.chance(0.2) {
 		*limit = &Limit{Count: g.r.Int64N(100), Offset: g.r.Int64N(3)}
@@ -63,7 +67,7 @@ func (g *queryGen) selectBlock(depth int) *Select {
 		case g.chance(0.05):
 			it.Star, it.StarTable = true, "t"
 		default:
-			it.Expr = g.expr(depth, s.Windows)
+			it.Expr = g.expr(depth, append([]*NamedWindow{}, s.Windows...))
 			if g.chance(0.3) {
 				it.Alias = g.name("x")
 			}
@@ -111,12 +115,14 @@ func (g *queryGen) tableRef(depth int) *TableRef {
 	return r
 }
 
-func (g *queryGen) orderItems(depth int, windows bool) []*OrderItem {
+// orderItems returns ORDER BY items; window functions appear when windows
+// is not nil (a select block's, possibly empty).
+func (g *queryGen) orderItems(depth int, windows []*NamedWindow) []*OrderItem {
 	var items []*OrderItem
 	for range 1 + g.r.IntN(2) {
 		var e Expr = &IntLit{Val: 1}
 		if g.chance(0.7) {
-			e = g.expr(depth, nil)
+			e = g.expr(depth, windows)
 		}
 		items = append(items, &OrderItem{Expr: e, Desc: g.chance(0.5), Nulls: NullsOrder(g.r.IntN(3))})
 	}
@@ -185,6 +191,10 @@ func (g *queryGen) windowFunc(depth int, windows []*NamedWindow) Expr {
 	}
 	if len(windows) > 0 && g.chance(0.4) {
 		w.Over = &WindowSpec{Ref: windows[0].Name}
+		if base := windows[0].Spec; base.OrderBy == nil && base.Frame == nil && g.chance(0.5) {
+			// A window built on the named one adds its ORDER BY.
+			w.Over.OrderBy = g.orderItems(depth, nil)
+		}
 	} else {
 		w.Over = g.windowSpec(depth)
 	}
@@ -197,7 +207,7 @@ func (g *queryGen) windowSpec(depth int) *WindowSpec {
 		w.PartitionBy = []Expr{g.expr(depth, nil)}
 	}
 	if g.chance(0.6) {
-		w.OrderBy = g.orderItems(depth, false)
+		w.OrderBy = g.orderItems(depth, nil)
 	}
 	if g.chance(0.4) {
 		f := &Frame{Unit: FrameRows}
@@ -233,6 +243,11 @@ func TestRandomQueryRoundTrip(t *testing.T) {
 	if s, err := strconv.Atoi(os.Getenv("ROWTTL_PARSE_SEEDS")); err == nil {
 		seeds = s
 	}
+	// Each construct must show up, so that the generator cannot quietly
+	// stop producing it.
+	seen := map[string]int{}
+	constructs := []string{" JOIN ", ", ", " UNION ", " INTERSECT ", " EXCEPT ", "WITH ", " OVER (", " OVER w",
+		" EXISTS (", " IN (SELECT", ") AS s", " ROWS BETWEEN ", " RANGE BETWEEN ", " WINDOW ", " ORDER BY ", " LIMIT "}
 	for seed := range uint64(seeds) {
 		g := &queryGen{r: rand.New(rand.NewPCG(seed, 7))}
 		q := g.query(3)
@@ -247,6 +262,16 @@ func TestRandomQueryRoundTrip(t *testing.T) {
 		if again := FormatQuery(stmt.(QueryExpr)); again != text {
 			t.Fatalf("seed %d: %s\nformats back as\n%s", seed, text, again)
 		}
+		for _, c := range constructs {
+			if strings.Contains(text, c) {
+				seen[c]++
+			}
+		}
 	}
-	t.Logf("%d seeds", seeds)
+	for _, c := range constructs {
+		if seen[c] == 0 {
+			t.Errorf("no query of %d seeds has %q", seeds, c)
+		}
+	}
+	t.Logf("%d seeds; queries per construct: %v", seeds, seen)
 }
