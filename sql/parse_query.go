@@ -101,7 +101,7 @@ func (p *parser) parseQueryBody(with []*CTE, first QueryExpr) QueryExpr {
 	var limit *Limit
 	orderTok, limitTok := p.peek(), token{}
 	if p.acceptKw("ORDER", "BY") {
-		order = p.parseOrderItems()
+		order = p.parseOrderItems("")
 	}
 	if p.isKw("LIMIT") {
 		limitTok = p.next()
@@ -387,10 +387,17 @@ func (p *parser) atClauseWord() bool {
 }
 
 // parseOrderItems parses expr [ASC|DESC] [NULLS FIRST|LAST], ....
-func (p *parser) parseOrderItems() []*OrderItem {
+// noWindowIn, when not empty, names the clause for the error when an item
+// calls a window function.
+func (p *parser) parseOrderItems(noWindowIn string) []*OrderItem {
 	var items []*OrderItem
 	for {
-		o := &OrderItem{Expr: p.parseExpr()}
+		o := &OrderItem{}
+		if noWindowIn != "" {
+			o.Expr = p.noWindow(noWindowIn, p.parseExpr)
+		} else {
+			o.Expr = p.parseExpr()
+		}
 		if p.acceptKw("DESC") {
 			o.Desc = true
 		} else {
@@ -457,7 +464,7 @@ func (p *parser) parseJoined(l *TableRef) *TableRef {
 				p.fail("CROSS JOIN takes no ON or USING: write JOIN ... ON")
 			}
 			if p.acceptKw("ON") {
-				j.On = p.parseExpr()
+				j.On = p.noWindow("ON", p.parseExpr)
 			} else {
 				p.i++
 				j.Using = p.nameList("column name")
@@ -553,6 +560,13 @@ var windowOnly = map[string]struct{ min, max int }{
 // the call's name, for errors.
 func (p *parser) callTail(f *FuncCall, nameTok token) Expr {
 	arity, windowed := windowOnly[f.Name]
+	if windowed || IsAggregate(f.Name) || p.isKw("OVER") {
+		for _, a := range f.Args {
+			if ContainsWindow(a) {
+				p.failAt(nameTok, fmt.Sprintf("a window function cannot be an argument of %s()", f.Name))
+			}
+		}
+	}
 	if !p.isKw("OVER") {
 		if windowed {
 			p.failAt(nameTok, fmt.Sprintf("%s() needs an OVER clause", f.Name))
@@ -623,10 +637,15 @@ func (p *parser) parseWindowSpec() *WindowSpec {
 		}
 	}
 	if p.acceptKw("PARTITION", "BY") {
-		w.PartitionBy = p.exprList()
+		for {
+			w.PartitionBy = append(w.PartitionBy, p.noWindow("a window's PARTITION BY", p.parseExpr))
+			if !p.acceptOp(",") {
+				break
+			}
+		}
 	}
 	if p.acceptKw("ORDER", "BY") {
-		w.OrderBy = p.parseOrderItems()
+		w.OrderBy = p.parseOrderItems("a window's ORDER BY")
 	}
 	if p.isKw("ROWS") || p.isKw("RANGE") {
 		w.Frame = p.parseFrame()
