@@ -49,7 +49,7 @@
 //     count and sum over integer columns are reduced inside the scan
 //     (sql/agg.go).
 //
-// EXPLAIN <select> prints which engine runs a statement and, for the
+// EXPLAIN <query> prints which engine runs a statement and, for the
 // vectorised one, its operator tree with the pushed filter, the projection
 // and the limit.
 //
@@ -202,9 +202,9 @@
 // back as canonical SQL that Parse reads to the same tree.
 //
 // The plain query block keeps its shape (Select.From naming one table;
-// Select.IsSimple) and is what the executor of this package runs. Every
-// other shape is refused by name with ErrNotSupported ("JOIN is not
-// supported yet", "UNION is not supported yet", ...) before any table is
-// read or written; REGEXP, TIMESTAMPDIFF and EXTRACT are refused the same
-// way when evaluated.
+// Select.IsSimple) and is what both engines run. Every other shape is
+// refused by name with ErrNotSupported ("JOIN is not supported yet",
+// "UNION is not supported yet", ...; refuse.go) by planSelect, the row
+// engine and EXPLAIN alike, before any table is read or written; REGEXP,
+// TIMESTAMPDIFF and EXTRACT are refused the same way.
 package sql

@@ -69,6 +69,15 @@ func TestRefusalsAreNotSupported(t *testing.T) {
 			t.Errorf("%s: %q does not name %s", tc.src, msg, tc.construct)
 		}
 	}
+	// Query and EXPLAIN refuse them the same way.
+	for _, src := range []string{"SELECT 1 UNION SELECT 2", "SELECT * FROM t, u", "EXPLAIN SELECT 1 EXCEPT SELECT 2"} {
+		if r, err := s.Query(ctx, src); !errors.Is(err, rowttl.ErrNotSupported) {
+			if r != nil {
+				r.Release()
+			}
+			t.Errorf("Query(%s): got %v, want ErrNotSupported", src, err)
+		}
+	}
 	for _, src := range []string{
 		"SELECT 1",
 		"SELECT id, count(*) FROM t AS x WHERE v IN (1, 2) GROUP BY id HAVING count(*) > 1 ORDER BY 1 LIMIT 2",
