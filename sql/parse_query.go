@@ -348,7 +348,9 @@ func (p *parser) parseSelectItem() *SelectItem {
 		return &SelectItem{Star: true, StarTable: tbl, Text: p.src[start.pos:p.prevEnd()]}
 	}
 	it := &SelectItem{Expr: p.parseExpr()}
-	it.Text = strings.TrimSpace(p.src[start.pos:p.prevEnd()])
+	// The tokens' span: no white space around it. (TrimSpace would also cut
+	// Unicode spaces, which the lexer reads as identifier bytes.)
+	it.Text = p.src[start.pos:p.prevEnd()]
 	if p.acceptKw("AS") {
 		if p.at(tokString) {
 			it.Alias = p.stringLit("alias")
