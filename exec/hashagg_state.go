@@ -1,0 +1,592 @@
+package exec
+
+import (
+	"encoding/binary"
+	"math"
+	"math/big"
+	"math/bits"
+	"slices"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// The states of the aggregates of HashAggregate: one per aggregate and
+// partition, column-oriented (one slice entry per group), so that folding
+// a batch into them is a tight loop over group ids with no dispatch per
+// row.
+
+// argForm is how an aggregate reads its argument.
+type argForm uint8
+
+const (
+	argNone  argForm = iota // count(*)
+	argInt                  // integers, temporals and booleans as int64
+	argFloat                // FLOAT and DOUBLE as float64
+	// argOrder is FLOAT and DOUBLE as order keys (floatOrder), which min
+	// and max compare as integers.
+	argOrder
+	argDec
+	argStr
+)
+
+// aggInput is one aggregate's argument over one batch, converted once for
+// every partition that folds it.
+type aggInput struct {
+	arr    arrow.Array
+	nulls  bool
+	ints   []int64
+	floats []float64
+	decs   []decimal128.Num
+	strs   *array.String
+}
+
+// prepare converts arr for an argument of form f, reusing in's buffers.
+func (in *aggInput) prepare(f argForm, arr arrow.Array) {
+	in.arr = arr
+	in.nulls = arr != nil && arr.NullN() > 0
+	switch f {
+	case argInt:
+		switch a := arr.(type) {
+		case *array.Int64:
+			in.ints = a.Int64Values()
+		case *array.Timestamp:
+			ts := a.TimestampValues()
+			in.ints = unsafe.Slice((*int64)(unsafe.SliceData(ts)), len(ts))
+		default:
+			in.ints = intKeys(in.ints[:cap(in.ints)][:0], arr)
+		}
+	case argFloat:
+		switch a := arr.(type) {
+		case *array.Float64:
+			in.floats = a.Float64Values()
+		case *array.Float32:
+			in.floats = resize(in.floats[:cap(in.floats)][:0], a.Len())
+			for i, v := range a.Float32Values() {
+				in.floats[i] = float64(v)
+			}
+		}
+	case argOrder:
+		in.ints = resize(in.ints[:cap(in.ints)][:0], arr.Len())
+		switch a := arr.(type) {
+		case *array.Float64:
+			for i, v := range a.Float64Values() {
+				in.ints[i] = floatOrder(v)
+			}
+		case *array.Float32:
+			for i, v := range a.Float32Values() {
+				in.ints[i] = floatOrder(float64(v))
+			}
+		}
+	case argDec:
+		in.decs = arr.(*array.Decimal128).Values()
+	case argStr:
+		in.strs = arr.(*array.String)
+	}
+}
+
+func (in *aggInput) valid(r int32) bool { return !in.nulls || in.arr.IsValid(int(r)) }
+
+// floatOrder maps a float to an int64 whose order is the float order with
+// every NaN (made one) after +Inf and -0 just below 0: min and max then
+// pick the same value whatever order the rows come in.
+func floatOrder(f float64) int64 {
+	b := math.Float64bits(f)
+	if f != f {
+		b = 0x7ff8000000000000
+	}
+	if b>>63 != 0 {
+		b = ^b
+	} else {
+		b |= 1 << 63
+	}
+	return int64(b ^ 1<<63)
+}
+
+func floatFromOrder(k int64) float64 {
+	b := uint64(k) ^ 1<<63
+	if b>>63 != 0 {
+		b &^= 1 << 63
+	} else {
+		b = ^b
+	}
+	return math.Float64frombits(b)
+}
+
+// aggState accumulates one aggregate over the groups of one partition.
+type aggState interface {
+	// grow makes room for n groups; new ones are empty.
+	grow(n int)
+	// update folds row rows[j] of in into group gids[j], for every j.
+	update(in *aggInput, gids []uint32, rows []int32)
+	// appendTo appends the results of groups g0..g1-1 to b.
+	appendTo(b array.Builder, g0, g1 int) error
+	bytes() int64
+}
+
+func growTo[T any](s []T, n int) []T {
+	if n <= len(s) {
+		return s
+	}
+	old := len(s)
+	s = slices.Grow(s, n-old)[:n]
+	clear(s[old:])
+	return s
+}
+
+// countState is count(*) (star) and count(x).
+type countState struct {
+	star bool
+	n    []int64
+}
+
+func (s *countState) grow(n int)   { s.n = growTo(s.n, n) }
+func (s *countState) bytes() int64 { return int64(cap(s.n)) * 8 }
+func (s *countState) update(in *aggInput, gids []uint32, rows []int32) {
+	if s.star || !in.nulls {
+		for _, g := range gids {
+			s.n[g]++
+		}
+		return
+	}
+	for j, g := range gids {
+		if in.arr.IsValid(int(rows[j])) {
+			s.n[g]++
+		}
+	}
+}
+
+func (s *countState) appendTo(b array.Builder, g0, g1 int) error {
+	b.(*array.Int64Builder).AppendValues(s.n[g0:g1], nil)
+	return nil
+}
+
+// sumIntState is sum and avg of integers: an exact 128-bit sum, so that
+// only a final total outside BIGINT fails, whatever order rows come in.
+type sumIntState struct {
+	avg  bool
+	name string
+	s    []sum128
+}
+
+type sum128 struct {
+	lo uint64
+	hi int64
+	n  int64
+}
+
+func (s *sumIntState) grow(n int)   { s.s = growTo(s.s, n) }
+func (s *sumIntState) bytes() int64 { return int64(cap(s.s)) * int64(unsafe.Sizeof(sum128{})) }
+func (s *sumIntState) update(in *aggInput, gids []uint32, rows []int32) {
+	vals, st := in.ints, s.s
+	if !in.nulls {
+		for j, g := range gids {
+			v := vals[rows[j]]
+			a := &st[g]
+			lo, c := bits.Add64(a.lo, uint64(v), 0)
+			a.lo, a.hi, a.n = lo, a.hi+int64(c)+v>>63, a.n+1
+		}
+		return
+	}
+	for j, g := range gids {
+		r := rows[j]
+		if !in.arr.IsValid(int(r)) {
+			continue
+		}
+		v := vals[r]
+		a := &st[g]
+		lo, c := bits.Add64(a.lo, uint64(v), 0)
+		a.lo, a.hi, a.n = lo, a.hi+int64(c)+v>>63, a.n+1
+	}
+}
+
+func (s *sumIntState) appendTo(b array.Builder, g0, g1 int) error {
+	for _, a := range s.s[g0:g1] {
+		switch {
+		case a.n == 0:
+			b.AppendNull()
+		case s.avg:
+			b.(*array.Float64Builder).Append(int128Float(a.lo, a.hi) / float64(a.n))
+		case a.hi != int64(a.lo)>>63:
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "BIGINT value is out of range in '%s'", s.name)
+		default:
+			b.(*array.Int64Builder).Append(int64(a.lo))
+		}
+	}
+	return nil
+}
+
+func int128Float(lo uint64, hi int64) float64 {
+	if hi == int64(lo)>>63 {
+		return float64(int64(lo))
+	}
+	v := new(big.Int).Lsh(big.NewInt(hi), 64)
+	v.Add(v, new(big.Int).SetUint64(lo))
+	f, _ := new(big.Float).SetInt(v).Float64()
+	return f
+}
+
+// sumFloatState is sum and avg of FLOAT and DOUBLE, added in input order.
+type sumFloatState struct {
+	avg bool
+	s   []sumF
+}
+
+type sumF struct {
+	sum float64
+	n   int64
+}
+
+func (s *sumFloatState) grow(n int)   { s.s = growTo(s.s, n) }
+func (s *sumFloatState) bytes() int64 { return int64(cap(s.s)) * 16 }
+func (s *sumFloatState) update(in *aggInput, gids []uint32, rows []int32) {
+	vals, st := in.floats, s.s
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		st[g].sum += vals[r]
+		st[g].n++
+	}
+}
+
+func (s *sumFloatState) appendTo(b array.Builder, g0, g1 int) error {
+	fb := b.(*array.Float64Builder)
+	for _, a := range s.s[g0:g1] {
+		switch {
+		case a.n == 0:
+			fb.AppendNull()
+		case s.avg:
+			fb.Append(a.sum / float64(a.n))
+		default:
+			fb.Append(a.sum)
+		}
+	}
+	return nil
+}
+
+// sumDecState is sum and avg of DECIMAL(p,s): an exact 192-bit sum of the
+// unscaled values (2^63 values of 38 digits fit), checked against 38
+// digits only at the end.
+type sumDecState struct {
+	avg   bool
+	name  string
+	scale int // of the argument
+	out   schema.Type
+	s     []sum192
+}
+
+type sum192 struct {
+	lo, mid uint64
+	hi      int64
+	n       int64
+}
+
+func (s *sumDecState) grow(n int)   { s.s = growTo(s.s, n) }
+func (s *sumDecState) bytes() int64 { return int64(cap(s.s)) * int64(unsafe.Sizeof(sum192{})) }
+func (s *sumDecState) update(in *aggInput, gids []uint32, rows []int32) {
+	vals, st := in.decs, s.s
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		v := vals[r]
+		vh := v.HighBits()
+		a := &st[g]
+		lo, c := bits.Add64(a.lo, v.LowBits(), 0)
+		mid, c2 := bits.Add64(a.mid, uint64(vh), c)
+		a.lo, a.mid, a.hi, a.n = lo, mid, a.hi+int64(c2)+vh>>63, a.n+1
+	}
+}
+
+var maxDec38 = new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil), big.NewInt(1))
+
+func (s *sumDecState) appendTo(b array.Builder, g0, g1 int) error {
+	db := b.(*array.Decimal128Builder)
+	for _, a := range s.s[g0:g1] {
+		if a.n == 0 {
+			db.AppendNull()
+			continue
+		}
+		if !s.avg && a.hi == int64(a.mid)>>63 {
+			v := decimal128.New(int64(a.mid), a.lo)
+			if v.FitsInPrecision(38) {
+				db.Append(v)
+				continue
+			}
+		}
+		v := new(big.Int).Lsh(big.NewInt(a.hi), 128)
+		v.Add(v, new(big.Int).Lsh(new(big.Int).SetUint64(a.mid), 64))
+		v.Add(v, new(big.Int).SetUint64(a.lo))
+		if s.avg {
+			v = avgDecimal(v, a.n, s.out.Scale-s.scale)
+		}
+		if v.CmpAbs(maxDec38) > 0 {
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "%s value is out of range in '%s'", s.out, s.name)
+		}
+		db.Append(decimal128.FromBigInt(v))
+	}
+	return nil
+}
+
+// avgDecimal returns sum·10^up / n rounded half away from zero.
+func avgDecimal(sum *big.Int, n int64, up int) *big.Int {
+	num := new(big.Int).Mul(sum, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(up)), nil))
+	den := big.NewInt(n)
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	if r.Sign() != 0 && new(big.Int).Lsh(new(big.Int).Abs(r), 1).Cmp(den) >= 0 {
+		if num.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return q
+}
+
+// minMaxIntState is min and max of everything held as an int64: integers,
+// temporals, booleans, and floats as order keys (float set).
+type minMaxIntState struct {
+	max   bool
+	float bool
+	v     []int64
+	has   []bool
+}
+
+func (s *minMaxIntState) grow(n int) { s.v, s.has = growTo(s.v, n), growTo(s.has, n) }
+func (s *minMaxIntState) bytes() int64 {
+	return int64(cap(s.v))*8 + int64(cap(s.has))
+}
+
+func (s *minMaxIntState) update(in *aggInput, gids []uint32, rows []int32) {
+	vals, cur, has := in.ints, s.v, s.has
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		v := vals[r]
+		if !has[g] || (v < cur[g]) != s.max && v != cur[g] {
+			cur[g], has[g] = v, true
+		}
+	}
+}
+
+func (s *minMaxIntState) appendTo(b array.Builder, g0, g1 int) error {
+	for g := g0; g < g1; g++ {
+		switch {
+		case !s.has[g]:
+			b.AppendNull()
+		case !s.float:
+			appendIntKey(b, s.v[g])
+		default:
+			f := floatFromOrder(s.v[g])
+			if fb, ok := b.(*array.Float32Builder); ok {
+				fb.Append(float32(f))
+			} else {
+				b.(*array.Float64Builder).Append(f)
+			}
+		}
+	}
+	return nil
+}
+
+// minMaxDecState is min and max of DECIMAL.
+type minMaxDecState struct {
+	max bool
+	v   []decimal128.Num
+	has []bool
+}
+
+func (s *minMaxDecState) grow(n int) { s.v, s.has = growTo(s.v, n), growTo(s.has, n) }
+func (s *minMaxDecState) bytes() int64 {
+	return int64(cap(s.v))*16 + int64(cap(s.has))
+}
+
+func (s *minMaxDecState) update(in *aggInput, gids []uint32, rows []int32) {
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		v := in.decs[r]
+		if c := v.Cmp(s.v[g]); !s.has[g] || (c < 0) != s.max && c != 0 {
+			s.v[g], s.has[g] = v, true
+		}
+	}
+}
+
+func (s *minMaxDecState) appendTo(b array.Builder, g0, g1 int) error {
+	db := b.(*array.Decimal128Builder)
+	for g := g0; g < g1; g++ {
+		if !s.has[g] {
+			db.AppendNull()
+		} else {
+			db.Append(s.v[g])
+		}
+	}
+	return nil
+}
+
+// minMaxStrState is min and max of strings, by bytes. A kept value is a
+// copy: it outlives the batch it came from.
+type minMaxStrState struct {
+	max   bool
+	v     []string
+	has   []bool
+	chars int64
+}
+
+func (s *minMaxStrState) grow(n int) { s.v, s.has = growTo(s.v, n), growTo(s.has, n) }
+func (s *minMaxStrState) bytes() int64 {
+	return int64(cap(s.v))*16 + int64(cap(s.has)) + s.chars
+}
+
+func (s *minMaxStrState) update(in *aggInput, gids []uint32, rows []int32) {
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		v := in.strs.Value(int(r))
+		if !s.has[g] || (v < s.v[g]) != s.max && v != s.v[g] {
+			s.chars += int64(len(v) - len(s.v[g]))
+			s.v[g], s.has[g] = string([]byte(v)), true
+		}
+	}
+}
+
+func (s *minMaxStrState) appendTo(b array.Builder, g0, g1 int) error {
+	sb := b.(*array.StringBuilder)
+	for g := g0; g < g1; g++ {
+		if !s.has[g] {
+			sb.AppendNull()
+		} else {
+			sb.Append(s.v[g])
+		}
+	}
+	return nil
+}
+
+// distinctState feeds its inner state only the first occurrence of each
+// (group, value) pair, kept in a set keyed by the group id and the
+// value's equality encoding.
+type distinctState struct {
+	inner aggState
+	seen  *groupMap
+	key   []byte
+	gids  []uint32
+	rows  []int32
+}
+
+func (s *distinctState) grow(n int) { s.inner.grow(n) }
+func (s *distinctState) bytes() int64 {
+	return s.inner.bytes() + s.seen.bytes() + int64(cap(s.gids))*4 + int64(cap(s.rows))*4
+}
+
+func (s *distinctState) update(in *aggInput, gids []uint32, rows []int32) {
+	s.gids, s.rows = s.gids[:0], s.rows[:0]
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		s.key = binary.LittleEndian.AppendUint32(s.key[:0], g)
+		s.key = appendEqualValue(s.key, in.arr, int(r))
+		k := bytesView(s.key)
+		if _, inserted := s.seen.findBytes(k, hashBytes(k)); inserted {
+			s.gids = append(s.gids, g)
+			s.rows = append(s.rows, r)
+		}
+	}
+	s.inner.update(in, s.gids, s.rows)
+}
+
+func (s *distinctState) appendTo(b array.Builder, g0, g1 int) error {
+	return s.inner.appendTo(b, g0, g1)
+}
+
+// aggPlan is one aggregate resolved against its input: its result type,
+// how it reads its argument, and a maker of its per-partition state.
+type aggPlan struct {
+	Aggregate
+	arg   argForm
+	out   schema.Type
+	state func() aggState
+}
+
+// planAggregate checks a against the input schema in.
+func planAggregate(in Schema, a Aggregate) (aggPlan, error) {
+	p := aggPlan{Aggregate: a}
+	if a.Func == CountStar {
+		p.out = schema.BigIntType
+		p.state = func() aggState { return &countState{star: true} }
+		return p, nil
+	}
+	if a.Func < CountStar || a.Func > Avg {
+		return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashAggregate: unknown aggregate function %d in %q", a.Func, a.Name)
+	}
+	if a.Arg < 0 || a.Arg >= len(in) {
+		return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashAggregate: %s names column %d of an input of %d columns", a.Name, a.Arg, len(in))
+	}
+	t := in[a.Arg].Type
+	if err := checkKeyType("HashAggregate", t); err != nil {
+		return p, err
+	}
+	isFloat := t.Kind == schema.Float || t.Kind == schema.Double
+	switch a.Func {
+	case Count:
+		p.out, p.arg = schema.BigIntType, argNone
+		p.state = func() aggState { return &countState{} }
+	case Sum, Avg:
+		avg := a.Func == Avg
+		switch {
+		case t.IsInteger():
+			p.arg, p.out = argInt, schema.BigIntType
+			if avg {
+				p.out = schema.DoubleType
+			}
+			p.state = func() aggState { return &sumIntState{avg: avg, name: a.Name} }
+		case isFloat:
+			p.arg, p.out = argFloat, schema.DoubleType
+			p.state = func() aggState { return &sumFloatState{avg: avg} }
+		case t.Kind == schema.Decimal:
+			p.arg, p.out = argDec, schema.Type{Kind: schema.Decimal, Precision: 38, Scale: t.Scale}
+			if avg {
+				p.out.Scale = max(t.Scale, 4)
+			}
+			out := p.out
+			p.state = func() aggState { return &sumDecState{avg: avg, name: a.Name, scale: t.Scale, out: out} }
+		default:
+			return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s() does not take a %s argument: %s", a.Func, t, a.Name)
+		}
+	case Min, Max:
+		isMax := a.Func == Max
+		p.out = t
+		switch {
+		case isFloat:
+			p.arg = argOrder
+			p.state = func() aggState { return &minMaxIntState{max: isMax, float: true} }
+		case t.Kind == schema.Decimal:
+			p.arg = argDec
+			p.state = func() aggState { return &minMaxDecState{max: isMax} }
+		case t.IsString():
+			p.arg = argStr
+			p.state = func() aggState { return &minMaxStrState{max: isMax} }
+		default:
+			p.arg = argInt
+			p.state = func() aggState { return &minMaxIntState{max: isMax} }
+		}
+	}
+	if a.Distinct && a.Func != Min && a.Func != Max {
+		inner := p.state
+		p.state = func() aggState { return &distinctState{inner: inner(), seen: newGroupMap(keyEncoded)} }
+	}
+	return p, nil
+}
