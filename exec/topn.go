@@ -1,0 +1,300 @@
+package exec
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/rowttl/rowttl"
+)
+
+// Top-N: ORDER BY ... LIMIT n OFFSET m without sorting the input.
+//
+// A max-heap holds the best n+m rows seen so far, by (order key, input
+// position), its root the worst of them. A new row is encoded and compared
+// with the root once: it enters only when its key is strictly smaller
+// (among equal keys the earlier row wins, so a later equal row never
+// does). The values of the rows in the heap live in one compacted batch:
+// after a batch from which some rows entered, the rows still in the heap
+// are gathered from the old compacted batch and that input batch into a new
+// one, so that the operator holds n+m rows and one input batch whatever
+// the size of the input.
+
+const topNName = "TopN"
+
+type topN struct {
+	env    *Env
+	in     Operator
+	schema Schema
+	arrow  *arrow.Schema
+	keys   *orderKeys
+	limit  int64
+	offset int64
+	k      int
+
+	h       topHeap
+	kept    arrow.RecordBatch // the rows of entries with cur false
+	seq     int64             // input position of the next row
+	scratch []byte
+	charged int64
+
+	built bool
+	out   []int32 // rows of kept to emit, in order
+	done  bool
+}
+
+// topEntry is one row in the heap.
+type topEntry struct {
+	key []byte
+	seq int64
+	row int32 // in kept, or in the current input batch when cur
+	cur bool
+}
+
+// topHeap is a max-heap by (key, seq).
+type topHeap []*topEntry
+
+func (h topHeap) Len() int { return len(h) }
+func (h topHeap) Less(i, j int) bool {
+	return compareKeys(h[i].key, h[j].key, h[i].seq, h[j].seq) > 0
+}
+func (h topHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *topHeap) Push(x any)   { *h = append(*h, x.(*topEntry)) }
+func (h *topHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// NewTopN returns the operator of ORDER BY keys LIMIT limit OFFSET offset:
+// the rows of in in the order of Sort (equal keys in input order), from
+// the offset-th, at most limit of them. It holds at most limit+offset rows
+// and one input batch. It takes ownership of in.
+func NewTopN(env *Env, in Operator, keys []SortKey, limit, offset int64) (Operator, error) {
+	if limit < 0 || offset < 0 || limit > int64(^uint32(0)>>1)-offset {
+		in.Close()
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "TopN: LIMIT %d OFFSET %d out of range", limit, offset)
+	}
+	ok, err := newOrderKeys(topNName, in.Schema(), keys)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	s := in.Schema()
+	return &topN{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok, limit: limit, offset: offset,
+		k: int(limit + offset)}, nil
+}
+
+func (t *topN) Schema() Schema { return t.schema }
+
+func (t *topN) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !t.built {
+		t.built = true
+		err := t.build(ctx)
+		t.in.Close()
+		if err != nil {
+			t.release()
+			t.done = true
+			return nil, err
+		}
+	}
+	if t.done || len(t.out) == 0 {
+		t.release()
+		t.done = true
+		return nil, nil
+	}
+	n := min(len(t.out), BatchRows)
+	b, err := takeRows(ctx, t.env.Mem, t.arrow, t.kept.Columns(), t.out[:n])
+	t.out = t.out[n:]
+	if err != nil {
+		t.release()
+		t.done = true
+	}
+	return b, err
+}
+
+func (t *topN) Close() {
+	t.in.Close()
+	t.release()
+	t.done = true
+}
+
+func (t *topN) release() {
+	if t.kept != nil {
+		t.kept.Release()
+		t.kept = nil
+	}
+	t.h = nil
+	t.out = nil
+	t.env.Budget.Shrink(t.charged)
+	t.charged = 0
+}
+
+func (t *topN) build(ctx context.Context) error {
+	if t.k == 0 {
+		return nil
+	}
+	for {
+		b, err := t.in.Next(ctx)
+		if err != nil || b == nil {
+			if err == nil {
+				t.finish()
+			}
+			return err
+		}
+		err = t.fold(ctx, b)
+		b.Release()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// fold offers every row of b to the heap, then compacts the rows kept.
+func (t *topN) fold(ctx context.Context, b arrow.RecordBatch) error {
+	t.keys.bind(b)
+	n := int(b.NumRows())
+	entered := false
+	for i := range n {
+		seq := t.seq + int64(i)
+		if len(t.h) < t.k {
+			heap.Push(&t.h, &topEntry{key: t.keys.appendKey(nil, i), seq: seq, row: int32(i), cur: true})
+			entered = true
+			continue
+		}
+		t.scratch = t.keys.appendKey(t.scratch[:0], i)
+		top := t.h[0]
+		if bytes.Compare(t.scratch, top.key) >= 0 {
+			continue
+		}
+		top.key = append(top.key[:0], t.scratch...)
+		top.seq, top.row, top.cur = seq, int32(i), true
+		heap.Fix(&t.h, 0)
+		entered = true
+	}
+	t.seq += int64(n)
+	if !entered {
+		return nil
+	}
+	return t.compact(ctx, b)
+}
+
+// compact gathers the rows of the heap, from kept and from the current
+// batch cur, into a new kept batch.
+func (t *topN) compact(ctx context.Context, cur arrow.RecordBatch) error {
+	var fromKept, fromCur []int32
+	for _, e := range t.h {
+		if e.cur {
+			fromCur = append(fromCur, e.row)
+		} else {
+			fromKept = append(fromKept, e.row)
+		}
+	}
+	var parts []arrow.RecordBatch
+	defer func() { releaseBatches(parts) }()
+	if len(fromKept) > 0 {
+		p, err := takeRows(ctx, t.env.Mem, t.arrow, t.kept.Columns(), fromKept)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, p)
+	}
+	p, err := takeRows(ctx, t.env.Mem, t.arrow, cur.Columns(), fromCur)
+	if err != nil {
+		return err
+	}
+	parts = append(parts, p)
+	kept, err := concatBatches(t.env, t.arrow, parts)
+	if err != nil {
+		return err
+	}
+	// Renumber: rows from kept first, in the order they were gathered.
+	nk, nc := int32(0), int32(len(fromKept))
+	keyBytes := int64(0)
+	for _, e := range t.h {
+		if e.cur {
+			e.row, nc = nc, nc+1
+		} else {
+			e.row, nk = nk, nk+1
+		}
+		e.cur = false
+		keyBytes += int64(cap(e.key)) + 48
+	}
+	if t.kept != nil {
+		t.kept.Release()
+	}
+	t.kept = kept
+	return t.charge(batchBytes(kept) + keyBytes)
+}
+
+// charge sets what the operator holds to n bytes.
+func (t *topN) charge(n int64) error {
+	if d := n - t.charged; d > 0 {
+		if err := t.env.Budget.Grow(topNName, d); err != nil {
+			return err
+		}
+	} else {
+		t.env.Budget.Shrink(-d)
+	}
+	t.charged = n
+	return nil
+}
+
+// finish orders the heap's rows and skips the offset.
+func (t *topN) finish() {
+	es := slices.Clone(t.h)
+	slices.SortFunc(es, func(a, b *topEntry) int { return compareKeys(a.key, b.key, a.seq, b.seq) })
+	if int64(len(es)) <= t.offset {
+		return
+	}
+	for _, e := range es[t.offset:] {
+		t.out = append(t.out, e.row)
+	}
+}
+
+func releaseBatches(bs []arrow.RecordBatch) {
+	for _, b := range bs {
+		if b != nil {
+			b.Release()
+		}
+	}
+}
+
+// concatBatches concatenates batches of schema s into one.
+func concatBatches(env *Env, s *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if len(bs) == 1 {
+		bs[0].Retain()
+		return bs[0], nil
+	}
+	cols := make([]arrow.Array, s.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	var rows int64
+	for _, b := range bs {
+		rows += b.NumRows()
+	}
+	for i := range cols {
+		parts := make([]arrow.Array, len(bs))
+		for j, b := range bs {
+			parts[j] = b.Column(i)
+		}
+		c, err := array.Concatenate(parts, env.Mem)
+		if err != nil {
+			return nil, rowttl.Errorf(rowttl.ErrNotSupported, "concatenating column %s: %w", s.Field(i).Name, err)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(s, cols, rows), nil
+}
