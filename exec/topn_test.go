@@ -17,9 +17,10 @@ import (
 	"github.com/rowttl/rowttl/schema"
 )
 
-// TestOrderGolden runs testdata/order, the golden files of TopN.
-// Command:
+// TestOrderGolden runs testdata/order, the golden files of Sort and TopN.
+// Commands:
 //
+//	sort keys=(k,...) [budget=BYTES]
 //	topn keys=(k,...) limit=N [offset=M] [budget=BYTES]
 //	<schema: name:TYPE ...>
 //	<rows; a line "batch" starts a new batch>
@@ -27,7 +28,8 @@ import (
 // A key k is a column index, then d for DESC, then f or l to place NULLs
 // first or last (SQL's default otherwise: first ascending, last
 // descending). The output is the header and the rows in their order, or
-// the error.
+// the error. Every topn case is also checked against the sort of the same
+// input.
 //
 // Regenerate with: go test ./exec -run TestOrderGolden -rewrite
 func TestOrderGolden(t *testing.T) {
@@ -73,6 +75,17 @@ func TestOrderGolden(t *testing.T) {
 			if err != nil {
 				return "error: " + err.Error() + "\n"
 			}
+			if d.Cmd == "topn" && budget == 0 {
+				sorted, err := run("sort")
+				if err != nil {
+					t.Fatal(err)
+				}
+				body := sorted[1:]
+				want := append(sorted[:1:1], body[min(len(body), int(offset)):min(len(body), int(offset+limit))]...)
+				if d := diffLines(got, want); d != "" {
+					t.Errorf("topn disagrees with sort: %s", d)
+				}
+			}
 			return strings.Join(got, "\n") + "\n"
 		})
 	})
@@ -101,6 +114,8 @@ func runOrder(t testing.TB, env *Env, cmd string, s Schema, batches []arrow.Reco
 	var err error
 	src := NewSliceSource(s, batches)
 	switch cmd {
+	case "sort":
+		op, err = NewSort(env, src, keys)
 	case "topn":
 		op, err = NewTopN(env, src, keys, limit, offset)
 	default:

@@ -1,0 +1,287 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"math"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/rowttl/rowttl"
+)
+
+// Sort: the input is buffered and concatenated into one batch, its row
+// numbers are ordered, then gathered in batches of BatchRows.
+//
+// A single key of a fixed width (integers, temporals, booleans, floats)
+// orders its rows by an order-preserving uint64 with a stable LSD radix
+// sort, NULLs set apart in input order. Any other key list orders rows by
+// their normalised order keys (keys_order.go) with the first 8 bytes
+// inlined next to the row number, so that most comparisons are one integer
+// comparison; equal keys fall back to the row number, which makes the sort
+// stable.
+
+const sortName = "Sort"
+
+type sortOp struct {
+	env    *Env
+	in     Operator
+	schema Schema
+	arrow  *arrow.Schema
+	keys   *orderKeys
+
+	batches []arrow.RecordBatch
+	charged int64
+
+	built bool
+	table arrow.RecordBatch
+	order []int32
+	done  bool
+}
+
+// NewSort returns the operator of ORDER BY keys: every row of in, ordered
+// by the keys (NULLs first or last per key, strings by bytes, DOUBLE with
+// NaN after every number and -0 equal to 0), rows of equal keys in input
+// order. It holds its whole input, charged to env.Budget. It takes
+// ownership of in.
+func NewSort(env *Env, in Operator, keys []SortKey) (Operator, error) {
+	ok, err := newOrderKeys(sortName, in.Schema(), keys)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	s := in.Schema()
+	return &sortOp{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok}, nil
+}
+
+func (s *sortOp) Schema() Schema { return s.schema }
+
+func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !s.built {
+		s.built = true
+		err := s.build(ctx)
+		s.in.Close()
+		if err != nil {
+			s.release()
+			s.done = true
+			return nil, err
+		}
+	}
+	if s.done || len(s.order) == 0 {
+		s.release()
+		s.done = true
+		return nil, nil
+	}
+	n := min(len(s.order), BatchRows)
+	b, err := takeRows(ctx, s.env.Mem, s.arrow, s.table.Columns(), s.order[:n])
+	s.order = s.order[n:]
+	if err != nil {
+		s.release()
+		s.done = true
+	}
+	return b, err
+}
+
+func (s *sortOp) Close() {
+	s.in.Close()
+	s.release()
+	s.done = true
+}
+
+func (s *sortOp) release() {
+	releaseBatches(s.batches)
+	s.batches = nil
+	if s.table != nil {
+		s.table.Release()
+		s.table = nil
+	}
+	s.order = nil
+	s.env.Budget.Shrink(s.charged)
+	s.charged = 0
+}
+
+func (s *sortOp) grow(n int64) error {
+	if err := s.env.Budget.Grow(sortName, n); err != nil {
+		return err
+	}
+	s.charged += n
+	return nil
+}
+
+func (s *sortOp) build(ctx context.Context) error {
+	rows := 0
+	for {
+		b, err := s.in.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			break
+		}
+		s.batches = append(s.batches, b)
+		rows += int(b.NumRows())
+		if rows > math.MaxInt32 {
+			return rowttl.Errorf(rowttl.ErrNotSupported, "Sort: more than %d rows", math.MaxInt32)
+		}
+		if err := s.grow(batchBytes(b)); err != nil {
+			return err
+		}
+	}
+	if rows == 0 {
+		return nil
+	}
+	held := s.charged
+	table, err := concatBatches(s.env, s.arrow, s.batches)
+	if err != nil {
+		return err
+	}
+	s.table = table
+	releaseBatches(s.batches)
+	s.batches = nil
+	if err := s.grow(batchBytes(table)); err != nil {
+		return err
+	}
+	s.env.Budget.Shrink(held)
+	s.charged -= held
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.keys.bind(table)
+	if s.keys.fixed {
+		return s.sortFixed(rows)
+	}
+	return s.sortKeys(rows)
+}
+
+// u64Row is a row with its uint64 sort key.
+type u64Row struct {
+	key uint64
+	row int32
+}
+
+func (s *sortOp) sortFixed(n int) error {
+	if err := s.grow(int64(n) * (4 + 2*16)); err != nil {
+		return err
+	}
+	k := s.keys.keys[0]
+	col := s.table.Column(k.Column)
+	ord := orderU64(col)
+	var inv uint64
+	if k.Desc {
+		inv = math.MaxUint64
+	}
+	rs := make([]u64Row, 0, n)
+	var nulls []int32
+	hasNulls := col.NullN() > 0
+	for i := range n {
+		if hasNulls && col.IsNull(i) {
+			nulls = append(nulls, int32(i))
+			continue
+		}
+		rs = append(rs, u64Row{ord(i) ^ inv, int32(i)})
+	}
+	rs = radixSortU64(rs)
+	s.order = make([]int32, 0, n)
+	if k.NullsFirst {
+		s.order = append(s.order, nulls...)
+	}
+	for _, r := range rs {
+		s.order = append(s.order, r.row)
+	}
+	if !k.NullsFirst {
+		s.order = append(s.order, nulls...)
+	}
+	return nil
+}
+
+// radixSortU64 sorts rs by key, stably (LSD, a byte a pass, skipping the
+// bytes every key shares), and returns the sorted slice.
+func radixSortU64(rs []u64Row) []u64Row {
+	if len(rs) < 256 {
+		slices.SortStableFunc(rs, func(a, b u64Row) int {
+			switch {
+			case a.key < b.key:
+				return -1
+			case a.key > b.key:
+				return 1
+			}
+			return 0
+		})
+		return rs
+	}
+	var counts [8][256]int
+	for _, r := range rs {
+		k := r.key
+		for d := range 8 {
+			counts[d][byte(k>>(8*d))]++
+		}
+	}
+	tmp := make([]u64Row, len(rs))
+	src, dst := rs, tmp
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(src[0].key>>(8*d))] == len(src) {
+			continue // every key has this byte
+		}
+		var pos [256]int
+		sum := 0
+		for b := range 256 {
+			pos[b] = sum
+			sum += c[b]
+		}
+		shift := uint(8 * d)
+		for _, r := range src {
+			b := byte(r.key >> shift)
+			dst[pos[b]] = r
+			pos[b]++
+		}
+		src, dst = dst, src
+	}
+	return src
+}
+
+// keyRow is a row with the first 8 bytes of its order key.
+type keyRow struct {
+	prefix uint64
+	row    int32
+}
+
+func (s *sortOp) sortKeys(n int) error {
+	var a keyArena
+	a.offs = make([]int, n+1)
+	for i := range n {
+		a.buf = s.keys.appendKey(a.buf, i)
+		a.offs[i+1] = len(a.buf)
+	}
+	if err := s.grow(int64(cap(a.buf)) + int64(n)*(8+4+16)); err != nil {
+		return err
+	}
+	rs := make([]keyRow, n)
+	for i := range rs {
+		var p [8]byte
+		copy(p[:], a.key(i))
+		rs[i] = keyRow{binary.BigEndian.Uint64(p[:]), int32(i)}
+	}
+	slices.SortFunc(rs, func(x, y keyRow) int {
+		switch {
+		case x.prefix < y.prefix:
+			return -1
+		case x.prefix > y.prefix:
+			return 1
+		}
+		kx, ky := a.key(int(x.row)), a.key(int(y.row))
+		if c := bytes.Compare(kx[min(8, len(kx)):], ky[min(8, len(ky)):]); c != 0 {
+			return c
+		}
+		return int(x.row - y.row)
+	})
+	s.order = make([]int32, n)
+	for i, r := range rs {
+		s.order[i] = r.row
+	}
+	return nil
+}
