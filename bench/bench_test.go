@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,26 +30,6 @@ func BenchmarkGenerate(b *testing.B) {
 		g.Batch(memory.DefaultAllocator, 0).Release()
 	}
 	b.ReportMetric(float64(DefaultBatchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-}
-
-// BenchmarkGroupSum aggregates 1M rows into ~630K of a million groups.
-func BenchmarkGroupSum(b *testing.B) {
-	const n = 1 << 20
-	rng := rand.New(rand.NewPCG(1, 1))
-	keys := make([]int64, n)
-	vals := make([]float64, n)
-	for i := range keys {
-		keys[i] = rng.Int64N(Users)
-		vals[i] = float64(rng.IntN(1_000_000)) / 100
-	}
-	b.ReportAllocs()
-	b.SetBytes(16 * n)
-	for b.Loop() {
-		g := NewGroupSum(Users)
-		g.AddBatch(keys, vals, nil)
-		g.Finish()
-	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
 // benchTables holds, per layout, the table the read benchmarks prepare.

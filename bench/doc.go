@@ -22,8 +22,9 @@
 // that two engines can be checked against each other. Prepare makes the
 // events table and a twin holding only its live rows, cached on disk.
 //
-// GroupSum is the hash aggregation behind groupby: radix-partitioned by key
-// hash so that the probes of a million groups stay in cache.
+// groupby runs the engine's own hash aggregation (exec.NewHashAggregate)
+// over a table scan, through a small adapter from the scan's record reader
+// to an exec.Operator.
 //
 // # What it must never do
 //

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -142,35 +141,5 @@ func TestUpserts(t *testing.T) {
 		if rs[i][0] != rs[i-1][1] {
 			t.Fatalf("WriteRanges = %v", rs)
 		}
-	}
-}
-
-// GroupSum agrees with a map, across growth and staging.
-func TestGroupSum(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, c := range []struct{ hint, rows, keys int }{{1, 100_000, 50_000}, {1 << 20, 10_000, 10}, {64, 0, 1}} {
-		g := NewGroupSum(c.hint)
-		want := map[int64]float64{}
-		keys := make([]int64, c.rows)
-		vals := make([]float64, c.rows)
-		live := make([]byte, (c.rows+7)/8)
-		for i := range keys {
-			keys[i] = rng.Int64N(int64(c.keys)) * -7919 // negative and sparse keys too
-			vals[i] = float64(rng.IntN(1000)) / 4
-			if rng.IntN(3) > 0 {
-				live[i/8] |= 1 << (i % 8)
-				want[keys[i]] += vals[i]
-			}
-		}
-		g.AddBatch(keys, vals, live)
-		g.Finish()
-		if g.Len() != len(want) {
-			t.Fatalf("%+v: %d groups, want %d", c, g.Len(), len(want))
-		}
-		g.Each(func(k int64, s float64) {
-			if w, ok := want[k]; !ok || w != s {
-				t.Fatalf("%+v: group %d sum %v, want %v (%v)", c, k, s, w, ok)
-			}
-		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/table"
@@ -353,11 +354,11 @@ func ReadWorkload(ctx context.Context, tbl *table.Table, workload string) (strin
 		s, err := SumLive(ctx, tbl)
 		return FormatSum(s), err
 	case "groupby":
-		g, err := GroupByLive(ctx, tbl)
+		d, err := GroupByLive(ctx, tbl)
 		if err != nil {
 			return "", err
 		}
-		return FormatDigest(g.Digest()), nil
+		return FormatDigest(d), nil
 	case "project":
 		p, err := ProjectLive(ctx, tbl)
 		return p.String(), err
@@ -385,48 +386,71 @@ func SumLive(ctx context.Context, tbl *table.Table) (float64, error) {
 	return tot.Sums[0].Float, nil
 }
 
-// groupHint sizes the aggregation of GroupByLive: small, so that a query
-// with few groups stays small; the partition tables double as they fill.
-const groupHint = 1 << 16
-
-// GroupByLive computes user_id, sum(amount) over the rows alive at Now.
-// The scan runs on this goroutine and the aggregation on another, so the
-// two overlap on two cores.
-func GroupByLive(ctx context.Context, tbl *table.Table) (*GroupSum, error) {
+// GroupByLive computes user_id, sum(amount) over the rows alive at Now
+// with the engine's hash aggregation (exec.NewHashAggregate) over the scan,
+// and returns the digest of the groups. The scan runs on this goroutine
+// and the aggregation on the workers, so the two overlap on two cores.
+func GroupByLive(ctx context.Context, tbl *table.Table) (GroupDigest, error) {
 	r, err := tbl.Scan(ctx, query.Request{Now: Now, Columns: []string{ColUserID, ColAmount}})
 	if err != nil {
-		return nil, err
+		return GroupDigest{}, err
 	}
-	defer r.Release()
-	g := NewGroupSum(groupHint)
-	work := make(chan arrow.RecordBatch, 4)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for rec := range work {
-			k := rec.Column(0).(*array.Int64)
-			v := rec.Column(1).(*array.Float64)
-			if k.NullN() > 0 || v.NullN() > 0 {
-				for i := 0; i < k.Len(); i++ {
-					if k.IsValid(i) && v.IsValid(i) {
-						g.Add(k.Value(i), v.Value(i))
-					}
-				}
-			} else {
-				g.AddBatch(k.Int64Values(), v.Float64Values(), nil)
-			}
-			rec.Release()
+	in := &scanOperator{r: r, schema: exec.Schema{
+		{Name: ColUserID, Type: schema.BigIntType}, {Name: ColAmount, Type: schema.DoubleType},
+	}}
+	env := &exec.Env{Mem: memory.DefaultAllocator}
+	agg, err := exec.NewHashAggregate(env, in, []int{0},
+		[]exec.Aggregate{{Func: exec.Sum, Arg: 1, Name: "sum(" + ColAmount + ")"}})
+	if err != nil {
+		return GroupDigest{}, err
+	}
+	defer agg.Close()
+	var d GroupDigest
+	for {
+		b, err := agg.Next(ctx)
+		if err != nil || b == nil {
+			return d, err
 		}
-		g.Finish()
-	}()
-	for r.Next() {
-		rec := r.RecordBatch()
-		rec.Retain()
-		work <- rec
+		keys := b.Column(0).(*array.Int64)
+		sums := b.Column(1).(*array.Float64)
+		for i := range keys.Len() {
+			d.Add(keys.Value(i), sums.Value(i))
+		}
+		b.Release()
 	}
-	close(work)
-	<-done
-	return g, r.Err()
+}
+
+// scanOperator streams a table scan as the input of exec operators.
+type scanOperator struct {
+	r      array.RecordReader
+	schema exec.Schema
+}
+
+func (s *scanOperator) Schema() exec.Schema { return s.schema }
+
+func (s *scanOperator) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if s.r == nil || !s.r.Next() {
+			if s.r == nil {
+				return nil, nil
+			}
+			return nil, s.r.Err()
+		}
+		if rec := s.r.RecordBatch(); rec.NumRows() > 0 {
+			rec.Retain()
+			return rec, nil
+		}
+	}
+}
+
+func (s *scanOperator) Close() {
+	if s.r != nil {
+		s.r.Release()
+		s.r = nil
+	}
 }
 
 // Projection summarises a projection of every column: rows streamed and
