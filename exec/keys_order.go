@@ -59,7 +59,16 @@ func newOrderKeys(op string, in Schema, keys []SortKey) (*orderKeys, error) {
 // bind makes the encoders read the columns of b.
 func (o *orderKeys) bind(b arrow.RecordBatch) {
 	for i, k := range o.keys {
-		o.enc[i] = orderEncoder(b.Column(k.Column), k)
+		o.enc[i] = orderEncoder(b.Column(k.Column), k, false)
+	}
+}
+
+// bindAll is bind for a batch that holds every row to be compared (Sort's
+// whole input): a column without NULLs then drops its null byte, which
+// every row would share.
+func (o *orderKeys) bindAll(b arrow.RecordBatch) {
+	for i, k := range o.keys {
+		o.enc[i] = orderEncoder(b.Column(k.Column), k, b.Column(k.Column).NullN() == 0)
 	}
 }
 
@@ -78,9 +87,13 @@ func nullByte(k SortKey) byte {
 	return 2
 }
 
-func orderEncoder(a arrow.Array, k SortKey) func(dst []byte, i int) []byte {
+func orderEncoder(a arrow.Array, k SortKey, noNullByte bool) func(dst []byte, i int) []byte {
 	nb := nullByte(k)
 	nulls := a.NullN() > 0
+	vb := []byte{1}
+	if noNullByte {
+		vb = nil
+	}
 	var inv uint64
 	if k.Desc {
 		inv = math.MaxUint64
@@ -92,7 +105,7 @@ func orderEncoder(a arrow.Array, k SortKey) func(dst []byte, i int) []byte {
 			if nulls && a.IsNull(i) {
 				return append(dst, nb)
 			}
-			dst = append(dst, 1)
+			dst = append(dst, vb...)
 			s := a.Value(i)
 			for j := 0; j < len(s); j++ {
 				c := s[j]
@@ -111,7 +124,7 @@ func orderEncoder(a arrow.Array, k SortKey) func(dst []byte, i int) []byte {
 				return append(dst, nb)
 			}
 			v := vals[i]
-			dst = append(dst, 1)
+			dst = append(dst, vb...)
 			dst = binary.BigEndian.AppendUint64(dst, (uint64(v.HighBits())^1<<63)^inv)
 			return binary.BigEndian.AppendUint64(dst, v.LowBits()^inv)
 		}
@@ -121,7 +134,7 @@ func orderEncoder(a arrow.Array, k SortKey) func(dst []byte, i int) []byte {
 		if nulls && a.IsNull(i) {
 			return append(dst, nb)
 		}
-		return binary.BigEndian.AppendUint64(append(dst, 1), ord(i)^inv)
+		return binary.BigEndian.AppendUint64(append(dst, vb...), ord(i)^inv)
 	}
 }
 

@@ -17,9 +17,10 @@ import (
 // A single key of a fixed width (integers, temporals, booleans, floats)
 // orders its rows by an order-preserving uint64 with a stable LSD radix
 // sort, NULLs set apart in input order. Any other key list orders rows by
-// their normalised order keys (keys_order.go) with the first 8 bytes
-// inlined next to the row number, so that most comparisons are one integer
-// comparison; equal keys fall back to the row number, which makes the sort
+// their normalised order keys (keys_order.go), built over the whole input
+// so that a column without NULLs drops its null byte, with the first 16
+// bytes inlined next to the row number, so that most comparisons are
+// integer comparisons; equal keys fall back to the row number, which makes the sort
 // stable.
 
 const sortName = "Sort"
@@ -150,10 +151,11 @@ func (s *sortOp) build(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.keys.bind(table)
 	if s.keys.fixed {
+		s.keys.bind(table)
 		return s.sortFixed(rows)
 	}
+	s.keys.bindAll(table)
 	return s.sortKeys(rows)
 }
 
@@ -244,9 +246,10 @@ func radixSortU64(rs []u64Row) []u64Row {
 	return src
 }
 
-// keyRow is a row with the first 8 bytes of its order key.
+// keyRow is a row with the first 16 bytes of its order key (zero-padded),
+// which decide most comparisons as two integer comparisons.
 type keyRow struct {
-	prefix uint64
+	k0, k1 uint64
 	row    int32
 }
 
@@ -257,24 +260,30 @@ func (s *sortOp) sortKeys(n int) error {
 		a.buf = s.keys.appendKey(a.buf, i)
 		a.offs[i+1] = len(a.buf)
 	}
-	if err := s.grow(int64(cap(a.buf)) + int64(n)*(8+4+16)); err != nil {
+	if err := s.grow(int64(cap(a.buf)) + int64(n)*(8+4+24)); err != nil {
 		return err
 	}
 	rs := make([]keyRow, n)
 	for i := range rs {
-		var p [8]byte
+		var p [16]byte
 		copy(p[:], a.key(i))
-		rs[i] = keyRow{binary.BigEndian.Uint64(p[:]), int32(i)}
+		rs[i] = keyRow{binary.BigEndian.Uint64(p[:8]), binary.BigEndian.Uint64(p[8:]), int32(i)}
 	}
 	slices.SortFunc(rs, func(x, y keyRow) int {
 		switch {
-		case x.prefix < y.prefix:
+		case x.k0 < y.k0:
 			return -1
-		case x.prefix > y.prefix:
+		case x.k0 > y.k0:
+			return 1
+		case x.k1 < y.k1:
+			return -1
+		case x.k1 > y.k1:
 			return 1
 		}
+		// Keys are prefix-free, so two keys that agree on 16 padded bytes
+		// are either both longer or equal: compare what follows.
 		kx, ky := a.key(int(x.row)), a.key(int(y.row))
-		if c := bytes.Compare(kx[min(8, len(kx)):], ky[min(8, len(ky)):]); c != 0 {
+		if c := bytes.Compare(kx[min(16, len(kx)):], ky[min(16, len(ky)):]); c != 0 {
 			return c
 		}
 		return int(x.row - y.row)
