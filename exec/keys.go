@@ -365,7 +365,8 @@ func appendIntKey(b array.Builder, k int64) {
 // first insertion. It is an open-addressing table at a load factor of at
 // most 1/2: an int key sits in its slot, so that a probe touches one cache
 // line; a byte key sits in an arena and its slot holds 32 bits of its hash,
-// so that a probe compares bytes only on a likely match. A NULL key of a
+// so that a probe compares bytes only on a likely match. (A table of more
+// than 2^32 slots would need more bits; none is that large.) A NULL key of a
 // single-column form is a group of its own, outside the table.
 type groupMap struct {
 	form   keyForm
@@ -387,7 +388,10 @@ type intSlot struct {
 }
 
 type bytesSlot struct {
-	tag uint32 // high 32 bits of the hash
+	// tag is the low 32 bits of the hash: the bits that pick the slot, so
+	// that growing moves slots without hashing keys again, and a tag match
+	// still rules out most keys of a probe sequence.
+	tag uint32
 	id  uint32 // group id + 1; 0 marks an empty slot
 }
 
@@ -525,7 +529,7 @@ func (m *groupMap) growInt() {
 
 // findBytes returns the group of key, inserting it when new.
 func (m *groupMap) findBytes(key string, h uint64) (id uint32, inserted bool) {
-	tag := uint32(h >> 32)
+	tag := uint32(h)
 	j := h & m.mask
 	for {
 		s := &m.bslots[j]
@@ -558,9 +562,7 @@ func (m *groupMap) growBytes() {
 		if s.id == 0 {
 			continue
 		}
-		g := s.id - 1
-		h := hashBytes(bytesView(m.arena[m.offs[g]:m.offs[g+1]]))
-		j := h & m.mask
+		j := uint64(s.tag) & m.mask
 		for m.bslots[j].id != 0 {
 			j = (j + 1) & m.mask
 		}
