@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -21,9 +22,13 @@ import (
 // stays in cache where a single table of a million groups would miss on
 // almost every row.
 //
-// Parallelism divides the partitions, not the batches: worker w of P owns
-// the partitions p with p%P == w and reads every batch, folding only its
-// own rows. Each group therefore lives in exactly one table and sees its
+// Parallelism divides the partitions, not the batches: the calling
+// goroutine pulls each batch and prepares it once (keys hashed, rows
+// scattered, arguments converted), and worker w of P folds into the
+// partitions p with p%P == w only. While the groups are few (their tables
+// in cache), folding costs less than preparing, and the calling goroutine
+// folds every worker's partitions itself; past parallelGroups each worker
+// folds on its own goroutine. Each group therefore lives in exactly one table and sees its
 // rows in input order, so that no partial states are merged and a float
 // sum is added in the same order whatever P is: the result, including the
 // order of the groups, does not depend on the number of workers. The
@@ -45,6 +50,8 @@ type hashAgg struct {
 	form    keyForm
 	plans   []aggPlan
 	workers int
+	// parallelFrom is parallelGroups; tests lower it.
+	parallelFrom int
 
 	built   bool
 	parts   [aggParts]*aggPart
@@ -86,7 +93,7 @@ func NewHashAggregate(env *Env, in Operator, groups []int, aggs []Aggregate) (Op
 		return nil, err
 	}
 	ins := in.Schema()
-	h := &hashAgg{env: env, in: in, groups: append([]int(nil), groups...)}
+	h := &hashAgg{env: env, in: in, groups: append([]int(nil), groups...), parallelFrom: parallelGroups}
 	types := make([]schema.Type, len(groups))
 	for i, g := range groups {
 		if g < 0 || g >= len(ins) {
@@ -201,34 +208,146 @@ func (h *hashAgg) build(ctx context.Context) error {
 	return nil
 }
 
+// aggBatch is one input batch prepared for folding, once for every
+// worker: its keys hashed, its rows scattered by partition (rows of
+// partition p at rows[start[p]:start[p+1]], in input order), its aggregate
+// arguments converted. Workers read it and never write it.
+type aggBatch struct {
+	b      arrow.RecordBatch
+	keys   rowKeys
+	cols   []arrow.Array
+	inputs []aggInput
+	rows   []int32
+	start  [aggParts + 1]int
+	// pending counts the workers yet to fold it.
+	pending atomic.Int32
+}
+
+func (h *hashAgg) newAggBatch() *aggBatch {
+	return &aggBatch{keys: rowKeys{form: h.form}, cols: make([]arrow.Array, len(h.groups)),
+		inputs: make([]aggInput, len(h.plans))}
+}
+
+// prepare fills ab from b, which it takes ownership of.
+func (h *hashAgg) prepare(ab *aggBatch, b arrow.RecordBatch) {
+	ab.b = b
+	n := int(b.NumRows())
+	for i, pl := range h.plans {
+		var arr arrow.Array
+		if pl.Func != CountStar {
+			arr = b.Column(pl.Arg)
+		}
+		ab.inputs[i].prepare(pl.arg, arr)
+	}
+	ab.rows = resize(ab.rows, n)
+	ab.start = [aggParts + 1]int{}
+	if len(h.groups) == 0 {
+		for i := range ab.rows {
+			ab.rows[i] = int32(i)
+		}
+		for p := 1; p <= aggParts; p++ {
+			ab.start[p] = n
+		}
+		return
+	}
+	for i, g := range h.groups {
+		ab.cols[i] = b.Column(g)
+	}
+	ab.keys.fill(ab.cols)
+	start := &ab.start
+	for _, x := range ab.keys.hash {
+		start[x>>(64-aggPartBits)+1]++
+	}
+	for p := 1; p <= aggParts; p++ {
+		start[p] += start[p-1]
+	}
+	pos := *start
+	for i, x := range ab.keys.hash {
+		p := x >> (64 - aggPartBits)
+		ab.rows[pos[p]] = int32(i)
+		pos[p]++
+	}
+}
+
+func (ab *aggBatch) releaseBatch() {
+	if ab.b != nil {
+		ab.b.Release()
+		ab.b = nil
+	}
+}
+
+// parallelGroups is the number of groups from which the workers fold on
+// their own goroutines. Below it the tables sit in cache, preparing a batch
+// costs more than folding it, and the calling goroutine folds every
+// partition itself.
+const parallelGroups = 1 << 15
+
 func (h *hashAgg) consume(ctx context.Context, ws []*aggWorker) error {
-	if len(ws) == 1 {
-		for {
-			b, err := h.in.Next(ctx)
-			if err != nil || b == nil {
-				return err
+	ab := h.newAggBatch()
+	for {
+		b, err := h.in.Next(ctx)
+		if err != nil || b == nil {
+			return err
+		}
+		h.prepare(ab, b)
+		for _, w := range ws {
+			if err = w.fold(ab); err != nil {
+				break
 			}
-			err = ws[0].fold(b)
-			b.Release()
-			if err != nil {
-				return err
+		}
+		ab.releaseBatch()
+		if err != nil {
+			return err
+		}
+		if len(ws) > 1 && h.groupsHeld(ws) >= h.parallelFrom {
+			return h.consumeParallel(ctx, ws)
+		}
+	}
+}
+
+func (h *hashAgg) groupsHeld(ws []*aggWorker) int {
+	n := 0
+	for _, w := range ws {
+		for _, p := range w.parts {
+			if p != nil {
+				n += p.n
 			}
 		}
 	}
+	return n
+}
+
+// consumeParallel folds the rest of the input with a goroutine per worker.
+// A worker's batches reach it in input order, whichever goroutine folds
+// them.
+func (h *hashAgg) consumeParallel(ctx context.Context, ws []*aggWorker) error {
+	// The calling goroutine pulls and prepares batches while the workers
+	// fold the previous ones; a few prepared batches circulate, so that
+	// the operator holds a bounded number of input batches.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	chans := make([]chan arrow.RecordBatch, len(ws))
+	free := make(chan *aggBatch, len(ws)+2)
+	for range cap(free) {
+		free <- h.newAggBatch()
+	}
+	finish := func(ab *aggBatch) {
+		if ab.pending.Add(-1) == 0 {
+			ab.releaseBatch()
+			free <- ab
+		}
+	}
+	chans := make([]chan *aggBatch, len(ws))
 	var wg sync.WaitGroup
 	for i, w := range ws {
-		chans[i] = make(chan arrow.RecordBatch, 2)
+		chans[i] = make(chan *aggBatch, 2)
 		wg.Go(func() {
-			for b := range chans[i] {
+			for ab := range chans[i] {
 				if ctx.Err() == nil {
-					if err := w.fold(b); err != nil {
+					if err := w.fold(ab); err != nil {
 						cancel(err)
 					}
 				}
-				b.Release()
+				finish(ab)
 			}
 		})
 	}
@@ -239,17 +358,25 @@ pull:
 		if b, err = h.in.Next(ctx); err != nil || b == nil {
 			break
 		}
-		for _, c := range chans {
-			b.Retain()
+		var ab *aggBatch
+		select {
+		case ab = <-free:
+		case <-ctx.Done():
+			b.Release()
+			break pull
+		}
+		h.prepare(ab, b)
+		ab.pending.Store(int32(len(ws)))
+		for i, c := range chans {
 			select {
-			case c <- b:
+			case c <- ab:
 			case <-ctx.Done():
-				b.Release()
-				b.Release()
+				for range len(ws) - i {
+					finish(ab)
+				}
 				break pull
 			}
 		}
-		b.Release()
 	}
 	for _, c := range chans {
 		close(c)
@@ -261,71 +388,30 @@ pull:
 	return err
 }
 
-// aggWorker folds batches into the partitions it owns.
+// aggWorker folds prepared batches into the partitions it owns: those p
+// with p % workers == id.
 type aggWorker struct {
-	h      *hashAgg
-	id     int
-	parts  [aggParts]*aggPart
-	keys   rowKeys
-	cols   []arrow.Array
-	inputs []aggInput
-	// scratch of the scatter
-	rows    []int32
+	h       *hashAgg
+	id      int
+	parts   [aggParts]*aggPart
 	gids    []uint32
 	charged int64
 }
 
 func (h *hashAgg) newWorker(id int) *aggWorker {
-	return &aggWorker{h: h, id: id, keys: rowKeys{form: h.form}, cols: make([]arrow.Array, len(h.groups)),
-		inputs: make([]aggInput, len(h.plans))}
+	return &aggWorker{h: h, id: id}
 }
 
-// fold adds one batch's rows of the worker's partitions.
-func (w *aggWorker) fold(b arrow.RecordBatch) error {
-	h := w.h
-	n := int(b.NumRows())
-	for i, pl := range h.plans {
-		var arr arrow.Array
-		if pl.Func != CountStar {
-			arr = b.Column(pl.Arg)
-		}
-		w.inputs[i].prepare(pl.arg, arr)
-	}
-	w.gids = resize(w.gids, n)
-	if len(h.groups) == 0 {
-		w.rows = resize(w.rows, n)
-		for i := range w.rows {
-			w.rows[i] = int32(i)
-		}
+// fold adds the rows of ab in the worker's partitions.
+func (w *aggWorker) fold(ab *aggBatch) error {
+	w.gids = resize(w.gids, len(ab.rows))
+	if len(w.h.groups) == 0 {
 		clear(w.gids)
-		return w.foldPart(0, w.rows, w.gids)
+		return w.foldPart(ab, 0, ab.rows, w.gids)
 	}
-	for i, g := range h.groups {
-		w.cols[i] = b.Column(g)
-	}
-	w.keys.fill(w.cols)
-	var start [aggParts + 1]int
-	P := uint64(h.workers)
-	own := uint64(w.id)
-	for _, x := range w.keys.hash {
-		if p := x >> (64 - aggPartBits); p%P == own {
-			start[p+1]++
-		}
-	}
-	for p := 1; p <= aggParts; p++ {
-		start[p] += start[p-1]
-	}
-	w.rows = resize(w.rows, start[aggParts])
-	pos := start
-	for i, x := range w.keys.hash {
-		if p := x >> (64 - aggPartBits); p%P == own {
-			w.rows[pos[p]] = int32(i)
-			pos[p]++
-		}
-	}
-	for p := range aggParts {
-		if lo, hi := start[p], start[p+1]; lo < hi {
-			if err := w.foldPart(p, w.rows[lo:hi], w.gids[lo:hi]); err != nil {
+	for p := w.id; p < aggParts; p += w.h.workers {
+		if lo, hi := ab.start[p], ab.start[p+1]; lo < hi {
+			if err := w.foldPart(ab, p, ab.rows[lo:hi], w.gids[lo:hi]); err != nil {
 				return err
 			}
 		}
@@ -333,14 +419,14 @@ func (w *aggWorker) fold(b arrow.RecordBatch) error {
 	return nil
 }
 
-func (w *aggWorker) foldPart(p int, rows []int32, gids []uint32) error {
+func (w *aggWorker) foldPart(ab *aggBatch, p int, rows []int32, gids []uint32) error {
 	part := w.parts[p]
 	if part == nil {
 		part = w.h.newPart()
 		w.parts[p] = part
 	}
 	if part.keys != nil {
-		if part.keys.find(&w.keys, rows, gids) > 0 {
+		if part.keys.find(&ab.keys, rows, gids) > 0 {
 			part.n = part.keys.len()
 			for _, s := range part.states {
 				s.grow(part.n)
@@ -348,7 +434,7 @@ func (w *aggWorker) foldPart(p int, rows []int32, gids []uint32) error {
 		}
 	}
 	for i, s := range part.states {
-		s.update(&w.inputs[i], gids, rows)
+		s.update(&ab.inputs[i], gids, rows)
 	}
 	if d := part.bytes() - part.charged; d > 0 {
 		if err := w.h.env.Budget.Grow(hashAggName, d); err != nil {

@@ -31,7 +31,8 @@ import (
 // f is star (count(*)), count, countd (count DISTINCT), sum, sumd, avg,
 // avgd, min or max, i an input column. Without parallel, the case runs
 // with 1, 2 and 3 workers, which must agree on every row and on their
-// order. The output is the header and the rows sorted, or the error.
+// order (their goroutines folding from the first group on). The output is
+// the header and the rows sorted, or the error.
 //
 // Regenerate with: go test ./exec -run TestHashAggregateGolden -rewrite
 func TestHashAggregateGolden(t *testing.T) {
@@ -72,7 +73,7 @@ func TestHashAggregateGolden(t *testing.T) {
 					d.Fatalf(t, "%v", err)
 				}
 				env := &Env{Mem: mem, Parallelism: p, Budget: NewBudget(budget)}
-				got, err := runHashAgg(t, env, s, batches, groups, aggs)
+				got, err := runHashAggFrom(t, env, s, batches, groups, aggs, 0)
 				if env.Budget.Used() != 0 {
 					t.Errorf("budget holds %d bytes after the end", env.Budget.Used())
 				}
@@ -144,10 +145,17 @@ func parseTestAgg(t *testing.T, s Schema, spec string) Aggregate {
 // runHashAgg returns the header and the rows of the aggregation, in the
 // operator's order.
 func runHashAgg(t *testing.T, env *Env, s Schema, batches []arrow.RecordBatch, groups []int, aggs []Aggregate) ([]string, error) {
+	return runHashAggFrom(t, env, s, batches, groups, aggs, parallelGroups)
+}
+
+// runHashAggFrom is runHashAgg with the workers on their own goroutines
+// from parallelFrom groups on.
+func runHashAggFrom(t *testing.T, env *Env, s Schema, batches []arrow.RecordBatch, groups []int, aggs []Aggregate, parallelFrom int) ([]string, error) {
 	op, err := NewHashAggregate(env, NewSliceSource(s, batches), groups, aggs)
 	if err != nil {
 		return nil, err
 	}
+	op.(*hashAgg).parallelFrom = parallelFrom
 	rows, err := drainTest(t, op)
 	if err != nil {
 		return nil, err
@@ -176,7 +184,7 @@ func TestHashAggregateModel(t *testing.T) {
 			aggs = append(aggs, randomAgg(rng, s))
 		}
 		env := &Env{Mem: mem, Parallelism: 1 + rng.IntN(4), Budget: NewBudget(0)}
-		got, err := runHashAgg(t, env, s, batches, groups, aggs)
+		got, err := runHashAggFrom(t, env, s, batches, groups, aggs, rng.IntN(100))
 		if err != nil {
 			t.Fatalf("seed %d iter %d: %v", seed, iter, err)
 		}
