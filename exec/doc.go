@@ -35,4 +35,27 @@
 // Operators that need computed keys (group keys, sort keys, join keys)
 // take column indices of their input: the planner puts a Project below
 // them to evaluate expressions, so that each operator does one thing.
+//
+// # Blocking operators
+//
+// NewHashAggregate, NewSort, NewTopN and NewDistinct hold rows and charge
+// them to the Budget. Two row encodings are shared by every operator that
+// compares rows (and are meant for joins, set operations and windows too):
+//
+//   - equality keys (keys.go): rowKeys hashes the key columns of a batch,
+//     one int64 for a single fixed-width column, the bytes in place for a
+//     single string, an encoding of the columns otherwise, in which NULLs
+//     are equal to each other, -0 to 0 and every NaN to every NaN; and
+//     groupMap maps keys to dense group ids in first-seen order.
+//   - order keys (keys_order.go): bytes whose bytewise order is the ORDER
+//     BY order of the row, NULLs first or last per key, DOUBLE with -0
+//     equal to 0 and NaN after every number, strings by bytes.
+//
+// HashAggregate splits groups by hash into 64 partitions whose tables
+// stay in cache; Env.Parallelism workers divide the partitions, not the
+// batches, so that every group sees its rows in input order and a result
+// (float sums included) never depends on the number of workers. The order
+// of its output groups is unspecified. Sort and TopN are stable: rows of
+// equal keys keep their input order. TopN holds limit+offset rows and one
+// batch; Distinct streams, emitting each row the first time it is seen.
 package exec

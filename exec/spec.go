@@ -21,8 +21,8 @@ const (
 	Min
 	Max
 	// Avg is the mean of non-NULL values: DOUBLE for integers and floats,
-	// DECIMAL for DECIMAL (computed exactly, rounded half away from zero);
-	// NULL when there was none.
+	// DECIMAL(38, max(s,4)) for DECIMAL(p,s) (computed exactly, rounded
+	// half away from zero); NULL when there was none.
 	Avg
 )
 
@@ -41,7 +41,8 @@ type Aggregate struct {
 	// Arg is the input column aggregated; ignored for CountStar.
 	Arg int
 	// Distinct aggregates each distinct non-NULL value once
-	// (count(DISTINCT x), sum(DISTINCT x)).
+	// (count(DISTINCT x), sum(DISTINCT x), avg(DISTINCT x)); it changes no
+	// min or max.
 	Distinct bool
 	// Name is the output column's name.
 	Name string
