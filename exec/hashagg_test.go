@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -520,9 +521,11 @@ func (s *endlessSource) Next(ctx context.Context) (arrow.RecordBatch, error) {
 func (s *endlessSource) Close() { s.closed = true }
 
 // TestHashAggregateCancel cancels the context while the table is built,
-// with one worker and with several: Next returns the context's error, the
-// input is closed and nothing leaks.
+// with one worker and with several on their goroutines: Next returns the
+// context's error, the input is closed and nothing leaks, goroutines
+// included.
 func TestHashAggregateCancel(t *testing.T) {
+	goroutines := runtime.NumGoroutine()
 	for _, p := range []int{1, 3} {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		ctx, cancel := context.WithCancel(context.Background())
@@ -536,6 +539,7 @@ func TestHashAggregateCancel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		op.(*hashAgg).parallelFrom = 0
 		_, err = op.Next(ctx)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("parallel %d: %v, want context.Canceled", p, err)
@@ -548,6 +552,9 @@ func TestHashAggregateCancel(t *testing.T) {
 			t.Errorf("parallel %d: the budget holds %d bytes", p, env.Budget.Used())
 		}
 		mem.AssertSize(t, 0)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Errorf("%d goroutines after the cancels, %d before", n, goroutines)
 	}
 }
 
