@@ -201,7 +201,8 @@ func TestHashAggregateModel(t *testing.T) {
 }
 
 // randomInput draws a schema of ncols columns, n rows over small domains,
-// and batches of random sizes holding them.
+// and batches of random sizes holding them, a third of them slices of
+// larger batches.
 func randomInput(rng *rand.Rand, mem memory.Allocator, ncols, n int) (Schema, [][]any, []arrow.RecordBatch) {
 	var s Schema
 	for i := range ncols {
@@ -219,7 +220,25 @@ func randomInput(rng *rand.Rand, mem memory.Allocator, ncols, n int) (Schema, []
 	var batches []arrow.RecordBatch
 	for lo := 0; lo < n; {
 		hi := min(n, lo+rng.IntN(700))
-		batches = append(batches, buildTestBatch(mem, s, rows[lo:hi]))
+		if rng.IntN(3) > 0 {
+			batches = append(batches, buildTestBatch(mem, s, rows[lo:hi]))
+		} else {
+			// A slice of a larger batch: arrays with an offset.
+			pad := 1 + rng.IntN(9)
+			var padded [][]any
+			for range pad {
+				r := make([]any, ncols)
+				for c := range r {
+					r[c] = randomValue(rng, s[c].Type, domain, nullP)
+				}
+				padded = append(padded, r)
+			}
+			padded = append(padded, rows[lo:hi]...)
+			padded = append(padded, padded[:rng.IntN(pad)]...)
+			full := buildTestBatch(mem, s, padded)
+			batches = append(batches, full.NewSlice(int64(pad), int64(pad+hi-lo)))
+			full.Release()
+		}
 		lo = hi
 	}
 	return s, rows, batches
