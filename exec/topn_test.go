@@ -308,6 +308,7 @@ func BenchmarkTopN(b *testing.B) {
 	defer releaseAll(bs)
 	b.SetBytes(16 * benchRows)
 	b.ReportAllocs()
+	cpu := cpuNanos()
 	for b.Loop() {
 		for _, x := range bs {
 			x.Retain()
@@ -322,6 +323,7 @@ func BenchmarkTopN(b *testing.B) {
 		}
 		releaseAll(out)
 	}
+	b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
