@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"context"
+	"encoding/binary"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,8 +15,8 @@ import (
 // Top-N: ORDER BY ... LIMIT n OFFSET m without sorting the input.
 //
 // A max-heap holds the best n+m rows seen so far, by (order key, input
-// position), its root the worst of them. A new row is encoded and compared
-// with the root once: it enters only when its key is strictly smaller
+// position), its root the worst of them. A new row is compared with the
+// root once (a single fixed-width key without encoding the row): it enters only when its key is strictly smaller
 // (among equal keys the earlier row wins, so a later equal row never
 // does). The values of the rows in the heap live in one compacted batch:
 // after a batch from which some rows entered, the rows still in the heap
@@ -162,6 +163,10 @@ func (t *topN) fold(ctx context.Context, b arrow.RecordBatch) error {
 	t.keys.bind(b)
 	n := int(b.NumRows())
 	entered := false
+	var fast *fixedCheck
+	if t.keys.fixed {
+		fast = newFixedCheck(b.Column(t.keys.keys[0].Column), t.keys.keys[0])
+	}
 	for i := range n {
 		seq := t.seq + int64(i)
 		if len(t.h) < t.k {
@@ -169,8 +174,11 @@ func (t *topN) fold(ctx context.Context, b arrow.RecordBatch) error {
 			entered = true
 			continue
 		}
-		t.scratch = t.keys.appendKey(t.scratch[:0], i)
 		top := t.h[0]
+		if fast != nil && !fast.enters(i, top.key) {
+			continue
+		}
+		t.scratch = t.keys.appendKey(t.scratch[:0], i)
 		if bytes.Compare(t.scratch, top.key) >= 0 {
 			continue
 		}
@@ -297,4 +305,38 @@ func concatBatches(env *Env, s *arrow.Schema, bs []arrow.RecordBatch) (arrow.Rec
 		cols[i] = c
 	}
 	return array.NewRecordBatch(s, cols, rows), nil
+}
+
+// fixedCheck decides whether a row of a single fixed-width key is smaller
+// than a heap key without encoding the row: the key is a null byte then 8
+// bytes of the value's order-preserving uint64 (keys_order.go).
+type fixedCheck struct {
+	col        arrow.Array
+	nulls      bool
+	nullsFirst bool
+	ord        func(int) uint64
+	inv        uint64
+}
+
+func newFixedCheck(col arrow.Array, k SortKey) *fixedCheck {
+	c := &fixedCheck{col: col, nulls: col.NullN() > 0, nullsFirst: k.NullsFirst, ord: orderU64(col)}
+	if k.Desc {
+		c.inv = ^uint64(0)
+	}
+	return c
+}
+
+// enters reports whether row i's key is strictly smaller than key.
+func (c *fixedCheck) enters(i int, key []byte) bool {
+	if c.nulls && c.col.IsNull(i) {
+		// A NULL first is smaller than any value; a NULL last is not.
+		return c.nullsFirst && key[0] != 0
+	}
+	switch key[0] {
+	case 0:
+		return false // a NULL placed first
+	case 2:
+		return true // a NULL placed last
+	}
+	return c.ord(i)^c.inv < binary.BigEndian.Uint64(key[1:])
 }
