@@ -28,11 +28,12 @@ import (
 // partitions p with p%P == w only. While the groups are few (their tables
 // in cache), folding costs less than preparing, and the calling goroutine
 // folds every worker's partitions itself; past parallelGroups each worker
-// folds on its own goroutine. Each group therefore lives in exactly one table and sees its
-// rows in input order, so that no partial states are merged and a float
-// sum is added in the same order whatever P is: the result, including the
-// order of the groups, does not depend on the number of workers. The
-// order of output groups is otherwise unspecified (it follows the hash).
+// folds on its own goroutine. Either way each group lives in exactly one
+// table and sees its rows in input order: no partial states are merged, a
+// float sum is added in the same order whatever P is, and the result,
+// including the order of the groups, does not depend on the number of
+// workers. The order of output groups is otherwise unspecified (it follows
+// the hash).
 
 const (
 	aggPartBits = 6
@@ -480,6 +481,15 @@ func (h *hashAgg) emit() (arrow.RecordBatch, error) {
 			if err := st.appendTo(fields[ng+i], s.g0, s.g1); err != nil {
 				return nil, err
 			}
+		}
+	}
+	// Partitions wholly emitted are dropped now rather than at the end, so
+	// that what the operator holds shrinks as its output streams.
+	for i := range min(h.part, aggParts) {
+		if p := h.parts[i]; p != nil {
+			h.env.Budget.Shrink(p.charged)
+			h.charged -= p.charged
+			h.parts[i] = nil
 		}
 	}
 	return rb.NewRecordBatch(), nil

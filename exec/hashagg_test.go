@@ -605,17 +605,28 @@ func TestHashAggregateBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bs, err := Drain(context.Background(), op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, b := range bs {
+	n, batches := 0, 0
+	held := env.Budget.Used()
+	for {
+		b, err := op.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b == nil {
+			break
+		}
 		n += int(b.NumRows())
+		batches++
 		b.Release()
+		if used := env.Budget.Used(); batches == 2 && (used >= held || held == 0) {
+			t.Errorf("the budget holds %d bytes after two batches, %d after the first", used, held)
+		} else if batches == 1 {
+			held = used
+		}
 	}
-	if n != 64*4096 || len(bs) < 4 {
-		t.Errorf("%d groups in %d batches", n, len(bs))
+	op.Close()
+	if n != 64*4096 || batches < 4 {
+		t.Errorf("%d groups in %d batches", n, batches)
 	}
 	if env.Budget.Peak() < 64*4096*16 {
 		t.Errorf("peak %d: the table was not charged", env.Budget.Peak())
