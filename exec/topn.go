@@ -5,6 +5,7 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -76,9 +77,15 @@ func (h *topHeap) Pop() any {
 // the offset-th, at most limit of them. It holds at most limit+offset rows
 // and one input batch. It takes ownership of in.
 func NewTopN(env *Env, in Operator, keys []SortKey, limit, offset int64) (Operator, error) {
-	if limit < 0 || offset < 0 || limit > int64(^uint32(0)>>1)-offset {
+	if limit < 0 || offset < 0 {
 		in.Close()
 		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "TopN: LIMIT %d OFFSET %d out of range", limit, offset)
+	}
+	// A heap past MaxInt32 rows could never be held within a budget; a
+	// larger LIMIT (MySQL's 18446744073709551615 idiom) keeps every row.
+	k := int64(math.MaxInt32)
+	if limit < k && offset < k-limit {
+		k = limit + offset
 	}
 	ok, err := newOrderKeys(topNName, in.Schema(), keys)
 	if err != nil {
@@ -87,7 +94,7 @@ func NewTopN(env *Env, in Operator, keys []SortKey, limit, offset int64) (Operat
 	}
 	s := in.Schema()
 	return &topN{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok, limit: limit, offset: offset,
-		k: int(limit + offset)}, nil
+		k: int(k)}, nil
 }
 
 func (t *topN) Schema() Schema { return t.schema }

@@ -3,7 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
-	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -264,8 +264,17 @@ func TestTopNErrors(t *testing.T) {
 			t.Errorf("%v: the input was not closed", c)
 		}
 	}
+	// A LIMIT past any heap keeps every row.
+	op, err := NewTopN(&Env{Mem: mem}, &endlessSource{mem: mem, limit: 2}, []SortKey{{Column: 0, Desc: true}}, math.MaxInt64, 8000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := drainTest(t, op)
+	if err != nil || len(rows) != 2*4096-8000 || rows[0][0] != int64(2*4096-8001) {
+		t.Errorf("LIMIT MaxInt64 OFFSET 8000 of 8192 rows: %d rows, %v", len(rows), err)
+	}
 	env := &Env{Mem: mem, Budget: NewBudget(64 << 10)}
-	op, err := NewTopN(env, &endlessSource{mem: mem, limit: 10}, []SortKey{{Column: 0}}, 100_000, 0)
+	op, err = NewTopN(env, &endlessSource{mem: mem, limit: 10}, []SortKey{{Column: 0}}, 100_000, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,5 +335,3 @@ func BenchmarkTopN(b *testing.B) {
 	b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
-
-var _ = fmt.Sprint
