@@ -7,20 +7,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 )
 
-// TestSortModel checks random sorts of random inputs of every type, on
+// TestSortAgainstModel checks random sorts of random inputs of every type, on
 // both paths (one fixed-width key, and keys as bytes), against a stable
 // sort of the rows.
-func TestSortModel(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	for iter := range 100 {
+func TestSortAgainstModel(t *testing.T) {
+	seed := relSeed(t)
+	for iter := range relIters(100) {
 		rng := rand.New(rand.NewPCG(seed, uint64(iter)))
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		s, rows, batches := randomInput(rng, mem, 1+rng.IntN(4), rng.IntN(3000))
@@ -47,8 +45,7 @@ func TestSortModel(t *testing.T) {
 // TestRadixSortU64 checks the radix sort against a stable sort, on keys
 // that share bytes and keys that do not.
 func TestRadixSortU64(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := relSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 0))
 	for _, mask := range []uint64{0xff, 0xff00ff0000, ^uint64(0), 0} {
 		rs := make([]u64Row, 1000+rng.IntN(5000))
