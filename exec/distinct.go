@@ -22,12 +22,16 @@ type distinctOp struct {
 	schema Schema
 	arrow  *arrow.Schema
 
-	keys    rowKeys
-	seen    *groupMap
-	cols    []arrow.Array
-	rows    []int32
-	gids    []uint32
-	keep    []int32
+	keys rowKeys
+	seen *groupMap
+	rows []int32
+	gids []uint32
+	keep []int32
+	refs []rowRef
+	// cols is every column, for gatherBatch; keyCols their arrays in the
+	// current batch.
+	cols    []int
+	keyCols []arrow.Array
 	charged int64
 	done    bool
 }
@@ -51,8 +55,12 @@ func NewDistinct(env *Env, in Operator) (Operator, error) {
 		types[i] = c.Type
 	}
 	form := keyFormOf(types)
-	return &distinctOp{env: env, in: in, schema: s, arrow: s.Arrow(), keys: rowKeys{form: form},
-		seen: newGroupMap(form), cols: make([]arrow.Array, len(s))}, nil
+	d := &distinctOp{env: env, in: in, schema: s, arrow: s.Arrow(), keys: rowKeys{form: form},
+		seen: newGroupMap(form), keyCols: make([]arrow.Array, len(s)), cols: make([]int, len(s))}
+	for i := range d.cols {
+		d.cols[i] = i
+	}
+	return d, nil
 }
 
 func (d *distinctOp) Schema() Schema { return d.schema }
@@ -85,8 +93,8 @@ func (d *distinctOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 func (d *distinctOp) filter(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
 	defer b.Release()
 	n := int(b.NumRows())
-	copy(d.cols, b.Columns())
-	d.keys.fill(d.cols)
+	copy(d.keyCols, b.Columns())
+	d.keys.fill(d.keyCols)
 	d.rows, d.gids = resize(d.rows, n), resize(d.gids, n)
 	for i := range d.rows {
 		d.rows[i] = int32(i)
@@ -112,7 +120,11 @@ func (d *distinctOp) filter(ctx context.Context, b arrow.RecordBatch) (arrow.Rec
 		b.Retain()
 		return b, nil
 	}
-	return takeRows(ctx, d.env.Mem, d.arrow, b.Columns(), d.keep)
+	d.refs = d.refs[:0]
+	for _, r := range d.keep {
+		d.refs = append(d.refs, rowRef{row: r})
+	}
+	return gatherBatch(d.env.Mem, d.arrow, []arrow.RecordBatch{b}, d.cols, d.refs), nil
 }
 
 func (d *distinctOp) Close() {

@@ -2,14 +2,11 @@ package exec
 
 import (
 	"bytes"
-	"context"
 	"encoding/binary"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -57,18 +54,14 @@ func newOrderKeys(op string, in Schema, keys []SortKey) (*orderKeys, error) {
 }
 
 // bind makes the encoders read the columns of b.
-func (o *orderKeys) bind(b arrow.RecordBatch) {
-	for i, k := range o.keys {
-		o.enc[i] = orderEncoder(b.Column(k.Column), k, false)
-	}
-}
+func (o *orderKeys) bind(b arrow.RecordBatch) { o.bindWith(b, nil) }
 
-// bindAll is bind for a batch that holds every row to be compared (Sort's
-// whole input): a column without NULLs then drops its null byte, which
-// every row would share.
-func (o *orderKeys) bindAll(b arrow.RecordBatch) {
+// bindWith is bind where key i drops its null byte when dropNull[i]: Sort,
+// which sees its whole input at once, sets it for a column without NULLs
+// in any batch, since every row would share the byte.
+func (o *orderKeys) bindWith(b arrow.RecordBatch, dropNull []bool) {
 	for i, k := range o.keys {
-		o.enc[i] = orderEncoder(b.Column(k.Column), k, b.Column(k.Column).NullN() == 0)
+		o.enc[i] = orderEncoder(b.Column(k.Column), k, dropNull != nil && dropNull[i])
 	}
 }
 
@@ -210,30 +203,4 @@ func compareKeys(ka, kb []byte, ra, rb int64) int {
 		return 1
 	}
 	return 0
-}
-
-// takeRows gathers rows idx of the columns cols into a batch of schema s.
-func takeRows(ctx context.Context, mem memory.Allocator, s *arrow.Schema, cols []arrow.Array, idx []int32) (arrow.RecordBatch, error) {
-	ib := array.NewInt32Builder(mem)
-	ib.AppendValues(idx, nil)
-	ia := ib.NewArray()
-	ib.Release()
-	defer ia.Release()
-	ctx = compute.WithAllocator(ctx, mem)
-	out := make([]arrow.Array, len(cols))
-	defer func() {
-		for _, a := range out {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
-	for i, c := range cols {
-		a, err := compute.TakeArray(ctx, c, ia)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = a
-	}
-	return array.NewRecordBatch(s, out, int64(len(idx))), nil
 }

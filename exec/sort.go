@@ -11,14 +11,15 @@ import (
 	"github.com/rowttl/rowttl"
 )
 
-// Sort: the input is buffered and concatenated into one batch, its row
-// numbers are ordered, then gathered in batches of BatchRows.
+// Sort: the input batches are held as they came, their rows are ordered,
+// then gathered from them (gather.go) in batches of BatchRows, so that the
+// operator never holds a second copy of its input.
 //
 // A single key of a fixed width (integers, temporals, booleans, floats)
 // orders its rows by an order-preserving uint64 with a stable LSD radix
 // sort, NULLs set apart in input order. Any other key list orders rows by
 // their normalised order keys (keys_order.go), built over the whole input
-// so that a column without NULLs drops its null byte, with the first 16
+// so that a column without NULLs in any batch drops its null byte, with the first 16
 // bytes inlined next to the row number, so that most comparisons are
 // integer comparisons; equal keys fall back to the row number, which makes the sort
 // stable.
@@ -33,11 +34,11 @@ type sortOp struct {
 	keys   *orderKeys
 
 	batches []arrow.RecordBatch
+	cols    []int // every column, for gatherBatch
 	charged int64
 
 	built bool
-	table arrow.RecordBatch
-	order []int32
+	order []rowRef // the rows still to emit, in order
 	done  bool
 }
 
@@ -53,7 +54,11 @@ func NewSort(env *Env, in Operator, keys []SortKey) (Operator, error) {
 		return nil, err
 	}
 	s := in.Schema()
-	return &sortOp{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok}, nil
+	cols := make([]int, len(s))
+	for i := range cols {
+		cols[i] = i
+	}
+	return &sortOp{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok, cols: cols}, nil
 }
 
 func (s *sortOp) Schema() Schema { return s.schema }
@@ -78,13 +83,9 @@ func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		return nil, nil
 	}
 	n := min(len(s.order), BatchRows)
-	b, err := takeRows(ctx, s.env.Mem, s.arrow, s.table.Columns(), s.order[:n])
+	b := gatherBatch(s.env.Mem, s.arrow, s.batches, s.cols, s.order[:n])
 	s.order = s.order[n:]
-	if err != nil {
-		s.release()
-		s.done = true
-	}
-	return b, err
+	return b, nil
 }
 
 func (s *sortOp) Close() {
@@ -96,10 +97,6 @@ func (s *sortOp) Close() {
 func (s *sortOp) release() {
 	releaseBatches(s.batches)
 	s.batches = nil
-	if s.table != nil {
-		s.table.Release()
-		s.table = nil
-	}
 	s.order = nil
 	s.env.Budget.Shrink(s.charged)
 	s.charged = 0
@@ -135,28 +132,34 @@ func (s *sortOp) build(ctx context.Context) error {
 	if rows == 0 {
 		return nil
 	}
-	held := s.charged
-	table, err := concatBatches(s.env, s.arrow, s.batches)
-	if err != nil {
-		return err
-	}
-	s.table = table
-	releaseBatches(s.batches)
-	s.batches = nil
-	if err := s.grow(batchBytes(table)); err != nil {
-		return err
-	}
-	s.env.Budget.Shrink(held)
-	s.charged -= held
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s.keys.fixed {
-		s.keys.bind(table)
-		return s.sortFixed(rows)
+	if err := s.grow(int64(rows) * 8); err != nil { // s.order
+		return err
 	}
-	s.keys.bindAll(table)
-	return s.sortKeys(rows)
+	var order []int32
+	var err error
+	if s.keys.fixed {
+		order, err = s.sortFixed(rows)
+	} else {
+		order, err = s.sortKeys(rows)
+	}
+	if err != nil {
+		return err
+	}
+	// Name the sorted rows by batch and row, for gatherBatch.
+	refs := make([]rowRef, 0, rows)
+	for bi, b := range s.batches {
+		for r := range int32(b.NumRows()) {
+			refs = append(refs, rowRef{batch: int32(bi), row: r})
+		}
+	}
+	s.order = make([]rowRef, rows)
+	for i, r := range order {
+		s.order[i] = refs[r]
+	}
+	return nil
 }
 
 // u64Row is a row with its uint64 sort key.
@@ -165,39 +168,45 @@ type u64Row struct {
 	row int32
 }
 
-func (s *sortOp) sortFixed(n int) error {
-	if err := s.grow(int64(n) * (4 + 2*16)); err != nil {
-		return err
+// sortFixed orders the rows of a single fixed-width key, returning their
+// numbers across the batches.
+func (s *sortOp) sortFixed(n int) ([]int32, error) {
+	if err := s.grow(int64(n) * (8 + 4 + 2*16)); err != nil {
+		return nil, err
 	}
 	k := s.keys.keys[0]
-	col := s.table.Column(k.Column)
-	ord := orderU64(col)
 	var inv uint64
 	if k.Desc {
 		inv = math.MaxUint64
 	}
 	rs := make([]u64Row, 0, n)
 	var nulls []int32
-	hasNulls := col.NullN() > 0
-	for i := range n {
-		if hasNulls && col.IsNull(i) {
-			nulls = append(nulls, int32(i))
-			continue
+	base := int32(0)
+	for _, b := range s.batches {
+		col := b.Column(k.Column)
+		ord := orderU64(col)
+		hasNulls := col.NullN() > 0
+		for i := range col.Len() {
+			if hasNulls && col.IsNull(i) {
+				nulls = append(nulls, base+int32(i))
+				continue
+			}
+			rs = append(rs, u64Row{ord(i) ^ inv, base + int32(i)})
 		}
-		rs = append(rs, u64Row{ord(i) ^ inv, int32(i)})
+		base += int32(col.Len())
 	}
 	rs = radixSortU64(rs)
-	s.order = make([]int32, 0, n)
+	order := make([]int32, 0, n)
 	if k.NullsFirst {
-		s.order = append(s.order, nulls...)
+		order = append(order, nulls...)
 	}
 	for _, r := range rs {
-		s.order = append(s.order, r.row)
+		order = append(order, r.row)
 	}
 	if !k.NullsFirst {
-		s.order = append(s.order, nulls...)
+		order = append(order, nulls...)
 	}
-	return nil
+	return order, nil
 }
 
 // radixSortU64 sorts rs by key, stably (LSD, a byte a pass, skipping the
@@ -253,15 +262,27 @@ type keyRow struct {
 	row    int32
 }
 
-func (s *sortOp) sortKeys(n int) error {
+// sortKeys orders the rows by their order keys, returning their numbers
+// across the batches.
+func (s *sortOp) sortKeys(n int) ([]int32, error) {
+	dropNull := make([]bool, len(s.keys.keys))
+	for i, k := range s.keys.keys {
+		dropNull[i] = true
+		for _, b := range s.batches {
+			dropNull[i] = dropNull[i] && b.Column(k.Column).NullN() == 0
+		}
+	}
 	var a keyArena
-	a.offs = make([]int, n+1)
-	for i := range n {
-		a.buf = s.keys.appendKey(a.buf, i)
-		a.offs[i+1] = len(a.buf)
+	a.offs = make([]int, 1, n+1)
+	for _, b := range s.batches {
+		s.keys.bindWith(b, dropNull)
+		for i := range int(b.NumRows()) {
+			a.buf = s.keys.appendKey(a.buf, i)
+			a.offs = append(a.offs, len(a.buf))
+		}
 	}
 	if err := s.grow(int64(cap(a.buf)) + int64(n)*(8+4+24)); err != nil {
-		return err
+		return nil, err
 	}
 	rs := make([]keyRow, n)
 	for i := range rs {
@@ -288,9 +309,9 @@ func (s *sortOp) sortKeys(n int) error {
 		}
 		return int(x.row - y.row)
 	})
-	s.order = make([]int32, n)
+	order := make([]int32, n)
 	for i, r := range rs {
-		s.order[i] = r.row
+		order[i] = r.row
 	}
-	return nil
+	return order, nil
 }

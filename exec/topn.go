@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/rowttl/rowttl"
 )
 
@@ -21,8 +20,8 @@ import (
 // (among equal keys the earlier row wins, so a later equal row never
 // does). The values of the rows in the heap live in one compacted batch:
 // after a batch from which some rows entered, the rows still in the heap
-// are gathered from the old compacted batch and that input batch into a new
-// one, so that the operator holds n+m rows and one input batch whatever
+// are gathered (gather.go) from the old compacted batch and that input
+// batch into a new one, so that the operator holds n+m rows and one input batch whatever
 // the size of the input.
 
 const topNName = "TopN"
@@ -33,6 +32,7 @@ type topN struct {
 	schema Schema
 	arrow  *arrow.Schema
 	keys   *orderKeys
+	cols   []int // every column, for gatherBatch
 	limit  int64
 	offset int64
 	k      int
@@ -44,7 +44,7 @@ type topN struct {
 	charged int64
 
 	built bool
-	out   []int32 // rows of kept to emit, in order
+	out   []rowRef // rows of kept to emit, in order
 	done  bool
 }
 
@@ -93,7 +93,11 @@ func NewTopN(env *Env, in Operator, keys []SortKey, limit, offset int64) (Operat
 		return nil, err
 	}
 	s := in.Schema()
-	return &topN{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok, limit: limit, offset: offset,
+	cols := make([]int, len(s))
+	for i := range cols {
+		cols[i] = i
+	}
+	return &topN{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok, cols: cols, limit: limit, offset: offset,
 		k: int(k)}, nil
 }
 
@@ -119,13 +123,9 @@ func (t *topN) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		return nil, nil
 	}
 	n := min(len(t.out), BatchRows)
-	b, err := takeRows(ctx, t.env.Mem, t.arrow, t.kept.Columns(), t.out[:n])
+	b := gatherBatch(t.env.Mem, t.arrow, []arrow.RecordBatch{t.kept}, t.cols, t.out[:n])
 	t.out = t.out[n:]
-	if err != nil {
-		t.release()
-		t.done = true
-	}
-	return b, err
+	return b, nil
 }
 
 func (t *topN) Close() {
@@ -157,7 +157,7 @@ func (t *topN) build(ctx context.Context) error {
 			}
 			return err
 		}
-		err = t.fold(ctx, b)
+		err = t.fold(b)
 		b.Release()
 		if err != nil {
 			return err
@@ -166,7 +166,7 @@ func (t *topN) build(ctx context.Context) error {
 }
 
 // fold offers every row of b to the heap, then compacts the rows kept.
-func (t *topN) fold(ctx context.Context, b arrow.RecordBatch) error {
+func (t *topN) fold(b arrow.RecordBatch) error {
 	t.keys.bind(b)
 	n := int(b.NumRows())
 	entered := false
@@ -198,50 +198,27 @@ func (t *topN) fold(ctx context.Context, b arrow.RecordBatch) error {
 	if !entered {
 		return nil
 	}
-	return t.compact(ctx, b)
+	return t.compact(b)
 }
 
 // compact gathers the rows of the heap, from kept and from the current
 // batch cur, into a new kept batch.
-func (t *topN) compact(ctx context.Context, cur arrow.RecordBatch) error {
-	var fromKept, fromCur []int32
-	for _, e := range t.h {
-		if e.cur {
-			fromCur = append(fromCur, e.row)
-		} else {
-			fromKept = append(fromKept, e.row)
-		}
+func (t *topN) compact(cur arrow.RecordBatch) error {
+	srcs := []arrow.RecordBatch{cur}
+	if t.kept != nil {
+		srcs = append(srcs, t.kept)
 	}
-	var parts []arrow.RecordBatch
-	defer func() { releaseBatches(parts) }()
-	if len(fromKept) > 0 {
-		p, err := takeRows(ctx, t.env.Mem, t.arrow, t.kept.Columns(), fromKept)
-		if err != nil {
-			return err
-		}
-		parts = append(parts, p)
-	}
-	p, err := takeRows(ctx, t.env.Mem, t.arrow, cur.Columns(), fromCur)
-	if err != nil {
-		return err
-	}
-	parts = append(parts, p)
-	kept, err := concatBatches(t.env, t.arrow, parts)
-	if err != nil {
-		return err
-	}
-	// Renumber: rows from kept first, in the order they were gathered.
-	nk, nc := int32(0), int32(len(fromKept))
+	refs := make([]rowRef, len(t.h))
 	keyBytes := int64(0)
-	for _, e := range t.h {
-		if e.cur {
-			e.row, nc = nc, nc+1
-		} else {
-			e.row, nk = nk, nk+1
+	for i, e := range t.h {
+		refs[i] = rowRef{row: e.row}
+		if !e.cur {
+			refs[i].batch = 1
 		}
-		e.cur = false
+		e.row, e.cur = int32(i), false
 		keyBytes += int64(cap(e.key)) + 48
 	}
+	kept := gatherBatch(t.env.Mem, t.arrow, srcs, t.cols, refs)
 	if t.kept != nil {
 		t.kept.Release()
 	}
@@ -270,7 +247,7 @@ func (t *topN) finish() {
 		return
 	}
 	for _, e := range es[t.offset:] {
-		t.out = append(t.out, e.row)
+		t.out = append(t.out, rowRef{row: e.row})
 	}
 }
 
@@ -280,38 +257,6 @@ func releaseBatches(bs []arrow.RecordBatch) {
 			b.Release()
 		}
 	}
-}
-
-// concatBatches concatenates batches of schema s into one.
-func concatBatches(env *Env, s *arrow.Schema, bs []arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if len(bs) == 1 {
-		bs[0].Retain()
-		return bs[0], nil
-	}
-	cols := make([]arrow.Array, s.NumFields())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	var rows int64
-	for _, b := range bs {
-		rows += b.NumRows()
-	}
-	for i := range cols {
-		parts := make([]arrow.Array, len(bs))
-		for j, b := range bs {
-			parts[j] = b.Column(i)
-		}
-		c, err := array.Concatenate(parts, env.Mem)
-		if err != nil {
-			return nil, rowttl.Errorf(rowttl.ErrNotSupported, "concatenating column %s: %w", s.Field(i).Name, err)
-		}
-		cols[i] = c
-	}
-	return array.NewRecordBatch(s, cols, rows), nil
 }
 
 // fixedCheck decides whether a row of a single fixed-width key is smaller
