@@ -39,10 +39,14 @@ const (
 type aggInput struct {
 	arr    arrow.Array
 	nulls  bool
-	ints   []int64
+	ints   []int64 // the batch's own values, or intBuf
 	floats []float64
 	decs   []decimal128.Num
 	strs   *array.String
+	// intBuf and floatBuf hold converted values; ints and floats may
+	// instead view the batch, which must never be written.
+	intBuf   []int64
+	floatBuf []float64
 }
 
 // prepare converts arr for an argument of form f, reusing in's buffers.
@@ -58,30 +62,33 @@ func (in *aggInput) prepare(f argForm, arr arrow.Array) {
 			ts := a.TimestampValues()
 			in.ints = unsafe.Slice((*int64)(unsafe.SliceData(ts)), len(ts))
 		default:
-			in.ints = intKeys(in.ints[:cap(in.ints)][:0], arr)
+			in.intBuf = intKeys(in.intBuf, arr)
+			in.ints = in.intBuf
 		}
 	case argFloat:
 		switch a := arr.(type) {
 		case *array.Float64:
 			in.floats = a.Float64Values()
 		case *array.Float32:
-			in.floats = resize(in.floats[:cap(in.floats)][:0], a.Len())
+			in.floatBuf = resize(in.floatBuf, a.Len())
 			for i, v := range a.Float32Values() {
-				in.floats[i] = float64(v)
+				in.floatBuf[i] = float64(v)
 			}
+			in.floats = in.floatBuf
 		}
 	case argOrder:
-		in.ints = resize(in.ints[:cap(in.ints)][:0], arr.Len())
+		in.intBuf = resize(in.intBuf, arr.Len())
 		switch a := arr.(type) {
 		case *array.Float64:
 			for i, v := range a.Float64Values() {
-				in.ints[i] = floatOrder(v)
+				in.intBuf[i] = floatOrder(v)
 			}
 		case *array.Float32:
 			for i, v := range a.Float32Values() {
-				in.ints[i] = floatOrder(float64(v))
+				in.intBuf[i] = floatOrder(float64(v))
 			}
 		}
+		in.ints = in.intBuf
 	case argDec:
 		in.decs = arr.(*array.Decimal128).Values()
 	case argStr:

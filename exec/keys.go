@@ -133,6 +133,7 @@ func (k *rowKeys) fill(cols []arrow.Array) {
 		k.buf = k.buf[:0]
 		k.offs = resize(k.offs, n+1)
 		offs := k.offs
+		offs[0] = 0
 		for i := range n {
 			for _, c := range cols {
 				k.buf = appendEqualKey(k.buf, c, i)
