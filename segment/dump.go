@@ -50,6 +50,9 @@ func (r *Reader) Dump(w io.Writer) error {
 	for col, z := range r.f.columns {
 		fmt.Fprintf(bw, "  column %d: %s\n", col, z)
 	}
+	if len(r.f.tag) > 0 {
+		fmt.Fprintf(bw, "  tag: %d bytes %x\n", len(r.f.tag), r.f.tag)
+	}
 	fmt.Fprintf(bw, "trailer: offset %d length %d\n", r.size-trailerLen, trailerLen)
 	return bw.Flush()
 }

@@ -19,6 +19,7 @@ type footer struct {
 	pages    []int // rows of each page
 	chunks   []chunkMeta
 	columns  []ZoneMap // whole-segment zone map per column
+	tag      []byte    // from 4
 }
 
 // chunkMeta describes one chunk, the data of one column in one page.
@@ -53,6 +54,10 @@ func (f *footer) Marshal(dst []byte) []byte {
 	for i, z := range f.columns {
 		dst = marshalZone(dst, z, f.cols[i].kind, false)
 	}
+	if f.version >= 4 {
+		dst = binary.AppendUvarint(dst, uint64(len(f.tag)))
+		dst = append(dst, f.tag...)
+	}
 	return dst
 }
 
@@ -61,6 +66,7 @@ var (
 	errFooterChunk = errors.New("bad chunk description")
 	errFooterNulls = errors.New("column null count differs from its pages")
 	errTrailing    = errors.New("trailing bytes")
+	errTag         = errors.New("bad tag")
 )
 
 // Unmarshal decodes a footer and checks it for consistency. It returns the
@@ -126,6 +132,16 @@ func (f *footer) Unmarshal(src []byte) ([]byte, error) {
 		f.columns[i] = unmarshalZone(d, f.cols[i], f.rows, false)
 		if d.err == nil && f.columns[i].NullCount != nulls[i] {
 			d.fail(errFooterNulls)
+		}
+	}
+	if f.version >= 4 {
+		n := d.uvarint()
+		if d.err == nil && (n > MaxTagBytes || n > uint64(len(d.src))) {
+			d.fail(errTag)
+		}
+		if d.err == nil {
+			f.tag = append([]byte(nil), d.src[:n]...)
+			d.src = d.src[n:]
 		}
 	}
 	if d.err != nil {

@@ -26,7 +26,7 @@ import (
 //	footer  := | page rows (uvarint) | rows (uvarint) | schema |
 //	           | pages (uvarint) | rows of each page (uvarint each) |
 //	           | chunk meta for each page p, each column c (page-major) |
-//	           | zone map of each column |
+//	           | zone map of each column | [tag] |
 //	           page rows is informational (Dump): the writer's PageRows
 //	           option, or the largest page it copied if larger; pages may
 //	           have any size from 1 to MaxPageRows rows
@@ -42,6 +42,9 @@ import (
 //	           only: the exact sum of the non-null values as a 128-bit
 //	           integer; for floats only on scaled pages, with the page's
 //	           decimal exponent
+//	tag     := | length (uvarint, ≤ MaxTagBytes) | bytes |   format 4: what
+//	           the file's owner recorded about it (WriterOptions.Tag),
+//	           opaque here
 //	schema  := | metadata | fields (uvarint) | field ... |
 //	field   := | name | type id (1B) | type params | nullable (1B) | metadata |
 //	metadata := | pairs (uvarint) | key | value | ... |   strings are uvarint length + bytes
@@ -62,7 +65,8 @@ import (
 //	1: initial format.
 //	2: the scaled encoding of doubles (decimals as bit-packed integers).
 //	3: page zone maps of integer and float columns end with a sum field.
-const formatVersion = 3
+//	4: the footer ends with the owner's tag.
+const formatVersion = 4
 
 // minFormatVersion is the oldest version this build reads.
 const minFormatVersion = 1
@@ -84,6 +88,8 @@ const (
 	maxPageBytes = 1 << 28
 	// maxColumns bounds the number of columns in a schema.
 	maxColumns = 1 << 16
+	// MaxTagBytes is the longest WriterOptions.Tag.
+	MaxTagBytes = 1 << 10
 )
 
 // encoding identifies how the values of a chunk body are laid out. The

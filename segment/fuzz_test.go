@@ -199,17 +199,17 @@ func FuzzFooter(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(uint8(3), bytes.Clone(s[r.footerOff:r.footerOff+int64(r.footerLen)]))
+		f.Add(uint8(formatVersion-2), bytes.Clone(s[r.footerOff:r.footerOff+int64(r.footerLen)]))
 	}
 	if b, err := os.ReadFile("testdata/format2.seg"); err == nil {
 		r, err := Open(bytes.NewReader(b), int64(len(b)), "format2")
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(uint8(2), bytes.Clone(b[r.footerOff:r.footerOff+int64(r.footerLen)]))
+		f.Add(uint8(0), bytes.Clone(b[r.footerOff:r.footerOff+int64(r.footerLen)]))
 	}
 	f.Fuzz(func(t *testing.T, version uint8, b []byte) {
-		ft := footer{version: uint32(version%2) + 2}
+		ft := footer{version: uint32(version%3) + 2}
 		rest, err := ft.Unmarshal(b)
 		if err != nil {
 			return

@@ -147,6 +147,9 @@ func (r *Reader) Name() string { return r.name }
 // types, nullability and metadata.
 func (r *Reader) Schema() *arrow.Schema { return r.f.schema }
 
+// Tag returns what the writer's WriterOptions.Tag held; nil before format 4.
+func (r *Reader) Tag() []byte { return r.f.tag }
+
 // SameLayout reports whether the segment's columns match those of sc: the
 // same number of fields, with the same names and types in the same order.
 // Nullability and metadata are not compared. Writer.CopyPage accepts the

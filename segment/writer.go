@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,6 +39,10 @@ type WriterOptions struct {
 	// Parallelism is the number of goroutines that encode the columns of
 	// a page; 0 means GOMAXPROCS. The file is the same whatever it is.
 	Parallelism int
+	// Tag is kept in the footer for the file's owner (Reader.Tag), at most
+	// MaxTagBytes: the table records there what a file was written for, so
+	// that a file the manifest does not list can still be accounted for.
+	Tag []byte
 }
 
 // Summary describes a finished segment.
@@ -57,6 +62,7 @@ type Writer struct {
 	pageRows int
 	zenc     *zstd.Encoder // nil when compression is off
 	hot      []bool        // per column: never compressed
+	tag      []byte
 
 	stages  []colStage // the page being filled
 	pending int        // rows staged
@@ -100,7 +106,10 @@ func NewWriter(w io.Writer, sc *arrow.Schema, opts WriterOptions) (*Writer, erro
 	if sc.NumFields() > maxColumns {
 		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "segment: %d columns, at most %d", sc.NumFields(), maxColumns)
 	}
-	wr := &Writer{w: w, sc: sc, pageRows: pageRows}
+	if len(opts.Tag) > MaxTagBytes {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: tag of %d bytes, at most %d", len(opts.Tag), MaxTagBytes)
+	}
+	wr := &Writer{w: w, sc: sc, pageRows: pageRows, tag: bytes.Clone(opts.Tag)}
 	for _, f := range sc.Fields() {
 		ct, err := newColType(f.Type)
 		if err != nil {
@@ -512,6 +521,7 @@ func (w *Writer) Finish() (Summary, error) {
 		pages:    w.pages,
 		chunks:   w.chunks,
 		columns:  make([]ZoneMap, len(w.cols)),
+		tag:      w.tag,
 	}
 	for c := range w.cols {
 		f.columns[c] = w.zones[c].zoneMap(w.cols[c].kind)
