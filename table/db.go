@@ -299,11 +299,11 @@ func classifyDataDir(fsys vfs.FS, dir string) (dirKind, error) {
 
 // tableReplays reports whether dir holds a table whose manifest replays.
 func tableReplays(fsys vfs.FS, dir string) bool {
-	num, err := readCurrent(fsys, dir)
+	num, _, err := readCurrent(fsys, dir)
 	if err != nil {
 		return false
 	}
-	_, _, err = replayManifest(fsys, dir, num, false)
+	_, err = replayManifest(fsys, dir, num)
 	return err == nil
 }
 

@@ -205,7 +205,7 @@ func (lw *LoadWriter) spill() error {
 	w := rowset.NewWriter(rowset.WriterOptions{
 		FS: t.fs, Dir: t.dir, Schema: phys, TTLIndex: -1,
 		// Runs are read back once: light encodings only, one file each.
-		Segment:     segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: -1},
+		Segment:     segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: -1, Tag: t.tagFor(kindRun)},
 		SegmentRows: math.MaxInt64, NewFileNum: t.newFileNum,
 	})
 	lw.runs = append(lw.runs, w)

@@ -29,13 +29,45 @@ import (
 // append — was never acknowledged and is cut off on open; anything else that
 // fails a check is ErrCorruption naming the file.
 //
+// A torn tail and a manifest cut after the fact look the same, so what was
+// published is also recorded outside the manifest (format 2):
+//
+//	record payload   {"seq": N, ...}       every record numbered, one up
+//	                                       from the previous; a rotated
+//	                                       manifest's snapshot carries on
+//	                                       the numbering
+//	segment tag      | 1 | kind (1B) | after (uvarint) |
+//	                 each segment file written by the table (segment
+//	                 format 4): after is the last record the manifest had
+//	                 made durable when the file was written; kind tells the
+//	                 data of a rowset from a load's spilled run
+//	CURRENT          MANIFEST-000007\n
+//	                 published 42 crc 5e1fd3a0\n
+//	                 the last record known durable when CURRENT was
+//	                 written (at create, rotation, recovery and close); the
+//	                 crc32c covers the bytes before " crc"
+//
+// Writes are serialised, so at most one record can be in flight: a file
+// whose after is the manifest's last record may be that write's (or a
+// compaction's), and is moved to lost+found/ when no record lists it. A
+// file whose after lies beyond the last record, or a CURRENT that names a
+// later one, proves that acknowledged records are missing: Open and Check
+// report ErrCorruption naming the manifest, and change nothing. Cuts inside
+// the final record of a table that was not closed stay undetectable: they
+// are what a crash during that append leaves.
+//
 // CURRENT names the live manifest; it is replaced by an atomic rename when
 // the manifest is rewritten as one snapshot record.
 //
 // Format history:
 //
 //	1: initial.
-const manifestFormat = 1
+//	2: records carry a sequence number; CURRENT may record the last one published.
+const manifestFormat = 2
+
+// minManifestFormat is the oldest manifest this build reads: format 1
+// records are numbered by position, and its CURRENT records nothing.
+const minManifestFormat = 1
 
 const (
 	recordHeaderLen = 12
@@ -111,6 +143,8 @@ type manifest struct {
 	num  uint64
 	f    vfs.File
 	size int64
+	// seq is the sequence number of the last record known durable.
+	seq uint64
 	// uncertain is set when an append failed in a way that may leave its
 	// record durable, or a partial record in the file: a failed sync, or a
 	// failed write whose cut failed too. From then on every append fails,
@@ -123,8 +157,8 @@ type manifest struct {
 // to append can be deleted: not when the record may be durable after all.
 func (m *manifest) mayRemoveFiles() bool { return m == nil || m.uncertain == nil }
 
-// createManifest writes a new manifest holding one snapshot edit and points
-// CURRENT at it.
+// createManifest writes a new manifest holding one snapshot edit (its Seq
+// set) and points CURRENT at it. A failure leaves CURRENT as it was.
 func createManifest(fs vfs.FS, dir string, num uint64, snapshot *versionEdit) (*manifest, error) {
 	payload, err := json.Marshal(snapshot)
 	if err != nil {
@@ -147,29 +181,31 @@ func createManifest(fs vfs.FS, dir string, num uint64, snapshot *versionEdit) (*
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	if err := vfs.WriteFileAtomic(fs, filepath.Join(dir, currentFile), []byte(manifestName(num)+"\n")); err != nil {
+	if err := writeCurrent(fs, dir, num, snapshot.Seq); err != nil {
 		return nil, err
 	}
 	f, err = fs.OpenAppend(name)
 	if err != nil {
 		return nil, err
 	}
-	return &manifest{fs: fs, dir: dir, num: num, f: f, size: int64(len(data))}, nil
+	return &manifest{fs: fs, dir: dir, num: num, f: f, size: int64(len(data)), seq: snapshot.Seq}, nil
 }
 
-// append makes one edit durable. A failed append leaves the file as it was
-// (the partial record is cut), so the next append starts clean.
+// append makes one edit durable, numbering it after the last. A failed
+// append leaves the file as it was (the partial record is cut) when it can;
+// the table then recovers (see Table.recoverLocked).
 func (m *manifest) append(e *versionEdit) error {
+	if m.uncertain != nil {
+		return fmt.Errorf("append to manifest %s after an earlier failure: %w", manifestName(m.num), m.uncertain)
+	}
+	e.Seq = m.seq + 1
 	payload, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	if m.uncertain != nil {
-		return fmt.Errorf("append to manifest %s after an earlier failure: %w", manifestName(m.num), m.uncertain)
-	}
 	data := appendRecord(nil, payload)
 	if _, err := m.f.Write(data); err != nil {
-		err = fmt.Errorf("append to manifest %s: %w", manifestName(m.num), err)
+		err = fmt.Errorf("write manifest %s: %w", manifestName(m.num), err)
 		if terr := m.f.Truncate(m.size); terr != nil {
 			// A partial record stays in the file: the next append would
 			// follow it and look like corruption on replay.
@@ -185,6 +221,7 @@ func (m *manifest) append(e *versionEdit) error {
 		return err
 	}
 	m.size += int64(len(data))
+	m.seq = e.Seq
 	return nil
 }
 
@@ -197,42 +234,79 @@ func (m *manifest) close() error {
 	return err
 }
 
-// readCurrent returns the number of the live manifest.
-func readCurrent(fs vfs.FS, dir string) (uint64, error) {
-	data, err := vfs.ReadFile(fs, filepath.Join(dir, currentFile))
+// readCurrent returns the number of the live manifest and the sequence
+// number of the last record CURRENT records as published (0: none).
+func readCurrent(fs vfs.FS, dir string) (num, published uint64, err error) {
+	name := filepath.Join(dir, currentFile)
+	data, err := vfs.ReadFile(fs, name)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	// CURRENT holds exactly what createManifest writes; anything else (a
-	// flipped byte, even one that turns the newline into other white space)
-	// is damage.
-	s := strings.TrimSuffix(string(data), "\n")
-	var num uint64
-	if _, err := fmt.Sscanf(s, "MANIFEST-%06d", &num); err != nil || manifestName(num)+"\n" != string(data) {
-		return 0, rowttl.Errorf(rowttl.ErrCorruption, "file %s names no manifest (%q)", filepath.Join(dir, currentFile), data)
+	// CURRENT holds exactly what writeCurrent writes (or, from format 1,
+	// the first line alone); anything else (a flipped byte, even one that
+	// turns the newline into other white space) is damage.
+	bad := func() (uint64, uint64, error) {
+		return 0, 0, rowttl.Errorf(rowttl.ErrCorruption, "file %s names no manifest (%q)", name, data)
 	}
-	return num, nil
+	first, rest, ok := strings.Cut(string(data), "\n")
+	if !ok {
+		return bad()
+	}
+	if _, err := fmt.Sscanf(first, "MANIFEST-%06d", &num); err != nil || manifestName(num) != first {
+		return bad()
+	}
+	if rest == "" {
+		return num, 0, nil
+	}
+	var crc uint32
+	if _, err := fmt.Sscanf(rest, "published %d crc %08x\n", &published, &crc); err != nil || string(currentContents(num, published)) != string(data) {
+		return bad()
+	}
+	return num, published, nil
 }
 
-// replayManifest reads every edit of a manifest and, when cut is set, cuts
-// a torn tail.
-func replayManifest(fsys vfs.FS, dir string, num uint64, cut bool) ([]*versionEdit, int64, error) {
+// currentContents is what CURRENT holds when it names manifest num and
+// records that the record numbered published is durable.
+func currentContents(num, published uint64) []byte {
+	b := fmt.Appendf(nil, "%s\npublished %d", manifestName(num), published)
+	return fmt.Appendf(b, " crc %08x\n", crc32.Checksum(b, crcTable))
+}
+
+// writeCurrent points CURRENT at manifest num, recording published; the
+// replacement is atomic.
+func writeCurrent(fs vfs.FS, dir string, num, published uint64) error {
+	return vfs.WriteFileAtomic(fs, filepath.Join(dir, currentFile), currentContents(num, published))
+}
+
+// replayed is what replayManifest read from a manifest.
+type replayed struct {
+	name  string // path of the manifest
+	edits []*versionEdit
+	// valid is the length of the prefix of whole records; size the file's.
+	valid, size int64
+	// lastSeq is the sequence number of the last whole record.
+	lastSeq uint64
+}
+
+// replayManifest reads every edit of a manifest, numbering them. It changes
+// nothing: a torn tail is cut by cutTail once the caller knows it is one.
+func replayManifest(fsys vfs.FS, dir string, num uint64) (*replayed, error) {
 	name := filepath.Join(dir, manifestName(num))
 	f, err := fsys.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s named by %s is missing", name, filepath.Join(dir, currentFile))
+		return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s named by %s is missing", name, filepath.Join(dir, currentFile))
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("open manifest: %w", err)
+		return nil, fmt.Errorf("open manifest: %w", err)
 	}
 	data, err := io.ReadAll(f)
 	f.Close()
 	if err != nil {
-		return nil, 0, fmt.Errorf("read manifest %s: %w", name, err)
+		return nil, fmt.Errorf("read manifest %s: %w", name, err)
 	}
 	payloads, valid, err := readRecords(name, data)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	edits := make([]*versionEdit, 0, len(payloads))
 	for i, p := range payloads {
@@ -240,29 +314,51 @@ func replayManifest(fsys vfs.FS, dir string, num uint64, cut bool) ([]*versionEd
 		dec := json.NewDecoder(bytes.NewReader(p))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(e); err != nil {
-			return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d does not decode (%v)", name, i, err)
+			return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d does not decode (%v)", name, i, err)
 		}
 		edits = append(edits, e)
 	}
 	if len(edits) == 0 || edits[0].Definition == nil {
-		return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: no table definition", name)
+		return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: no table definition", name)
 	}
-	if edits[0].Format != manifestFormat {
-		return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: format %d, this build reads %d", name, edits[0].Format, manifestFormat)
+	format := edits[0].Format
+	if format < minManifestFormat || format > manifestFormat {
+		return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: format %d, this build reads %d to %d", name, format, minManifestFormat, manifestFormat)
 	}
-	if valid < len(data) && cut {
-		af, err := fsys.OpenAppend(name)
-		if err != nil {
-			return nil, 0, err
+	var seq uint64
+	for i, e := range edits {
+		want := seq + 1
+		switch {
+		case i == 0 && e.Seq != 0:
+			want = e.Seq
+		case e.Seq == 0 && format >= 2:
+			return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d has no sequence number", name, i)
 		}
-		err = af.Truncate(int64(valid))
-		if err == nil {
-			err = af.Sync()
+		if e.Seq != 0 && e.Seq != want {
+			return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d has sequence number %d, want %d", name, i, e.Seq, want)
 		}
-		af.Close()
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, 0, fmt.Errorf("cut torn tail of %s: %w", name, err)
-		}
+		seq = want
 	}
-	return edits, int64(valid), nil
+	return &replayed{name: name, edits: edits, valid: int64(valid), size: int64(len(data)), lastSeq: seq}, nil
+}
+
+// cutTail cuts the torn tail of a replayed manifest, if it has one.
+func (r *replayed) cutTail(fsys vfs.FS) error {
+	if r.valid == r.size {
+		return nil
+	}
+	af, err := fsys.OpenAppend(r.name)
+	if err != nil {
+		return err
+	}
+	err = af.Truncate(r.valid)
+	if err == nil {
+		err = af.Sync()
+	}
+	af.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("cut torn tail of %s: %w", r.name, err)
+	}
+	r.size = r.valid
+	return nil
 }

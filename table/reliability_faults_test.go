@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,8 +27,10 @@ import (
 //
 //   - the error wraps the injected one (an I/O error is never reported as
 //     corruption, nor swallowed);
-//   - the open table still shows exactly the acknowledged data, and either
-//     accepts a further write or refuses it with a clear error;
+//   - the open table still shows exactly the acknowledged data, and accepts
+//     a further write once the fault is gone (after a failed manifest
+//     append it recovers in place, showing the failed operation entirely or
+//     not at all, and from then on only that state will do);
 //   - reopened as it is, and after a simulated power cut (strict, and a few
 //     random ones), the table opens, passes Check, shows every acknowledged
 //     write, and shows the failed operation entirely or not at all.
@@ -226,15 +229,28 @@ func runFaultCase(t *testing.T, c faultCase, mode faultMode, seed uint64, soak b
 		}
 		expectState(t, where+": open table after the operation", tbl, []*refModel{now})
 
-		// A further write is accepted, or refused with a clear error.
+		// A further write, with the fault gone (the disk has space again),
+		// is accepted: a table whose manifest append failed recovers in
+		// place, settling the failed operation one way or the other. The
+		// write is acknowledged, so from now on only the state it shows
+		// will do.
 		ferr := writeModelRows(tbl, mem, now, follow)
-		if ferr == nil {
-			for _, m := range may {
-				m.write(follow)
-			}
-			expectState(t, where+": after a further write", tbl, []*refModel{now})
-		} else if opErr == nil || !errors.Is(ferr, rowttl.ErrNotSupported) || !strings.Contains(ferr.Error(), "reopen") {
+		if ferr != nil {
 			t.Fatalf("%s: further write: %v", where, ferr)
+		}
+		for _, m := range may {
+			m.write(follow)
+		}
+		shown, err := stateOf(tbl)
+		if err != nil {
+			t.Fatalf("%s: scan after a further write: %v", where, err)
+		}
+		expectState(t, where+": after a further write", tbl, may)
+		for _, m := range may {
+			if refState(m) == shown {
+				may = []*refModel{m}
+				break
+			}
 		}
 		if err := tbl.Check(); err != nil {
 			t.Fatalf("%s: check: %v", where, err)
@@ -497,52 +513,69 @@ func appendBytes(t *testing.T, fsys vfs.FS, name string, data []byte) {
 // (a reopen that finds the record finds its files), and a reopen that finds
 // the record must make it durable before relying on it (before deleting the
 // files it made obsolete), or a crash after the reopen would bring back a
-// state whose files are gone.
+// state whose files are gone. Settled in place instead — by the next write,
+// without a reopen — the record read back from the file is adopted and made
+// durable in a fresh manifest: the table, reopened or crashed, shows it and
+// the write that settled it.
 func TestFailedManifestSyncKeepsFiles(t *testing.T) {
 	for _, model := range []schema.Model{schema.Duplicate, schema.UniqueMOW, schema.UniqueMOR} {
 		for _, compact := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/compact=%v", modelName(model), compact), func(t *testing.T) {
-				mem := newCountingAllocator()
-				defer mem.AssertSize(t, 0)
-				fsys := vfs.NewMemFS()
-				var failSync atomic.Bool
-				efs := vfs.NewErrorFS(fsys, vfs.InjectorFunc(func(op vfs.Op, path string) error {
-					if failSync.Load() && op == vfs.OpSync && strings.Contains(path, "MANIFEST") {
-						return &vfs.InjectedError{Op: op, Path: path, Err: syscall.EIO}
+			for _, inPlace := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/compact=%v/in-place=%v", modelName(model), compact, inPlace), func(t *testing.T) {
+					mem := newCountingAllocator()
+					defer mem.AssertSize(t, 0)
+					fsys := vfs.NewMemFS()
+					var failSync atomic.Bool
+					efs := vfs.NewErrorFS(fsys, vfs.InjectorFunc(func(op vfs.Op, path string) error {
+						if failSync.Load() && op == vfs.OpSync && strings.Contains(path, "MANIFEST") {
+							return &vfs.InjectedError{Op: op, Path: path, Err: syscall.EIO}
+						}
+						return nil
+					}))
+					tbl := mustCreate(t, "/t", modelDef(model, false), reliabilityOpts(efs, mem))
+					ref := newRef(model, false)
+					for i := 0; i < 3; i++ {
+						if err := writeModelRows(tbl, mem, ref, modelRowsFor(i*30, 30, 0, int64(i*100), false)); err != nil {
+							t.Fatal(err)
+						}
 					}
-					return nil
-				}))
-				tbl := mustCreate(t, "/t", modelDef(model, false), reliabilityOpts(efs, mem))
-				ref := newRef(model, false)
-				for i := 0; i < 3; i++ {
-					if err := writeModelRows(tbl, mem, ref, modelRowsFor(i*30, 30, 0, int64(i*100), false)); err != nil {
+					after := ref.clone()
+					failSync.Store(true)
+					var err error
+					if compact {
+						err = tbl.CompactAt(context.Background(), Full, base)
+					} else {
+						next := modelRowsFor(100, 30, 0, 100, false)
+						err = writeModelRows(tbl, mem, newRef(model, false), next)
+						after.write(next)
+					}
+					if !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "sync manifest") {
+						t.Fatalf("with a failing manifest sync: %v", err)
+					}
+					expectState(t, "after the failed sync", tbl, []*refModel{ref})
+					failSync.Store(false)
+					if inPlace {
+						if err := writeModelRows(tbl, mem, after, modelRowsFor(0, 1, 0, 0, false)); err != nil {
+							t.Fatalf("write after a failed manifest sync: %v", err)
+						}
+						expectState(t, "recovered in place", tbl, []*refModel{after})
+						if err := tbl.Check(); err != nil {
+							t.Fatal(err)
+						}
+						if names, _ := fsys.List("/t"); slices.Contains(names, manifestName(1)) {
+							t.Fatalf("the manifest whose sync failed is still there: %v", names)
+						}
+					}
+					if err := tbl.Close(); err != nil {
 						t.Fatal(err)
 					}
-				}
-				after := ref.clone()
-				failSync.Store(true)
-				var err error
-				if compact {
-					err = tbl.CompactAt(context.Background(), Full, base)
-				} else {
-					next := modelRowsFor(100, 30, 0, 100, false)
-					err = writeModelRows(tbl, mem, newRef(model, false), next)
-					after.write(next)
-				}
-				if !errors.Is(err, syscall.EIO) {
-					t.Fatalf("with a failing manifest sync: %v", err)
-				}
-				failSync.Store(false)
-				if err := writeModelRows(tbl, mem, newRef(model, false), modelRowsFor(0, 1, 0, 0, false)); !errors.Is(err, rowttl.ErrNotSupported) {
-					t.Fatalf("write after a failed manifest sync: %v", err)
-				}
-				tbl.Close()
-				// The record reached the file (only its sync failed):
-				// reopened, it is there, files and all...
-				reopenAndExpect(t, "reopened", fsys, mem, []*refModel{after}, false)
-				// ... and it stays there through a crash.
-				reopenAndExpect(t, "reopened after a crash", fsys.CrashClone(nil), mem, []*refModel{after}, true)
-			})
+					// The record reached the file (only its sync failed):
+					// reopened, it is there, files and all...
+					reopenAndExpect(t, "reopened", fsys, mem, []*refModel{after}, false)
+					// ... and it stays there through a crash.
+					reopenAndExpect(t, "reopened after a crash", fsys.CrashClone(nil), mem, []*refModel{after}, true)
+				})
+			}
 		}
 	}
 }
@@ -594,9 +627,9 @@ func TestFaultInjectionSoak(t *testing.T) {
 // compactions, retention changes, reopens, crashes) to one table, each run
 // while file-system operations fail with a random probability. After each
 // operation the open table must show the acknowledged data exactly. A
-// failed operation that left the table refusing writes (its manifest record
-// may or may not be durable) is settled by a reopen, with or without a
-// crash, which must show the data with or without that operation, whole.
+// failed operation whose manifest record may or may not be durable is
+// settled by a reopen, with or without a crash, or in place by the next
+// write; either must show the data with or without that operation, whole.
 // The log of operations is printed on failure.
 func runFaultSequence(t *testing.T, seed uint64, steps int) {
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -742,7 +775,19 @@ func runFaultSequence(t *testing.T, seed uint64, steps int) {
 		tbl.mu.Lock()
 		failed := tbl.mu.failed != nil
 		tbl.mu.Unlock()
-		if failed {
+		if failed && rng.IntN(2) == 0 {
+			// The record may be durable: the next write settles it in
+			// place, and then only what it shows will do.
+			rows := modelRowsFor(nextID, 1+rng.IntN(5), 0, int64(rng.IntN(1000)), source)
+			nextID += len(rows)
+			log = append(log, fmt.Sprintf("settle in place: write %d rows from id %d", len(rows), rows[0].id))
+			without := ref.clone()
+			if err := writeModelRows(tbl, mem, without, rows); err != nil {
+				fail("write after a failed manifest append: %v", err)
+			}
+			post.write(rows)
+			ref = expect("after settling in place", without, post).clone()
+		} else if failed {
 			// The record may be durable: settle it.
 			crash, random := rng.IntN(2) == 0, rng.IntN(2) == 0
 			log = append(log, fmt.Sprintf("settle: reopen (crash %v, random %v)", crash, random))

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -58,11 +57,14 @@ type Options struct {
 	CompactionInterval time.Duration
 	// ReadOnly opens a table for inspection (`rowttl check`): Open changes
 	// no file — it neither cuts a torn manifest tail nor deletes orphans nor
-	// rewrites the manifest — takes no writer lock (it reads alongside the
+	// moves strays to lost+found/ nor rewrites the manifest — takes no writer lock (it reads alongside the
 	// process that owns the table, see lock.go), runs no background
 	// compaction, and every write, ALTER and compaction fails with
 	// ErrNotSupported. Create refuses it; OpenDB creates nothing with it.
 	ReadOnly bool
+	// Logf receives the table's log lines (files moved to lost+found/,
+	// recoveries); nil means log.Printf.
+	Logf func(format string, args ...any)
 }
 
 func (o Options) withDefaults() Options {
@@ -117,9 +119,15 @@ type Table struct {
 		labels       map[string]bool
 		totals       Totals
 		closed       bool
-		// failed is set when the manifest may hold a record the table
-		// could not confirm; the table refuses writes until reopened.
-		failed error
+		// failed is set when a manifest append failed: the manifest may
+		// hold the record or part of it. The next writer recovers first
+		// (recoverLocked); unsettled are the files of that record.
+		failed    error
+		unsettled map[uint64]bool
+		// published is the last record CURRENT records as published.
+		published uint64
+		// lostFound lists the files no record accounts for (LostFound).
+		lostFound []string
 		// latestNow is the latest now (µs) any request of this process has
 		// used; background compaction never reclaims rows that expire after
 		// it (see reclaimNow).
@@ -161,7 +169,7 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := &versionEdit{Format: manifestFormat, Definition: d, Policy: &pol, NextFileNum: 1, NextRowsetID: 1, Totals: &Totals{}}
+	snap := &versionEdit{Format: manifestFormat, Seq: 1, Definition: d, Policy: &pol, NextFileNum: 1, NextRowsetID: 1, Totals: &Totals{}}
 	m, err := createManifest(o.FS, dir, 1, snap)
 	if err != nil {
 		lock.release()
@@ -185,13 +193,16 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	t.mu.nextRowsetID = 1
 	t.mu.labels = map[string]bool{}
 	t.mu.totals = Totals{Compactions: map[string]int64{}}
+	t.mu.published = snap.Seq
 	t.startBackground()
 	return t, nil
 }
 
-// Open opens the table in dir: it replays the manifest, cuts a torn final
-// record (never acknowledged), opens every live rowset and deletes files
-// that no rowset lists (left by a crash).
+// Open opens the table in dir: it replays the manifest, checks against
+// CURRENT and the segment files that no record is missing, cuts a torn
+// final record (never acknowledged), opens every live rowset, deletes the
+// files that records made obsolete and moves the segment files that no
+// record accounts for to lost+found/.
 func Open(dir string, opts *Options) (*Table, error) {
 	o := Options{}
 	if opts != nil {
@@ -201,7 +212,7 @@ func Open(dir string, opts *Options) (*Table, error) {
 	if o.ReadOnly {
 		return openReadOnly(dir, o)
 	}
-	num, err := readCurrent(o.FS, dir)
+	num, published, err := readCurrent(o.FS, dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, rowttl.Errorf(rowttl.ErrNotFound, "no table in %s", dir)
@@ -217,7 +228,7 @@ func Open(dir string, opts *Options) (*Table, error) {
 		lock.release()
 		return nil, err
 	}
-	t, err := openLocked(dir, o, fsys, num, lock)
+	t, err := openLocked(dir, o, fsys, num, published, lock)
 	if err != nil {
 		if d, ok := fsys.(*deferringFS); ok {
 			d.close()
@@ -244,7 +255,7 @@ func openReadOnly(dir string, o Options) (*Table, error) {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		num, err := readCurrent(o.FS, dir)
+		num, published, err := readCurrent(o.FS, dir)
 		if err != nil {
 			rl.release()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -253,7 +264,7 @@ func openReadOnly(dir string, o Options) (*Table, error) {
 			return nil, err
 		}
 		before := manifestStamp(o.FS, dir, num)
-		t, err := openLocked(dir, o, o.FS, num, &fileLock{})
+		t, err := openLocked(dir, o, o.FS, num, published, &fileLock{})
 		if err == nil {
 			t.readers = rl
 			return t, nil
@@ -282,20 +293,35 @@ func manifestStamp(fsys vfs.FS, dir string, num uint64) int64 {
 
 // currentIs reports whether CURRENT still names manifest num.
 func currentIs(fsys vfs.FS, dir string, num uint64) bool {
-	n, err := readCurrent(fsys, dir)
+	n, _, err := readCurrent(fsys, dir)
 	return err == nil && n == num
 }
 
-func openLocked(dir string, o Options, fsys vfs.FS, num uint64, lock *fileLock) (*Table, error) {
-	edits, size, err := replayManifest(fsys, dir, num, !o.ReadOnly)
+func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock *fileLock) (*Table, error) {
+	r, err := replayManifest(fsys, dir, num)
 	if err != nil {
 		return nil, err
 	}
-	st := replayState{rowsets: map[uint64]rowset.Meta{}, labels: map[string]bool{}, totals: Totals{Compactions: map[string]int64{}}, deleted: map[uint64]*roaring.Bitmap{}}
-	for i, e := range edits {
+	st := newReplayState()
+	for i, e := range r.edits {
 		if err := st.apply(e); err != nil {
-			return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d: %v", filepath.Join(dir, manifestName(num)), i, err)
+			return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d: %v", r.name, i, err)
 		}
+	}
+	live := map[uint64]bool{}
+	for _, m := range st.rowsets {
+		for _, s := range m.Segments {
+			live[s.FileNum] = true
+		}
+	}
+	// Before anything is cut or moved: do the files show that the manifest
+	// lost records? Then change nothing.
+	inv, err := takeInventory(fsys, dir, num, live, st.obsolete)
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.checkPublished(r, filepath.Join(dir, currentFile), published); err != nil {
+		return nil, err
 	}
 	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock}
 	t.deferring, _ = fsys.(*deferringFS)
@@ -306,7 +332,7 @@ func openLocked(dir string, o Options, fsys vfs.FS, num uint64, lock *fileLock) 
 			for _, h := range handles {
 				h.Unref()
 			}
-			return nil, err
+			return nil, inv.missingWithLoss(r, st.nextFileNum, err)
 		}
 		handles = append(handles, h)
 	}
@@ -314,26 +340,34 @@ func openLocked(dir string, o Options, fsys vfs.FS, num uint64, lock *fileLock) 
 	for _, h := range handles {
 		h.Unref() // the version holds them now
 	}
-	t.mu.nextFileNum = max(st.nextFileNum, num+1)
+	// No number in use, even in lost+found/, is handed out again.
+	t.mu.nextFileNum = max(st.nextFileNum, num+1, inv.maxNum+1)
 	t.mu.nextRowsetID = st.nextRowsetID
 	t.mu.labels = st.labels
 	t.mu.totals = st.totals
+	t.mu.published = published
 
 	if o.ReadOnly {
+		t.mu.lostFound = append(inv.lostFound, strayNames(inv.strays)...)
 		return t, nil
 	}
-	if size > o.ManifestRotateBytes {
-		if err := t.rotateManifestLocked(); err != nil {
+	if r.size > o.ManifestRotateBytes {
+		if err := t.rotateManifestLocked(r.lastSeq); err != nil {
 			t.mu.current.unref()
 			return nil, err
 		}
+		inv.manifests = append(inv.manifests, manifestName(num))
 	} else {
-		f, err := fsys.OpenAppend(filepath.Join(dir, manifestName(num)))
+		if err := r.cutTail(fsys); err != nil {
+			t.mu.current.unref()
+			return nil, err
+		}
+		f, err := fsys.OpenAppend(r.name)
 		if err != nil {
 			t.mu.current.unref()
 			return nil, err
 		}
-		t.manifest = &manifest{fs: fsys, dir: dir, num: num, f: f, size: size}
+		t.manifest = &manifest{fs: fsys, dir: dir, num: num, f: f, size: r.size, seq: r.lastSeq}
 		// What was just replayed may never have been made durable (a
 		// record whose sync failed before a restart): sync it, and CURRENT's
 		// entry, before anything relies on it — before the orphans it makes
@@ -348,11 +382,12 @@ func openLocked(dir string, o Options, fsys vfs.FS, num uint64, lock *fileLock) 
 			return nil, fmt.Errorf("sync manifest %s: %w", manifestName(num), err)
 		}
 	}
-	if err := t.removeOrphans(); err != nil {
+	if err := t.settleFiles(inv); err != nil {
 		t.manifest.close()
 		t.mu.current.unref()
 		return nil, err
 	}
+	t.mu.lostFound = inv.lostFound
 	return t, nil
 }
 
@@ -366,6 +401,8 @@ type replayState struct {
 	nextRowsetID uint64
 	lastVersion  int64
 	deleted      map[uint64]*roaring.Bitmap
+	// obsolete are the segment files of rowsets a record removed.
+	obsolete map[uint64]bool
 }
 
 func (s *replayState) apply(e *versionEdit) error {
@@ -376,6 +413,9 @@ func (s *replayState) apply(e *versionEdit) error {
 		s.policy = *e.Policy
 	}
 	for _, id := range e.Removed {
+		for _, seg := range s.rowsets[id].Segments {
+			s.obsolete[seg.FileNum] = true
+		}
 		delete(s.rowsets, id)
 		delete(s.deleted, id)
 	}
@@ -416,18 +456,22 @@ func (s *replayState) sortedRowsets() []rowset.Meta {
 
 // snapshotEditLocked describes the whole current state as one edit.
 func (t *Table) snapshotEditLocked() *versionEdit {
-	v := t.mu.current
+	return snapshotEdit(t.mu.current, t.mu.labels, t.mu.totals, t.mu.nextFileNum, t.mu.nextRowsetID)
+}
+
+// snapshotEdit describes a state as one edit, with no sequence number.
+func snapshotEdit(v *version, labels map[string]bool, totals Totals, nextFile, nextRowset uint64) *versionEdit {
 	pol := v.policy
-	tot := t.mu.totals.clone()
+	tot := totals.clone()
 	e := &versionEdit{
 		Format: manifestFormat, Definition: v.def, Policy: &pol,
-		NextFileNum: t.mu.nextFileNum, NextRowsetID: t.mu.nextRowsetID,
+		NextFileNum: nextFile, NextRowsetID: nextRowset,
 		LastVersion: v.lastVersion, Totals: &tot,
 	}
 	for _, h := range v.rowsets {
 		e.Added = append(e.Added, h.Meta)
 	}
-	for l := range t.mu.labels {
+	for l := range labels {
 		e.Labels = append(e.Labels, l)
 	}
 	sort.Strings(e.Labels)
@@ -435,12 +479,14 @@ func (t *Table) snapshotEditLocked() *versionEdit {
 	return e
 }
 
-// rotateManifestLocked writes the state into a fresh manifest and switches
-// CURRENT to it; the old manifest becomes an orphan.
-func (t *Table) rotateManifestLocked() error {
+// rotateManifestLocked writes the state, whose last record is numbered
+// seq, into a fresh manifest and switches CURRENT to it; the old manifest
+// becomes an orphan.
+func (t *Table) rotateManifestLocked(seq uint64) error {
 	num := t.mu.nextFileNum
 	t.mu.nextFileNum++
 	e := t.snapshotEditLocked()
+	e.Seq = seq
 	m, err := createManifest(t.fs, t.dir, num, e)
 	if err != nil {
 		return fmt.Errorf("rewrite manifest: %w", err)
@@ -449,45 +495,7 @@ func (t *Table) rotateManifestLocked() error {
 		t.manifest.close()
 	}
 	t.manifest = m
-	return nil
-}
-
-// removeOrphans deletes what no live state refers to: segment files of
-// failed writes and replaced rowsets, temporary files, old manifests.
-func (t *Table) removeOrphans() error {
-	names, err := t.fs.List(t.dir)
-	if err != nil {
-		return err
-	}
-	live := map[uint64]bool{}
-	for _, h := range t.mu.current.rowsets {
-		for _, s := range h.Meta.Segments {
-			live[s.FileNum] = true
-		}
-	}
-	removed := false
-	for _, n := range names {
-		orphan := false
-		switch {
-		case strings.HasSuffix(n, ".tmp"):
-			orphan = true
-		case strings.HasPrefix(n, "MANIFEST-"):
-			orphan = n != manifestName(t.manifest.num)
-		default:
-			if num, ok := rowset.ParseSegmentFileName(n); ok {
-				orphan = !live[num]
-			}
-		}
-		if orphan {
-			if err := t.fs.Remove(filepath.Join(t.dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove orphan %s: %w", n, err)
-			}
-			removed = true
-		}
-	}
-	if removed {
-		return t.fs.SyncDir(t.dir)
-	}
+	t.mu.published = seq
 	return nil
 }
 
@@ -540,9 +548,20 @@ func (t *Table) Close() error {
 	}
 	t.mu.closed = true
 	v := t.mu.current
+	published := t.mu.published
 	t.mu.Unlock()
 	v.unref()
-	err := t.manifest.close()
+	var err error
+	if m := t.manifest; m != nil && m.seq > published {
+		// Record in CURRENT what the manifest must hold at least, so that
+		// a cut of its last records is told from a torn tail.
+		if werr := writeCurrent(t.fs, t.dir, m.num, m.seq); werr != nil {
+			err = fmt.Errorf("close table %s: record the last published record in %s: %w", t.Name(), currentFile, werr)
+		}
+	}
+	if cerr := t.manifest.close(); err == nil {
+		err = cerr
+	}
 	if t.deferring != nil {
 		t.deferring.close()
 	}

@@ -20,7 +20,10 @@ import (
 // first record of a manifest is a snapshot (Definition set, every live
 // rowset in Added).
 type versionEdit struct {
-	Format       int            `json:"format,omitempty"`
+	Format int `json:"format,omitempty"`
+	// Seq numbers the record: one more than the previous one (see the
+	// manifest format).
+	Seq          uint64         `json:"seq,omitempty"`
 	Definition   *Definition    `json:"def,omitempty"`
 	Policy       *ttlcol.Policy `json:"policy,omitempty"`
 	NextFileNum  uint64         `json:"next_file,omitempty"`

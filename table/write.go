@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -169,11 +170,15 @@ func (t *Table) writable() (*version, error) {
 	t.mu.Lock()
 	failed := t.mu.failed
 	t.mu.Unlock()
-	if failed != nil {
-		v.unref()
-		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "table %s refuses writes after a failed manifest sync (%v); reopen it", t.Name(), failed)
+	if failed == nil {
+		return v, nil
 	}
-	return v, nil
+	// The caller holds writeMu, as every caller of writable does.
+	v.unref()
+	if err := t.recoverLocked(); err != nil {
+		return nil, fmt.Errorf("table %s takes no writes until it recovers from a failed manifest append (%v); recovering failed: %w", t.Name(), failed, err)
+	}
+	return t.pin()
 }
 
 func (t *Table) newRowsetWriter(v *version) *rowset.Writer {
@@ -182,7 +187,7 @@ func (t *Table) newRowsetWriter(v *version) *rowset.Writer {
 	if idx := phys.FieldIndices(schema.TTLColumn); len(idx) > 0 {
 		ttlIdx = idx[0]
 	}
-	seg := segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: t.opts.ZstdLevel}
+	seg := segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: t.opts.ZstdLevel, Tag: t.tagFor(kindData)}
 	if ttlIdx >= 0 {
 		// Every scan reads __TTL__ where zone maps cannot decide: keep it
 		// at the speed of its light encoding.
@@ -279,12 +284,21 @@ func (t *Table) publish(ctx context.Context, v *version, meta rowset.Meta, w *ro
 	return nil
 }
 
-// appendManifest makes an edit durable; when it cannot, the table refuses
-// writes until reopened, since the record's fate is unknown.
+// appendManifest makes an edit durable. When it cannot, the record's fate
+// is unknown: the next writer first recovers (recoverLocked), which
+// settles it, and the files it lists stay until then.
 func (t *Table) appendManifest(e *versionEdit) error {
 	if err := t.manifest.append(e); err != nil {
 		t.mu.Lock()
 		t.mu.failed = err
+		if t.mu.unsettled == nil {
+			t.mu.unsettled = map[uint64]bool{}
+		}
+		for _, m := range e.Added {
+			for _, s := range m.Segments {
+				t.mu.unsettled[s.FileNum] = true
+			}
+		}
 		t.mu.Unlock()
 		return err
 	}
