@@ -170,15 +170,17 @@ func createManifest(fs vfs.FS, dir string, num uint64, snapshot *versionEdit) (*
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return nil, err
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return nil, err
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
+	if err != nil {
+		// Nothing names the file yet. Once CURRENT may (its rename done,
+		// the directory sync not), it stays whatever fails.
+		fs.Remove(name)
 		return nil, err
 	}
 	if err := writeCurrent(fs, dir, num, snapshot.Seq); err != nil {

@@ -339,8 +339,9 @@ func (t *Table) recoverLocked() error {
 	snap.Seq = r.lastSeq
 	m, err := createManifest(t.fs, t.dir, num, snap)
 	if err != nil {
+		// CURRENT may name the new manifest already; the next attempt
+		// writes the same state under the same number.
 		next.unref()
-		t.fs.Remove(filepath.Join(t.dir, manifestName(num)))
 		return fmt.Errorf("rewrite manifest: %w", err)
 	}
 	old.close()

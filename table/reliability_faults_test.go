@@ -803,3 +803,66 @@ func runFaultSequence(t *testing.T, seed uint64, steps int) {
 		fail("final check: %v", err)
 	}
 }
+
+// TestDiskFullRecoversInPlace: a manifest write or sync that fails because
+// the disk is full fails its operation, naming what failed; while the disk
+// stays full every further write fails the same way and reads go on; once
+// space is back the next write recovers in place — no reopen — and the
+// table, reopened or crashed, shows what it showed then.
+func TestDiskFullRecoversInPlace(t *testing.T) {
+	for _, op := range []vfs.Op{vfs.OpWrite, vfs.OpSync} {
+		t.Run(op.String(), func(t *testing.T) {
+			mem := newCountingAllocator()
+			defer mem.AssertSize(t, 0)
+			fsys := vfs.NewMemFS()
+			var full atomic.Bool
+			efs := vfs.NewErrorFS(fsys, vfs.InjectorFunc(func(o vfs.Op, path string) error {
+				if full.Load() && o == op && strings.Contains(path, "MANIFEST") {
+					return &vfs.InjectedError{Op: o, Path: path, Err: syscall.ENOSPC}
+				}
+				return nil
+			}))
+			efs.PartialWrites = true
+			o := reliabilityOpts(efs, mem)
+			o.Logf = func(string, ...any) {}
+			tbl := mustCreate(t, "/t", modelDef(schema.UniqueMOW, false), o)
+			ref := newRef(schema.UniqueMOW, false)
+			if err := writeModelRows(tbl, mem, ref, modelRowsFor(0, 20, 0, 0, false)); err != nil {
+				t.Fatal(err)
+			}
+			what := map[vfs.Op]string{vfs.OpWrite: "write manifest", vfs.OpSync: "sync manifest"}[op]
+			full.Store(true)
+			failedRows := modelRowsFor(100, 5, 0, 100, false)
+			err := writeModelRows(tbl, mem, ref.clone(), failedRows)
+			if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), what) {
+				t.Fatalf("write on a full disk: %v, want an error naming %q", err, what)
+			}
+			for i := 0; i < 2; i++ {
+				err := writeModelRows(tbl, mem, ref.clone(), modelRowsFor(200, 5, 0, 200, false))
+				if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "failed manifest append") || !strings.Contains(err.Error(), what) {
+					t.Fatalf("write while the disk stays full: %v", err)
+				}
+				expectState(t, "while the disk is full", tbl, []*refModel{ref})
+			}
+			full.Store(false)
+			with := ref.clone()
+			with.write(failedRows)
+			if err := writeModelRows(tbl, mem, ref, modelRowsFor(300, 5, 0, 300, false)); err != nil {
+				t.Fatalf("write once space is back: %v", err)
+			}
+			with.write(modelRowsFor(300, 5, 0, 300, false))
+			// A failed write was cut from the file; a failed sync left the
+			// record there, and it is adopted.
+			want := ref
+			if op == vfs.OpSync {
+				want = with
+			}
+			expectState(t, "recovered", tbl, []*refModel{want})
+			if err := tbl.Close(); err != nil {
+				t.Fatal(err)
+			}
+			reopenAndExpect(t, "reopened", fsys, mem, []*refModel{want}, false)
+			reopenAndExpect(t, "after a crash", fsys.CrashClone(nil), mem, []*refModel{want}, true)
+		})
+	}
+}

@@ -32,9 +32,14 @@ rowsets list (a missing or resized file is an error) and verifies every
 page checksum. It prints one line per table,
 
   ok db.t: N rowsets, M rows
+  ok db.t: N rowsets, M rows; segment files no record lists: F, lost+found/G
   FAIL db.t: <error>
 
-and exits with status 1 when any table fails. It changes nothing: it opens
+and exits with status 1 when any table fails. Segment files that no
+manifest record lists (the files of a write in flight at a crash, for one)
+are not a failure: an open moves them to the table's lost+found/, where they
+are listed too, for someone to look at. A manifest that lost records it had
+published (cut short, or an older copy) is one. It changes nothing: it opens
 tables read-only (no torn-tail cut, no orphan clean-up, no compaction, no
 writer lock), so it runs alongside a process that owns the directory (rowttl
 serve), which keeps the files being checked until check lets go. A
@@ -82,7 +87,7 @@ func runCheck(ctx context.Context, out io.Writer, dir, only string) error {
 	}
 	failed := 0
 	for _, tg := range targets {
-		rowsets, rows, err := checkTable(ctx, tg.dir)
+		rowsets, rows, unlisted, err := checkTable(ctx, tg.dir)
 		if err != nil {
 			failed++
 			kind := ""
@@ -94,7 +99,11 @@ func runCheck(ctx context.Context, out io.Writer, dir, only string) error {
 			fmt.Fprintf(out, "FAIL %s: %s%v\n", tg.name, kind, err)
 			continue
 		}
-		fmt.Fprintf(out, "ok %s: %d rowsets, %d rows\n", tg.name, rowsets, rows)
+		fmt.Fprintf(out, "ok %s: %d rowsets, %d rows", tg.name, rowsets, rows)
+		if len(unlisted) > 0 {
+			fmt.Fprintf(out, "; segment files no record lists: %s", strings.Join(unlisted, ", "))
+		}
+		fmt.Fprintln(out)
 	}
 	if failed > 0 {
 		return fmt.Errorf("%w: %d of %d tables failed", errCheckFailed, failed, len(targets))
@@ -186,26 +195,27 @@ func subdirs(dir string) ([]string, error) {
 }
 
 // checkTable opens one table read-only and verifies it; it returns the
-// number of live rowsets and of rows in their files.
-func checkTable(ctx context.Context, dir string) (int, int64, error) {
+// number of live rowsets and of rows in their files, and the segment files
+// that no record lists.
+func checkTable(ctx context.Context, dir string) (int, int64, []string, error) {
 	if !isTableDir(dir) {
-		return 0, 0, rowttl.Errorf(rowttl.ErrCorruption, "%s has no CURRENT file: not a table, or its manifest is lost", dir)
+		return 0, 0, nil, rowttl.Errorf(rowttl.ErrCorruption, "%s has no CURRENT file: not a table, or its manifest is lost", dir)
 	}
 	tbl, err := table.Open(dir, &table.Options{ReadOnly: true, DisableAutoCompaction: true})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer tbl.Close()
 	if err := tbl.Check(); err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	infos, err := tbl.Rowsets(ctx, time.Now())
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	var rows int64
 	for _, r := range infos {
 		rows += r.Rows
 	}
-	return len(infos), rows, nil
+	return len(infos), rows, tbl.LostFound(), nil
 }

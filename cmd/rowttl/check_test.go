@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/table"
 )
@@ -136,7 +138,7 @@ func TestCheckCommand(t *testing.T) {
 		t.Fatalf("check of a corrupt directory: %v\n%s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || lines[0] != "ok default.events: 2 rowsets, 20 rows" ||
+	if len(lines) != 2 || lines[0] != "ok default.events: 2 rowsets, 20 rows; segment files no record lists: 000999.seg" ||
 		!strings.HasPrefix(lines[1], "FAIL sales.orders: ") || !strings.Contains(lines[1], filepath.Base(seg)) || !strings.Contains(lines[1], "corruption") {
 		t.Fatalf("output:\n%s", out)
 	}
@@ -151,7 +153,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 
 	// --table picks one; --dir may name a table directory.
-	if out, err := runCheckCmd(t, "--dir", dir, "--table", "default.events"); err != nil || out != "ok default.events: 2 rowsets, 20 rows\n" {
+	if out, err := runCheckCmd(t, "--dir", dir, "--table", "default.events"); err != nil || out != "ok default.events: 2 rowsets, 20 rows; segment files no record lists: 000999.seg\n" {
 		t.Fatalf("--table: %v\n%s", err, out)
 	}
 	if out, err := runCheckCmd(t, "--dir", bad); !errors.Is(err, errCheckFailed) || !strings.HasPrefix(out, "FAIL sales.orders: ") {
@@ -233,5 +235,67 @@ func TestCheckCommandRefusesOtherDirectories(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Fatalf("check created %s: %v", missing, err)
+	}
+}
+
+// TestCheckCommandCutManifest: a manifest cut at a record boundary after
+// the table was closed — the acknowledged writes of its last records gone
+// from it, their files still there — fails the check, naming the manifest,
+// and changes nothing; an open then refuses it too. The files of a write
+// that no record lists are reported, and after an open they are listed in
+// lost+found/.
+func TestCheckCommandCutManifest(t *testing.T) {
+	dir := t.TempDir()
+	tdir := makeCheckTable(t, dir, "default", "events", 10)
+	mf := filepath.Join(tdir, "MANIFEST-000001")
+	data, err := os.ReadFile(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The manifest holds the snapshot and two writes; cut the second.
+	first := int(binary.LittleEndian.Uint32(data)) + 12
+	second := first + int(binary.LittleEndian.Uint32(data[first:])) + 12
+	if err := os.WriteFile(mf, data[:second], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := dirSnapshot(t, dir)
+	out, err := runCheckCmd(t, "--dir", dir)
+	if !errors.Is(err, errCheckFailed) || !strings.HasPrefix(out, "FAIL default.events: ") ||
+		!strings.Contains(out, "MANIFEST-000001") || !strings.Contains(out, "acknowledged changes are lost") {
+		t.Fatalf("check of a cut manifest: %v\n%s", err, out)
+	}
+	if after := dirSnapshot(t, dir); len(after) != len(before) {
+		t.Fatalf("check changed the directory")
+	}
+	if _, err := table.Open(tdir, &table.Options{DisableAutoCompaction: true, Logf: t.Logf}); !errors.Is(err, rowttl.ErrCorruption) {
+		t.Fatalf("open of a cut manifest: %v", err)
+	}
+	for p, b := range before {
+		if after := dirSnapshot(t, dir); after[p] != b {
+			t.Fatalf("the refused open changed %s", p)
+		}
+	}
+
+	// The second write's files without its record, CURRENT as a crash
+	// leaves it (naming no published record): a write in flight.
+	if err := os.WriteFile(filepath.Join(tdir, "CURRENT"), []byte("MANIFEST-000001\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runCheckCmd(t, "--dir", dir)
+	segs := segFiles(t, tdir)
+	inFlight := filepath.Base(segs[len(segs)-1])
+	if err != nil || out != "ok default.events: 1 rowsets, 10 rows; segment files no record lists: "+inFlight+"\n" {
+		t.Fatalf("check of a table with a write in flight: %v\n%s", err, out)
+	}
+	tbl, err := table.Open(tdir, &table.Options{DisableAutoCompaction: true, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runCheckCmd(t, "--dir", dir)
+	if err != nil || out != "ok default.events: 1 rowsets, 10 rows; segment files no record lists: lost+found/"+inFlight+"\n" {
+		t.Fatalf("check after the open: %v\n%s", err, out)
 	}
 }
