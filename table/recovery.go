@@ -44,7 +44,8 @@ func parseSegmentTag(tag []byte) (kind byte, after uint64, ok bool) {
 		return 0, 0, false
 	}
 	after, n := binary.Uvarint(tag[2:])
-	if n <= 0 || 2+n != len(tag) {
+	// Only the tag segmentTag makes: no overlong varint.
+	if n <= 0 || 2+n != len(tag) || len(binary.AppendUvarint(nil, after)) != n {
 		return 0, 0, false
 	}
 	return tag[1], after, true
