@@ -240,9 +240,10 @@ func TestManifestCutAtRecordBoundary(t *testing.T) {
 }
 
 // TestManifestCutLosingCompaction: a merge-on-write table whose last
-// record, a compaction, is cut off after the compaction deleted its inputs
-// (no later file tells, the table was not closed). Opening names the
-// manifest as what lost records, not only the missing segment.
+// record, a compaction, is cut off after the compaction deleted its inputs.
+// Opening names the manifest as what lost records — not only the missing
+// segment — whether CURRENT tells (the table was closed) or nothing but
+// the missing inputs and the compaction's output do (it was not).
 func TestManifestCutLosingCompaction(t *testing.T) {
 	mem := newCountingAllocator()
 	defer mem.AssertSize(t, 0)
@@ -266,10 +267,16 @@ func TestManifestCutLosingCompaction(t *testing.T) {
 	crashed := fsys.Clone()
 	checkClose(t, tbl)
 	mutateFile(t, crashed, name, func([]byte) []byte { return bytes.Clone(data) })
+	// Closed, CURRENT tells first.
+	mutateFile(t, fsys, name, func([]byte) []byte { return bytes.Clone(data) })
 	for _, ro := range []bool{true, false} {
 		err := openCut(t, fmt.Sprintf("read-only %v", ro), crashed, ro, nil)
 		if err == nil || !strings.Contains(err.Error(), "has lost records") || !strings.Contains(err.Error(), "is missing") {
 			t.Fatalf("read-only %v: %v", ro, err)
+		}
+		err = openCut(t, fmt.Sprintf("closed, read-only %v", ro), fsys, ro, nil)
+		if err == nil || !strings.Contains(err.Error(), "acknowledged changes are lost") {
+			t.Fatalf("closed, read-only %v: %v", ro, err)
 		}
 	}
 }
@@ -385,4 +392,47 @@ func mustOpenOn(t *testing.T, fsys vfs.FS, mem *countingAllocator) *Table {
 		t.Fatal(err)
 	}
 	return tbl
+}
+
+// TestReadOnlyOpenBesideAWriter: `rowttl check` opens a table read-only
+// while its writer goes on. Records the writer publishes between the
+// check's replay of the manifest and its listing of the files are not
+// taken for lost ones: the open looks again.
+func TestReadOnlyOpenBesideAWriter(t *testing.T) {
+	mem := newCountingAllocator()
+	defer mem.AssertSize(t, 0)
+	fsys := vfs.NewMemFS()
+	writer := mustCreate(t, "/t", modelDef(schema.Duplicate, false), reliabilityOpts(fsys, mem))
+	ref := newRef(schema.Duplicate, false)
+	if err := writeModelRows(writer, mem, ref, modelRowsFor(0, 5, 0, 0, false)); err != nil {
+		t.Fatal(err)
+	}
+	var lists int
+	efs := vfs.NewErrorFS(fsys, vfs.InjectorFunc(func(op vfs.Op, p string) error {
+		if op == vfs.OpList && p == "/t" {
+			if lists++; lists == 1 {
+				for i := 1; i <= 2; i++ {
+					if err := writeModelRows(writer, mem, ref, modelRowsFor(i*10, 5, 0, 0, false)); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}
+		return nil
+	}))
+	o := reliabilityOpts(efs, mem)
+	o.ReadOnly = true
+	tbl, err := Open("/t", o)
+	if err != nil {
+		t.Fatalf("read-only open beside a writer: %v", err)
+	}
+	if lists < 2 {
+		t.Fatalf("the writer's records came before the open's replay (%d listings)", lists)
+	}
+	expectState(t, "read-only", tbl, []*refModel{ref})
+	if lf := tbl.LostFound(); len(lf) != 0 {
+		t.Fatalf("unlisted files %v", lf)
+	}
+	checkClose(t, tbl)
+	checkClose(t, writer)
 }
