@@ -436,3 +436,36 @@ func TestReadOnlyOpenBesideAWriter(t *testing.T) {
 	checkClose(t, tbl)
 	checkClose(t, writer)
 }
+
+// TestOpenRecordsPublished: an open that finds records CURRENT does not
+// record (the table crashed) records them once they are durable, so that a
+// later cut of them is caught even if the table crashes again: here a
+// DELETE, the final record, cut by one byte.
+func TestOpenRecordsPublished(t *testing.T) {
+	mem := newCountingAllocator()
+	defer mem.AssertSize(t, 0)
+	fsys := vfs.NewMemFS()
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), reliabilityOpts(fsys, mem))
+	ref := newRef(schema.Duplicate, false)
+	if err := writeModelRows(tbl, mem, ref, modelRowsFor(0, 10, 0, 0, false)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.DeleteWhere(context.Background(), Matcher{Filter: query.Compare("v", query.Lt, int64(4))}, WriteOptions{Now: base}); err != nil {
+		t.Fatal(err)
+	}
+	ref.deleteWhere(base.UnixMicro(), 4)
+	crashed := fsys.CrashClone(nil)
+	checkClose(t, tbl)
+	if _, published, err := readCurrent(crashed, "/t"); err != nil || published != 1 {
+		t.Fatalf("CURRENT of the crashed table records %d: %v", published, err)
+	}
+	tbl = mustOpenOn(t, crashed, mem)
+	expectState(t, "reopened", tbl, []*refModel{ref})
+	again := crashed.CrashClone(nil)
+	checkClose(t, tbl)
+	mutateFile(t, again, "/t/"+manifestName(1), func(b []byte) []byte { return b[:len(b)-1] })
+	err := openCut(t, "DELETE cut by a byte", again, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "CURRENT records that record 3 was published") {
+		t.Fatalf("DELETE cut by a byte after a reopen and a crash: %v", err)
+	}
+}

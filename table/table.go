@@ -381,6 +381,16 @@ func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock 
 			t.mu.current.unref()
 			return nil, fmt.Errorf("sync manifest %s: %w", manifestName(num), err)
 		}
+		if r.lastSeq > published {
+			// Now durable, the records are published: a table that crashes
+			// later still tells a cut of them from a torn tail.
+			if err := writeCurrent(o.FS, dir, num, r.lastSeq); err != nil {
+				t.manifest.close()
+				t.mu.current.unref()
+				return nil, fmt.Errorf("record the last published record in %s: %w", currentFile, err)
+			}
+			t.mu.published = r.lastSeq
+		}
 	}
 	if err := t.settleFiles(inv); err != nil {
 		t.manifest.close()
