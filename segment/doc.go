@@ -10,9 +10,10 @@
 // A Writer takes Arrow record batches of any size and cuts them into pages of
 // exactly WriterOptions.PageRows rows (the last page shorter, and a page
 // shorter too when its strings would pass PageBytes in all); Finish writes
-// the footer and returns a Summary. Open reads and verifies the trailer,
-// header and footer; ReadPage decodes one column of one page into a new Arrow
-// array. A Reader is safe for concurrent use.
+// the footer (with WriterOptions.Tag, opaque bytes the file's owner keeps
+// there from format 4, Reader.Tag) and returns a Summary. Open reads and
+// verifies the trailer, header and footer; ReadPage decodes one column of
+// one page into a new Arrow array. A Reader is safe for concurrent use.
 //
 // Writer.CopyPage appends a page of another segment whose columns match
 // (Reader.SameLayout) as it is: its chunks' bytes, encodings, checksums and
