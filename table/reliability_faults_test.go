@@ -866,3 +866,50 @@ func TestDiskFullRecoversInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestBackgroundRecoversInPlace: with background compaction on, a table
+// whose manifest sync failed recovers by itself once the disk works again,
+// before any further write: `rowttl serve` needs no request to heal.
+func TestBackgroundRecoversInPlace(t *testing.T) {
+	mem := newCountingAllocator()
+	defer mem.AssertSize(t, 0)
+	fsys := vfs.NewMemFS()
+	var full atomic.Bool
+	efs := vfs.NewErrorFS(fsys, vfs.InjectorFunc(func(o vfs.Op, path string) error {
+		if full.Load() && o == vfs.OpSync && strings.Contains(path, "MANIFEST") {
+			return &vfs.InjectedError{Op: o, Path: path, Err: syscall.ENOSPC}
+		}
+		return nil
+	}))
+	o := reliabilityOpts(efs, mem)
+	o.DisableAutoCompaction = false
+	o.CompactionInterval = 5 * time.Millisecond
+	o.Logf = func(string, ...any) {}
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), o)
+	defer tbl.Close()
+	ref := newRef(schema.Duplicate, false)
+	if err := writeModelRows(tbl, mem, ref, modelRowsFor(0, 10, 0, 0, false)); err != nil {
+		t.Fatal(err)
+	}
+	full.Store(true)
+	rows := modelRowsFor(100, 10, 0, 0, false)
+	if err := writeModelRows(tbl, mem, ref.clone(), rows); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("write with a failing manifest sync: %v", err)
+	}
+	full.Store(false)
+	ref.write(rows) // the record reached the file: recovery adopts it
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tbl.mu.Lock()
+		failed := tbl.mu.failed
+		tbl.mu.Unlock()
+		if failed == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failed after 10s: %v", failed)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	expectState(t, "recovered in the background", tbl, []*refModel{ref})
+}
