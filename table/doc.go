@@ -11,20 +11,21 @@
 // acknowledged and its version visible. On open the manifest is replayed
 // and checked against what lies outside it: every segment file's tag names
 // the last record durable when it was written, and CURRENT the last record
-// published when it was last written (at close, among others). When they
-// show that the manifest lost records it had made durable, Open (and
-// Check's read-only open) fails with ErrCorruption naming the manifest and
-// changes nothing. Otherwise a torn final record (a write that was never
+// published when it was last written (at open and close, among others).
+// When they show that the manifest lost records it had made durable, Open
+// (and Check's read-only open) fails with ErrCorruption naming the manifest
+// and changes nothing. Otherwise a torn final record (a write that was never
 // acknowledged) is cut off, files of rowsets that records removed are
 // deleted, and segment files that no record lists — the files of the one
 // write that may have been in flight — are moved to lost+found/ with a log
 // line, never deleted. A manifest append that fails (a write or a sync)
 // leaves the outcome unknown: the table keeps the files that record lists,
-// and the next writer recovers in place — it reads the manifest back,
-// writes what it holds (the failed record whole or not at all) into a fresh
-// manifest, switches CURRENT to it and goes on; until that succeeds (the
-// disk has room again) writes fail, naming what failed. Open syncs what it
-// replayed before relying on it.
+// and the next writer (a write, or a round of background compaction)
+// recovers in place — it reads the manifest back, writes what it holds (the
+// failed record whole or not at all) into a fresh manifest, switches
+// CURRENT to it and goes on; until that succeeds (the disk has room again)
+// writes fail, naming what failed. Open syncs what it replayed before
+// relying on it.
 //
 // # Reclamation
 //
