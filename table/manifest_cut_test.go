@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rowttl/rowttl"
@@ -467,5 +468,41 @@ func TestOpenRecordsPublished(t *testing.T) {
 	err := openCut(t, "DELETE cut by a byte", again, false, nil)
 	if err == nil || !strings.Contains(err.Error(), "CURRENT records that record 3 was published") {
 		t.Fatalf("DELETE cut by a byte after a reopen and a crash: %v", err)
+	}
+}
+
+// TestStrayReadErrorFailsOpen: a stray whose tag cannot be read (the disk
+// says no) fails the open with that error — the tag might have shown a
+// loss — and nothing changes; the next open, the disk healed, reads the
+// tag: a load's spilled run, deleted.
+func TestStrayReadErrorFailsOpen(t *testing.T) {
+	mem := newCountingAllocator()
+	defer mem.AssertSize(t, 0)
+	fsys := vfs.NewMemFS()
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), reliabilityOpts(fsys, mem))
+	ref := newRef(schema.Duplicate, false)
+	if err := writeModelRows(tbl, mem, ref, modelRowsFor(0, 10, 0, 0, false)); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, tbl)
+	writeBytes(t, fsys, "/t/000050.seg", runFile(t, mem, 2))
+	before := fsys.String()
+	efs := vfs.NewErrorFS(fsys, vfs.InjectorFunc(func(op vfs.Op, p string) error {
+		if op == vfs.OpRead && p == "/t/000050.seg" {
+			return &vfs.InjectedError{Op: op, Path: p, Err: syscall.EIO}
+		}
+		return nil
+	}))
+	if _, err := Open("/t", reliabilityOpts(efs, mem)); !errors.Is(err, syscall.EIO) || errors.Is(err, rowttl.ErrCorruption) {
+		t.Fatalf("open with an unreadable stray: %v", err)
+	}
+	if fsys.String() != before {
+		t.Fatal("a failed open changed files")
+	}
+	tbl = mustOpenOn(t, fsys, mem)
+	expectState(t, "healed", tbl, []*refModel{ref})
+	checkClose(t, tbl)
+	if _, err := fsys.Stat("/t/000050.seg"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the spilled run is still there: %v", err)
 	}
 }

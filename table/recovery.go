@@ -114,7 +114,10 @@ func takeInventory(fsys vfs.FS, dir string, liveManifest uint64, live, obsolete 
 			case obsolete[num]:
 				inv.obsolete = append(inv.obsolete, n)
 			default:
-				s := inspectStray(fsys, filepath.Join(dir, n))
+				s, err := inspectStray(fsys, filepath.Join(dir, n))
+				if err != nil {
+					return nil, err
+				}
 				s.name, s.num = n, num
 				if s.kind == kindRun {
 					inv.runs = append(inv.runs, s)
@@ -138,26 +141,30 @@ func takeInventory(fsys vfs.FS, dir string, liveManifest uint64, live, obsolete 
 }
 
 // inspectStray reads the tag of a segment file that nothing lists. A file
-// that does not open as a segment has none; it is kept all the same.
-func inspectStray(fsys vfs.FS, path string) strayFile {
+// that does not open as a segment has none; it is kept all the same. A
+// failed read is returned: the tag might have shown a loss.
+func inspectStray(fsys vfs.FS, path string) (strayFile, error) {
 	f, err := fsys.Open(path)
 	if err != nil {
-		return strayFile{why: err.Error()}
+		return strayFile{}, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return strayFile{why: err.Error()}
+		return strayFile{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	r, err := segment.Open(f, st.Size(), path)
+	if errors.Is(err, rowttl.ErrCorruption) {
+		return strayFile{why: "not a whole segment: " + err.Error()}, nil
+	}
 	if err != nil {
-		return strayFile{why: "not a whole segment: " + err.Error()}
+		return strayFile{}, err
 	}
 	kind, after, ok := parseSegmentTag(r.Tag())
 	if !ok {
-		return strayFile{why: fmt.Sprintf("%d rows, written by a build that did not tag its files", r.NumRows())}
+		return strayFile{why: fmt.Sprintf("%d rows, written by a build that did not tag its files", r.NumRows())}, nil
 	}
-	return strayFile{kind: kind, after: after, tagged: true, why: fmt.Sprintf("%d rows, written after record %d", r.NumRows(), after)}
+	return strayFile{kind: kind, after: after, tagged: true, why: fmt.Sprintf("%d rows, written after record %d", r.NumRows(), after)}, nil
 }
 
 // checkPublished fails when the files show that the manifest lost records
