@@ -913,3 +913,64 @@ func TestBackgroundRecoversInPlace(t *testing.T) {
 	}
 	expectState(t, "recovered in the background", tbl, []*refModel{ref})
 }
+
+// TestFaultInjectionPublished fails each file-system operation of the two
+// places that record in CURRENT the last published record outside of a
+// manifest rewrite: Close, and the Open of a table that crashed since (so
+// CURRENT is behind its manifest). A failure is the injected error, never
+// corruption, and a later open — after a crash too — shows every
+// acknowledged row and reports nothing lost.
+func TestFaultInjectionPublished(t *testing.T) {
+	for _, step := range []string{"close", "open"} {
+		t.Run(step, func(t *testing.T) {
+			mem := newCountingAllocator()
+			defer mem.AssertSize(t, 0)
+			baseFS := vfs.NewMemFS()
+			tbl := mustCreate(t, "/t", modelDef(schema.UniqueMOW, false), reliabilityOpts(baseFS, mem))
+			ref := newRef(schema.UniqueMOW, false)
+			standardSetup(t, tbl, mem, ref)
+			crashed := baseFS.CrashClone(nil) // CURRENT as Create wrote it
+			if err := tbl.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for n := 1; ; n++ {
+				fsys := crashed.Clone()
+				inj := vfs.FailNth(n, vfs.AllOps).WithErr(syscall.ENOSPC).Sticky()
+				inj.SetArmed(step == "open")
+				efs := vfs.NewErrorFS(fsys, inj)
+				efs.PartialWrites = true
+				o := reliabilityOpts(efs, mem)
+				o.Logf = func(string, ...any) {}
+				tbl, err := Open("/t", o)
+				if step == "close" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					// Something to record: one more write.
+					if err := writeModelRows(tbl, mem, ref.clone(), modelRowsFor(0, 0, 0, 0, false)); err != nil {
+						t.Fatal(err)
+					}
+					inj.SetArmed(true)
+					err = tbl.Close()
+				} else if err == nil {
+					tbl.Close()
+				}
+				inj.SetArmed(false)
+				fired := inj.Fired()
+				where := fmt.Sprintf("%s, n=%d (failed %v)", step, n, fired)
+				if err != nil && (!errors.Is(err, vfs.ErrInjected) || errors.Is(err, rowttl.ErrCorruption)) {
+					t.Fatalf("%s: %v", where, err)
+				}
+				if len(fired) == 0 && err != nil {
+					t.Fatalf("%s: failed without an injection: %v", where, err)
+				}
+				reopenAndExpect(t, where+": reopened", fsys, mem, []*refModel{ref}, false)
+				reopenAndExpect(t, where+": after a crash", fsys.CrashClone(nil), mem, []*refModel{ref}, true)
+				if len(fired) == 0 {
+					t.Logf("%d injection points", n-1)
+					return
+				}
+			}
+		})
+	}
+}
