@@ -246,6 +246,15 @@ func (t *Table) startBackground() {
 		defer close(done)
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
+		var publish <-chan time.Time
+		if p := t.opts.PublishInterval; p >= 0 {
+			if p == 0 {
+				p = interval
+			}
+			pt := time.NewTicker(p)
+			defer pt.Stop()
+			publish = pt.C
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go func() {
@@ -259,6 +268,11 @@ func (t *Table) startBackground() {
 			case <-kick:
 			case <-tick.C:
 				t.flushDeferred()
+			case <-publish:
+				// Best effort: a failure leaves CURRENT as it was, and the
+				// next tick tries again.
+				t.recordPublished()
+				continue
 			}
 			for t.autoCompactionOn() {
 				did, err := t.CompactAuto(ctx)
@@ -268,6 +282,29 @@ func (t *Table) startBackground() {
 			}
 		}
 	}()
+}
+
+// recordPublished records in CURRENT the last record the manifest made
+// durable, when CURRENT is behind it: after a crash, a cut of the records
+// it names is then told from a torn tail (see the manifest format).
+func (t *Table) recordPublished() error {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	t.mu.Lock()
+	skip := t.mu.closed || t.mu.failed != nil
+	published := t.mu.published
+	t.mu.Unlock()
+	m := t.manifest
+	if skip || m == nil || m.seq <= published {
+		return nil
+	}
+	if err := writeCurrent(t.fs, t.dir, m.num, m.seq); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	t.mu.published = m.seq
+	t.mu.Unlock()
+	return nil
 }
 
 // wake asks the background loop for a round.

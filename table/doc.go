@@ -11,7 +11,8 @@
 // acknowledged and its version visible. On open the manifest is replayed
 // and checked against what lies outside it: every segment file's tag names
 // the last record durable when it was written, and CURRENT the last record
-// published when it was last written (at open and close, among others).
+// published when it was last written (at open and close, and every
+// PublishInterval while the table runs).
 // When they show that the manifest lost records it had made durable, Open
 // (and Check's read-only open) fails with ErrCorruption naming the manifest
 // and changes nothing. Otherwise a torn final record (a write that was never

@@ -44,8 +44,9 @@ import (
 //	CURRENT          MANIFEST-000007\n
 //	                 published 42 crc 5e1fd3a0\n
 //	                 the last record known durable when CURRENT was
-//	                 written (at create, open, rotation, recovery and
-//	                 close); the crc32c covers the bytes before " crc"
+//	                 written (at create, open, rotation, recovery, close,
+//	                 and every Options.PublishInterval after appends); the
+//	                 crc32c covers the bytes before " crc"
 //
 // Writes are serialised, so at most one record can be in flight: a file
 // whose after is the manifest's last record may be that write's (or a
@@ -53,9 +54,10 @@ import (
 // file whose after lies beyond the last record, or a CURRENT that names a
 // later one, proves that acknowledged records are missing: Open and Check
 // report ErrCorruption naming the manifest, and change nothing. A cut of
-// the records appended since CURRENT was last written that leaves no file
-// behind it (the final write, DELETEs made of delete marks) stays
-// undetectable after a crash: it is what a crash during the append leaves.
+// the records appended since CURRENT was last written (within the last
+// PublishInterval) that leaves no file behind it (the final write, DELETEs
+// made of delete marks) stays undetectable after a crash: it is what a
+// crash during the append leaves.
 //
 // CURRENT names the live manifest; it is replaced by an atomic rename when
 // the manifest is rewritten as one snapshot record.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/query"
@@ -504,5 +505,41 @@ func TestStrayReadErrorFailsOpen(t *testing.T) {
 	checkClose(t, tbl)
 	if _, err := fsys.Stat("/t/000050.seg"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the spilled run is still there: %v", err)
+	}
+}
+
+// TestBackgroundRecordsPublished: a table that keeps running records in
+// CURRENT, every PublishInterval, the records it has made durable, so that
+// a process killed later still has a one-byte cut of its final DELETE
+// caught.
+func TestBackgroundRecordsPublished(t *testing.T) {
+	mem := newCountingAllocator()
+	defer mem.AssertSize(t, 0)
+	fsys := vfs.NewMemFS()
+	o := reliabilityOpts(fsys, mem)
+	o.PublishInterval = 5 * time.Millisecond
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), o)
+	ref := newRef(schema.Duplicate, false)
+	if err := writeModelRows(tbl, mem, ref, modelRowsFor(0, 10, 0, 0, false)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.DeleteWhere(context.Background(), Matcher{Filter: query.Compare("v", query.Lt, int64(4))}, WriteOptions{Now: base}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, published, err := readCurrent(fsys, "/t"); err == nil && published == 3 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("CURRENT records %d after 10s: %v", published, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	killed := fsys.CrashClone(nil)
+	checkClose(t, tbl)
+	mutateFile(t, killed, "/t/"+manifestName(1), func(b []byte) []byte { return b[:len(b)-1] })
+	err := openCut(t, "DELETE cut by a byte", killed, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "CURRENT records that record 3 was published") {
+		t.Fatalf("DELETE cut by a byte after the process was killed: %v", err)
 	}
 }

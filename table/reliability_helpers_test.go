@@ -84,6 +84,7 @@ func reliabilityOpts(fsys vfs.FS, mem memory.Allocator) *Options {
 	return &Options{
 		FS: fsys, Allocator: mem, PageRows: 16, SegmentRows: 24,
 		Clock: func() time.Time { return base }, DisableAutoCompaction: true,
+		PublishInterval: -1,
 	}
 }
 

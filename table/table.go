@@ -55,6 +55,11 @@ type Options struct {
 	// CompactionInterval is how often background compaction looks for work
 	// besides after each write; 0 means one second.
 	CompactionInterval time.Duration
+	// PublishInterval is how often a table that appended manifest records
+	// since records the last of them in CURRENT, so that a cut of them is
+	// told from a torn tail even after a crash (see the manifest format); 0
+	// means CompactionInterval, negative only at open and close.
+	PublishInterval time.Duration
 	// ReadOnly opens a table for inspection (`rowttl check`): Open changes
 	// no file — it neither cuts a torn manifest tail nor deletes orphans nor
 	// moves strays to lost+found/ nor rewrites the manifest — takes no writer lock (it reads alongside the
