@@ -83,13 +83,12 @@ type inventory struct {
 	maxNum    uint64      // the largest file number seen, lost+found/ included
 }
 
-// takeInventory lists dir and sorts its files; live are the file numbers
-// the replayed state lists, obsolete those of rowsets it removed.
-func takeInventory(fsys vfs.FS, dir string, liveManifest uint64, live, obsolete map[uint64]bool) (*inventory, error) {
-	names, err := fsys.List(dir)
-	if err != nil {
-		return nil, err
-	}
+// takeInventory sorts names, the files of dir listed before the manifest
+// was replayed; live are the file numbers the replayed state lists,
+// obsolete those of rowsets it removed. Listed first, no file can be newer
+// than the replay, even while the table's owner writes beside a read-only
+// open: a file's tag names a record durable before the file existed.
+func takeInventory(fsys vfs.FS, dir string, names []string, liveManifest uint64, live, obsolete map[uint64]bool) (*inventory, error) {
 	inv := &inventory{}
 	for _, n := range names {
 		switch {

@@ -303,6 +303,11 @@ func currentIs(fsys vfs.FS, dir string, num uint64) bool {
 }
 
 func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock *fileLock) (*Table, error) {
+	// The files are listed before the replay (see takeInventory).
+	names, err := fsys.List(dir)
+	if err != nil {
+		return nil, err
+	}
 	r, err := replayManifest(fsys, dir, num)
 	if err != nil {
 		return nil, err
@@ -321,7 +326,7 @@ func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock 
 	}
 	// Before anything is cut or moved: do the files show that the manifest
 	// lost records? Then change nothing.
-	inv, err := takeInventory(fsys, dir, num, live, st.obsolete)
+	inv, err := takeInventory(fsys, dir, names, num, live, st.obsolete)
 	if err != nil {
 		return nil, err
 	}
