@@ -154,7 +154,7 @@ func inspectStray(fsys vfs.FS, path string) (strayFile, error) {
 	}
 	r, err := segment.Open(f, st.Size(), path)
 	if errors.Is(err, rowttl.ErrCorruption) {
-		return strayFile{why: "not a whole segment: " + err.Error()}, nil
+		return strayFile{why: "not a whole segment: " + rowttl.Message(err)}, nil
 	}
 	if err != nil {
 		return strayFile{}, err
