@@ -16,6 +16,10 @@
 // pages decode into buffers each worker keeps. Partial results combine in
 // page order, so a sum does not depend on the number of workers.
 //
+// A scan never returns an expired row; only compaction, through
+// NewStoredScan and the options of the internal package rawscan, reads rows
+// as stored (expired rows, raw __TTL__, delete signs).
+//
 // It must never write: it reads the rowsets of a snapshot that the caller
 // pinned, and releases the snapshot when the reader is released.
 package query

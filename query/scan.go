@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/internal/rawscan"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
@@ -58,17 +59,6 @@ type Request struct {
 	// RowIDs appends the columns __ROWSET_ID__ and __ROW_ORDINAL__, which
 	// locate each returned row for a later delete.
 	RowIDs bool
-
-	// The options below serve compaction, which must see rows as stored.
-
-	// IncludeExpired returns expired rows too.
-	IncludeExpired bool
-	// RawTTL returns __TTL__ as stored (int64 µs of the source instant in
-	// source mode) instead of in the source column's type.
-	RawTTL bool
-	// DeleteSign appends the merge-on-read delete sign column and returns
-	// deletion rows instead of hiding them.
-	DeleteSign bool
 	// Parallelism is the number of goroutines decoding pages; 0 means
 	// GOMAXPROCS. Batches come out in the same order whatever it is.
 	Parallelism int
@@ -128,21 +118,29 @@ type Scan struct {
 
 var _ array.RecordReader = (*Scan)(nil)
 
-// NewScan starts a scan. On error the snapshot is released.
+// NewScan starts a scan of the rows alive at req.Now. On error the snapshot
+// is released.
 func NewScan(ctx context.Context, mem memory.Allocator, snap *Snapshot, req Request) (*Scan, error) {
+	return NewStoredScan(ctx, mem, snap, req, rawscan.Options{})
+}
+
+// NewStoredScan is NewScan for compaction, which must see rows as stored
+// (see rawscan.Options). Its options come from an internal package so that
+// nothing outside this module can ask for an expired row.
+func NewStoredScan(ctx context.Context, mem memory.Allocator, snap *Snapshot, req Request, raw rawscan.Options) (*Scan, error) {
 	s := &Scan{ctx: ctx, mem: mem, pageMem: snap.PageMem, snap: snap}
 	if s.pageMem == nil {
 		s.pageMem = mem
 	}
 	s.refs.Store(1)
-	if err := s.init(req); err != nil {
+	if err := s.init(req, raw); err != nil {
 		s.releaseSnapshot()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Scan) init(req Request) error {
+func (s *Scan) init(req Request, raw rawscan.Options) error {
 	now := req.Now
 	if now.IsZero() {
 		now = time.Now()
@@ -175,15 +173,15 @@ func (s *Scan) init(req Request) error {
 		}
 		fields = append(fields, f)
 	}
-	s.includeExpired, s.rawTTL = req.IncludeExpired, req.RawTTL
-	if req.RawTTL {
+	s.includeExpired, s.rawTTL = raw.IncludeExpired, raw.RawTTL
+	if raw.RawTTL {
 		for i, slot := range s.outSlots {
 			if slot == s.snap.ttlSlot() {
 				fields[i].Type = arrow.PrimitiveTypes.Int64
 			}
 		}
 	}
-	if req.DeleteSign {
+	if raw.DeleteSign {
 		s.deleteSign = true
 		fields = append(fields, arrow.Field{Name: schema.DeleteSignColumn, Type: arrow.FixedWidthTypes.Boolean, Nullable: true})
 	}

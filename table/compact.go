@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/compaction"
+	"github.com/rowttl/rowttl/internal/rawscan"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
@@ -223,15 +224,15 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 			Schema: &v.def.Schema, Policy: v.policy, Model: model,
 			Rowsets: []*rowset.Handle{h}, Deleted: hidden, Merged: true, Release: v.unref,
 		}
-		req := query.Request{
-			Now: now, ShowHidden: v.policy.Mode != ttlcol.NoTTL, RawTTL: true,
-			IncludeExpired: !drop,
+		req := query.Request{Now: now, ShowHidden: v.policy.Mode != ttlcol.NoTTL}
+		raw := rawscan.Options{
+			RawTTL: true, IncludeExpired: !drop,
 			// A merge-on-read compaction that cannot drop expired rows keeps
 			// the newest version of every key, deletions included: they hide
 			// what lies below the inputs.
 			DeleteSign: model == schema.UniqueMOR && !fromBase,
 		}
-		r, err := query.NewScan(ctx, t.opts.Allocator, snap, req)
+		r, err := query.NewStoredScan(ctx, t.opts.Allocator, snap, req, raw)
 		if err != nil {
 			return err
 		}
