@@ -26,8 +26,9 @@ const (
 )
 
 // Result is the answer to a load, shaped (and marshalled) as Stream
-// Load's JSON. The row counts are what the load counted even when it
-// failed; a load that did not succeed wrote nothing.
+// Load's JSON. NumberTotalRows and NumberFilteredRows are what the load
+// counted even when it failed; NumberLoadedRows is 0 unless it succeeded,
+// since a load that did not succeed wrote nothing.
 type Result struct {
 	// TxnID is the version the load published (0 unless Success).
 	TxnID          int64  `json:"TxnId"`
@@ -98,6 +99,7 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 	}
 	fail := func(err error) *Result {
 		res.Status, res.Message, res.Err = StatusFail, err.Error(), err
+		res.NumberLoadedRows = 0
 		res.LoadTimeMs = time.Since(start).Milliseconds()
 		return res
 	}
@@ -119,7 +121,7 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 	if err != nil {
 		return fail(err)
 	}
-	if o.MaxFilterRatio < 0 || o.MaxFilterRatio > 1 {
+	if !validRatio(o.MaxFilterRatio) {
 		return fail(rowttl.Errorf(rowttl.ErrInvalidArgument, "max_filter_ratio %v must be from 0 to 1", o.MaxFilterRatio))
 	}
 	now := o.Now
@@ -169,6 +171,10 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 	res.LoadTimeMs = time.Since(start).Milliseconds()
 	return res
 }
+
+// validRatio reports a max_filter_ratio from 0 to 1; NaN, which compares
+// false with everything, would otherwise switch the filter check off.
+func validRatio(r float64) bool { return r >= 0 && r <= 1 }
 
 // loader converts records into batches for one load.
 type loader struct {

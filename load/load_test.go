@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -103,7 +104,7 @@ func TestLoadFilterRatio(t *testing.T) {
 	}, "\n")
 	// 7 of 10 rows are bad.
 	res := e.load("t", data, Options{MaxFilterRatio: 0.6})
-	if res.Status != StatusFail || counts(res) != [3]int64{10, 3, 7} || !strings.Contains(res.Message, "too many filtered rows") {
+	if res.Status != StatusFail || counts(res) != [3]int64{10, 0, 7} || !strings.Contains(res.Message, "too many filtered rows") {
 		t.Fatalf("over the ratio: %+v", res)
 	}
 	if len(res.ErrorRows) != 7 || !strings.HasPrefix(res.FirstErrorMsg, "line 2: ") {
@@ -117,7 +118,7 @@ func TestLoadFilterRatio(t *testing.T) {
 	}
 	// The default ratio is 0: one bad row fails the load.
 	res = e.load("t", "1\ta\t\\N\nx\ta\t\\N\n", Options{Label: "zero"})
-	if res.Status != StatusFail || counts(res) != [3]int64{2, 1, 1} {
+	if res.Status != StatusFail || counts(res) != [3]int64{2, 0, 1} {
 		t.Fatalf("ratio 0: %+v", res)
 	}
 	// A failed load does not use its label.
@@ -252,6 +253,9 @@ func TestLoadRefusals(t *testing.T) {
 		{Options{Enclose: "ab"}, "one byte"},
 		{Options{ColumnSeparator: `\x4`}, "hex"},
 		{Options{MaxFilterRatio: 2}, "max_filter_ratio"},
+		{Options{MaxFilterRatio: -0.1}, "max_filter_ratio"},
+		{Options{MaxFilterRatio: math.NaN()}, "max_filter_ratio"},
+		{Options{MaxFilterRatio: math.Inf(1)}, "max_filter_ratio"},
 	} {
 		res := e.load("t", "1\t2\n", c.o)
 		if res.Status != StatusFail || !strings.Contains(res.Message, c.want) {

@@ -190,7 +190,7 @@ func OptionsFromHeader(h http.Header) (Options, error) {
 	o.Escape = h.Get(HeaderEscape)
 	if s := get(HeaderMaxFilterRatio); s != "" {
 		r, err := strconv.ParseFloat(s, 64)
-		if err != nil || r < 0 || r > 1 {
+		if err != nil || !validRatio(r) {
 			return o, rowttl.Errorf(rowttl.ErrInvalidArgument, "max_filter_ratio %q must be a number from 0 to 1", s)
 		}
 		o.MaxFilterRatio = r
