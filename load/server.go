@@ -19,7 +19,7 @@ import (
 // ServerOptions configure a Server.
 type ServerOptions struct {
 	// User and Password, when User is set, are required of every request
-	// as HTTP basic authentication; others get 401.
+	// but GET /api/health as HTTP basic authentication; others get 401.
 	User     string
 	Password string
 	// Allocator is used for the loads' Arrow buffers; nil means Go's.
@@ -39,7 +39,8 @@ type ServerOptions struct {
 //	                                     body, the Result as JSON (HTTP 200
 //	                                     whatever the Status, as Doris does)
 //	GET /metrics                         Prometheus text format (Metrics)
-//	GET /api/health                      {"status": "OK"}
+//	GET /api/health                      {"status": "OK"}, without
+//	                                     credentials
 //
 // The body is streamed, never held whole. `Expect: 100-continue` is
 // answered when the handler first reads the body, so a request refused
@@ -58,11 +59,16 @@ func NewServer(db *table.DB, o ServerOptions) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /api/{db}/{table}/_stream_load", s.streamLoad)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry(), promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /api/health", func(w http.ResponseWriter, r *http.Request) {
+	// Health checks (load balancers, orchestrators) carry no credentials;
+	// the answer is a constant, so it tells a stranger nothing but that the
+	// server is up. Every other path goes through authentication.
+	outer := http.NewServeMux()
+	outer.HandleFunc("GET /api/health", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintln(w, `{"status": "OK"}`)
 	})
-	s.handler = s.authenticate(mux)
+	outer.Handle("/", s.authenticate(mux))
+	s.handler = outer
 	return s
 }
 

@@ -84,13 +84,27 @@ func TestServerAuthAndHeaders(t *testing.T) {
 			t.Errorf("user %q password %q: HTTP %d, want 401", c.user, c.pass, code)
 		}
 	}
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("metrics without credentials: HTTP %d", resp.StatusCode)
+	if code, _ := get("/metrics"); code != http.StatusUnauthorized {
+		t.Errorf("metrics without credentials: HTTP %d", code)
+	}
+	// Health checks carry no credentials; the answer says nothing more.
+	if code, body := get("/api/health"); code != http.StatusOK || body != "{\"status\": \"OK\"}\n" {
+		t.Errorf("health without credentials: HTTP %d %q", code, body)
+	}
+	for _, p := range []string{"/api/health/", "/api/health/../default/t/_stream_load", "/api/healthz", "/"} {
+		if code, _ := get(p); code != http.StatusUnauthorized {
+			t.Errorf("%s without credentials: HTTP %d, want 401", p, code)
+		}
 	}
 
 	hdr := map[string]string{"label": "h1", "column_separator": ",", "timezone": "+08:00",

@@ -2,27 +2,71 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/load"
 	"github.com/rowttl/rowttl/table"
 	"github.com/spf13/cobra"
 )
 
 type serveFlags struct {
-	dir             string
-	listen          string
-	user            string
-	password        string
-	shutdownTimeout time.Duration
+	dir                string
+	listen             string
+	user               string
+	password           string
+	passwordFile       string
+	allowEmptyPassword bool
+	shutdownTimeout    time.Duration
+}
+
+// passwordEnv names the variable serve reads the password from, so that it
+// shows neither in ps nor in the shell's history.
+const passwordEnv = "ROWTTL_PASSWORD"
+
+// resolvePassword settles f.password from --password, --password-file or
+// $ROWTTL_PASSWORD (getenv), in that order, and refuses what would leave the
+// server open by mistake: a user whose password is empty (unless
+// --allow-empty-password), two sources at once, a password without a user.
+func resolvePassword(f *serveFlags, passwordSet bool, getenv func(string) string) error {
+	if f.user == "" {
+		// The variable may be set for other tools: only flags are mistakes.
+		if passwordSet || f.passwordFile != "" {
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "a password needs --user")
+		}
+		return nil
+	}
+	if passwordSet && f.passwordFile != "" {
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "give --password or --password-file, not both")
+	}
+	switch {
+	case passwordSet:
+	case f.passwordFile != "":
+		b, err := os.ReadFile(f.passwordFile)
+		if err != nil {
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "--password-file: %w", err)
+		}
+		// One line, as echo and editors write it.
+		f.password = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		if strings.ContainsAny(f.password, "\r\n") {
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "--password-file %s: the password must be one line", f.passwordFile)
+		}
+	default:
+		f.password = getenv(passwordEnv)
+	}
+	if f.password == "" && !f.allowEmptyPassword {
+		return rowttl.Errorf(rowttl.ErrInvalidArgument,
+			"--user %s has no password: give it in $%s or --password-file (or --password), or pass --allow-empty-password to accept an empty one", f.user, passwordEnv)
+	}
+	return nil
 }
 
 func serveCommand() *cobra.Command {
@@ -46,9 +90,11 @@ func serveCommand() *cobra.Command {
 so that a Doris user's
   curl --location-trusted -u user:pass -H 'label:x' -H 'column_separator:,' \
        -T file http://127.0.0.1:8030/api/db/t/_stream_load
-works unchanged. With --user, every request needs HTTP basic
-authentication with that user and password (ROWTTL_PASSWORD is read when
---password is not given); others get 401. It listens on loopback unless
+works unchanged. With --user, every request but /api/health needs HTTP
+basic authentication with that user and password; others get 401. The
+password comes from --password, --password-file (its one line) or
+$ROWTTL_PASSWORD, in that order; the last two keep it out of ps. A user
+without a password is refused unless --allow-empty-password. It listens on loopback unless
 --listen says otherwise. SIGINT or SIGTERM stops it gracefully: no new
 request is taken, running loads get --shutdown-timeout to finish, and the
 data directory is closed.`,
@@ -58,8 +104,8 @@ data directory is closed.`,
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			if f.password == "" {
-				f.password = os.Getenv("ROWTTL_PASSWORD")
+			if err := resolvePassword(&f, cmd.Flags().Changed("password"), os.Getenv); err != nil {
+				return err
 			}
 			return runServe(ctx, f, cmd.ErrOrStderr())
 		},
@@ -68,15 +114,14 @@ data directory is closed.`,
 	fl.StringVar(&f.dir, "dir", defaultDir, "data directory")
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:8030", "address to listen on")
 	fl.StringVar(&f.user, "user", "", "user of HTTP basic authentication (default: no authentication)")
-	fl.StringVar(&f.password, "password", "", "password of --user (default: $ROWTTL_PASSWORD)")
+	fl.StringVar(&f.password, "password", "", "password of --user; visible in ps: prefer --password-file or $"+passwordEnv)
+	fl.StringVar(&f.passwordFile, "password-file", "", "file holding the password of --user on one line")
+	fl.BoolVar(&f.allowEmptyPassword, "allow-empty-password", false, "accept --user with an empty password")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", time.Minute, "how long running loads may finish after SIGINT/SIGTERM")
 	return cmd
 }
 
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
-	if f.user == "" && f.password != "" {
-		return errors.New("--password needs --user")
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	db, err := table.OpenDB(f.dir, nil)
