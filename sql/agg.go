@@ -56,6 +56,8 @@ type aggregator struct {
 	groupExprs []Expr
 	groupKeys  []*compiled
 	aggs       []*aggCall
+	// sizes spares sameExpr formatting expressions that cannot match.
+	sizes exprSizes
 }
 
 type group struct {
@@ -76,6 +78,12 @@ func (ag *aggregator) sameExpr(a, b Expr) bool {
 		sa, errA := ag.base.sc.resolve(ra)
 		sb, errB := ag.base.sc.resolve(rb)
 		return errA == nil && errB == nil && sa == sb
+	}
+	// sameExpr is asked of every node of an expression: comparing texts
+	// only of trees of the same size keeps that linear (the nodes of one
+	// size head disjoint subtrees).
+	if ag.sizes.of(a) != ag.sizes.of(b) {
+		return false
 	}
 	return Format(a) == Format(b)
 }
@@ -374,7 +382,7 @@ func reduceInScan(ctx context.Context, src *selectSource, req query.Request, ag 
 }
 
 func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, src *selectSource, items []outItem, base *compiler, where *compiled) (*rowSet, error) {
-	ag := &aggregator{base: base, items: items, inAlias: map[string]bool{}}
+	ag := &aggregator{base: base, items: items, inAlias: map[string]bool{}, sizes: exprSizes{}}
 	for _, g := range st.GroupBy {
 		e := g
 		if lit, ok := g.(*IntLit); ok {

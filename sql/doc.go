@@ -146,7 +146,12 @@
 // into a Stmt (one of the *Xxx statement types of ast.go); ParseExpr parses
 // one expression. Errors are *ParseError, whose message names the line, the
 // column and the offending token, and which wraps rowttl.ErrInvalidArgument
-// (rowttl.ErrInvalidSchema for an unknown column type).
+// (rowttl.ErrInvalidSchema for an unknown column type). An expression may
+// nest at most about 300 levels (parentheses, calls, unary operators), be at
+// most 32,768 operators tall (a chain of 20,000 terms is fine) and have at
+// most 4M nodes (exprlimit.go), so that no statement or load column list
+// can exhaust the stack; compiling costs time and memory linear in its size
+// (texts for messages are formatted only when a message needs them).
 //
 // The dialect follows Doris (itself close to MySQL) so that the row TTL
 // scripts of the Doris documentation parse verbatim:

@@ -3,8 +3,10 @@ package sql
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rowttl/rowttl/decimal"
@@ -83,6 +85,16 @@ type compiled struct {
 	// value when compiled.
 	konst bool
 }
+
+// lazyText is an expression's text for messages (formatted with %s),
+// computed the first time a message needs it: formatting every node while
+// compiling would make compiling quadratic in the expression's size.
+type lazyText func() string
+
+func (f lazyText) String() string { return f() }
+
+// lazyFormat returns the lazy text of e.
+func lazyFormat(e Expr) lazyText { return sync.OnceValue(func() string { return Format(e) }) }
 
 func constant(t schema.Type, v schema.Value) *compiled {
 	return &compiled{t: t, konst: true, eval: func([]schema.Value) (schema.Value, error) { return v, nil }}
@@ -259,7 +271,7 @@ func (c *compiler) compileUnary(e *UnaryExpr) (*compiled, error) {
 	}
 	switch {
 	case isIntLike(x.t) || isNullType(x.t):
-		text := Format(e)
+		text := lazyFormat(e)
 		return &compiled{t: bigintType, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
 			v, err := x.eval(row)
 			if err != nil || v.IsNull() {
@@ -309,7 +321,7 @@ func (c *compiler) compileBinary(e *BinaryExpr) (*compiled, error) {
 	case e.Op.IsComparison():
 		return c.compare(e.Op, l, r)
 	}
-	return c.arith(e.Op, l, r, Format(e))
+	return c.arith(e.Op, l, r, lazyFormat(e))
 }
 
 // logic is AND / OR in three-valued logic.
@@ -519,7 +531,7 @@ func (c *compiler) compare(op BinaryOp, l, r *compiled) (*compiled, error) {
 }
 
 // arith is + - * / % DIV.
-func (c *compiler) arith(op BinaryOp, l, r *compiled, text string) (*compiled, error) {
+func (c *compiler) arith(op BinaryOp, l, r *compiled, text fmt.Stringer) (*compiled, error) {
 	for _, x := range []*compiled{l, r} {
 		if x.t.IsTemporal() {
 			return nil, invalidf("%s arithmetic is not supported in '%s'; use + INTERVAL n unit, or CAST", x.t, text)
@@ -634,7 +646,7 @@ var decimalOps = map[BinaryOp]decimal.Op{
 // DECIMAL one, exact in Doris's result types (decimal.ResultType); DIV
 // gives the truncated quotient as a BIGINT. A result past its type is an
 // error, a zero divisor NULL.
-func (c *compiler) decimalArith(op BinaryOp, l, r *compiled, text string) (*compiled, error) {
+func (c *compiler) decimalArith(op BinaryOp, l, r *compiled, text fmt.Stringer) (*compiled, error) {
 	lt, rt := decimalOperand(l), decimalOperand(r)
 	konst := allConst(l, r)
 	operands := func(row []schema.Value) (a, b schema.Value, null bool, err error) {
@@ -1007,7 +1019,7 @@ func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
 	if isNullType(x.t) {
 		return constant(nullType, schema.Null), nil
 	}
-	text := Format(e)
+	text := lazyFormat(e)
 	loc := c.env.loc
 	sign := int64(1)
 	if e.Sub {

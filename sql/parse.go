@@ -54,6 +54,9 @@ type parser struct {
 	// winRefs collects the OVER w of the query block being read, checked
 	// once its WINDOW clause is known.
 	winRefs []windowRef
+	// exprLevel counts the expressions being read around the current one
+	// within its query; a subquery starts again from 0 (checkExprSize).
+	exprLevel int
 }
 
 // maxDepth bounds expression nesting so that hostile input cannot exhaust
@@ -1118,9 +1121,19 @@ func (p *parser) parseAdmin() Stmt {
 func (p *parser) parseExpr() Expr {
 	p.enter()
 	defer p.leave()
+	start := p.peek()
+	p.exprLevel++
 	l := p.parseAnd()
 	for p.acceptKw("OR") || p.acceptOp("||") {
 		l = &BinaryExpr{Op: OpOr, L: l, R: p.parseAnd()}
+	}
+	p.exprLevel--
+	if p.exprLevel == 0 {
+		// The outermost expression of its query (or statement): checked
+		// once, as a whole.
+		if err := checkExprSize(l); err != nil {
+			p.failAt(start, err.Error())
+		}
 	}
 	return l
 }

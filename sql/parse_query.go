@@ -42,6 +42,11 @@ func (p *parser) startsQuery() bool {
 func (p *parser) parseQuery() QueryExpr {
 	p.enter()
 	defer p.leave()
+	// The expressions of a subquery are checked as their own (see
+	// checkExprSize): the enclosing one sees the subquery as one node.
+	level := p.exprLevel
+	p.exprLevel = 0
+	defer func() { p.exprLevel = level }()
 	var with []*CTE
 	if p.isKw("WITH") {
 		with = p.parseWith()

@@ -37,7 +37,8 @@ func rowEngineErr(err error) error {
 }
 
 // maxExprNodes bounds the size of one compiled expression: compile time is
-// linear in it, and a larger expression is refused rather than compiled.
+// linear in it, and a larger expression goes to the row engine, which
+// compiles any expression the parser accepts (exprlimit.go) in linear time.
 const maxExprNodes = 10000
 
 // vcompiler turns AST expressions into vectorised exec expressions over the
@@ -62,7 +63,8 @@ func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
 	return &vcompiler{env: env, sc: sc, refs: map[int][]*exec.ColumnRef{}, konst: map[Expr]bool{}}
 }
 
-// maxExprDepth bounds the nesting of one expression.
+// maxExprDepth bounds the nesting of one vectorised expression; a deeper one
+// goes to the row engine.
 const maxExprDepth = 1000
 
 // markConst records in konst whether e and each of its subexpressions is
@@ -102,12 +104,12 @@ func markConst(e Expr, konst map[Expr]bool, depth int) bool {
 func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 	c.nodes++
 	if c.nodes > maxExprNodes {
-		return nil, invalidf("expression too complex: more than %d nodes", maxExprNodes)
+		return nil, rowEnginef("expression of more than %d nodes", maxExprNodes)
 	}
 	c.depth++
 	defer func() { c.depth-- }()
 	if c.depth > maxExprDepth {
-		return nil, invalidf("expression nested too deeply: more than %d levels", maxExprDepth)
+		return nil, rowEnginef("expression nested more than %d levels", maxExprDepth)
 	}
 	if markConst(e, c.konst, c.depth) {
 		old := newCompiler(c.env, nil)

@@ -240,9 +240,18 @@ func TestExprLimits(t *testing.T) {
 	if err != nil || res.Rows[1][0] != "1802" {
 		t.Fatalf("chain of 900: %v %v", err, res)
 	}
-	_, err = s.Exec(context.Background(), "SELECT "+chain(1100)+" FROM t")
-	if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "expression nested too deeply: more than 1000 levels") {
-		t.Fatalf("chain of 1100: %v", err)
+	// Past the vectorised engine's limits the row engine runs the
+	// expression; past the parser's, the statement fails.
+	res, err = s.Exec(context.Background(), "SELECT "+chain(1100)+" FROM t")
+	if err != nil || res.Rows[1][0] != "2202" {
+		t.Fatalf("chain of 1100: %v %v", err, res)
+	}
+	if plan, err := s.Exec(context.Background(), "EXPLAIN SELECT "+chain(1100)+" FROM t"); err != nil || !strings.Contains(fmt.Sprint(plan.Rows), "engine: row") {
+		t.Fatalf("EXPLAIN of a chain of 1100: %v %v", err, plan)
+	}
+	_, err = s.Exec(context.Background(), "SELECT "+chain(maxExprHeight)+" FROM t")
+	if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "expression too large") {
+		t.Fatalf("chain of %d: %v", maxExprHeight, err)
 	}
 	// A wide, shallow expression of more than 10000 nodes.
 	var terms []string
@@ -251,11 +260,11 @@ func TestExprLimits(t *testing.T) {
 	}
 	wide := "SELECT coalesce(" + strings.Join(terms, ", ") + ") FROM t"
 	start := time.Now()
-	_, err = s.Exec(context.Background(), wide)
-	if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "expression too complex: more than 10000 nodes") {
-		t.Fatalf("wide expression: %v", err)
+	res, err = s.Exec(context.Background(), wide)
+	if err != nil || res.Rows[1][0] != "3" {
+		t.Fatalf("wide expression: %v %v", err, res)
 	}
 	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("refusing %d nodes took %v", 12001, d)
+		t.Fatalf("%d nodes took %v", 12001, d)
 	}
 }
