@@ -22,7 +22,11 @@
 // goroutine that writes it through the table's LoadWriter, so converting
 // the next batch overlaps encoding the last; memory holds about three
 // batches whatever the input's size. At the end, the load commits, or
-// aborts when the filtered rows exceed MaxFilterRatio.
+// aborts when the filtered rows exceed MaxFilterRatio. Reading and encoding
+// hold no lock of the table: other loads and writes run meanwhile, and only
+// the commit's publish waits for the writer lock (giving up when the
+// request's context ends). The server fails a load whose body sends
+// nothing for ServerOptions.BodyTimeout.
 //
 // # Choices where Doris leaves room
 //
@@ -35,10 +39,10 @@
 //     delimiter a '\r' ending a record is dropped, so CRLF files load.
 //   - Row numbers in messages count records from 1 (equal to line numbers
 //     unless enclosed fields hold line delimiters).
-//   - A failed load reports the counts it reached; nothing of it is
-//     written. With MaxFilterRatio 0 the first bad row dooms the load: its
-//     writer is aborted at once (the table is free again) and the rest of
-//     the input is only counted.
+//   - A failed load reports the rows it read and filtered, and 0 loaded
+//     rows; nothing of it is written. With MaxFilterRatio 0 the first bad
+//     row dooms the load: its writer is aborted at once (its files go) and
+//     the rest of the input is only counted.
 //   - A plain name of the column list that is a table column is read as
 //     that column's type, also when it only feeds an expression; a name
 //     that is no column is a STRING variable. Expressions use the SQL

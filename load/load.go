@@ -128,21 +128,25 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 	if now.IsZero() {
 		now = time.Now()
 	}
-	lw, err := tbl.NewLoadWriter(ctx, table.WriteOptions{Now: now, TimeZone: loc, Label: res.Label, Partial: o.Partial})
-	if errors.Is(err, rowttl.ErrLabelExists) {
+	labelExists := func(err error) *Result {
 		res.Status, res.ExistingJobStatus, res.Err = StatusLabelExists, "FINISHED", err
 		res.Message = fmt.Sprintf("Label [%s] has already been used.", res.Label)
+		res.NumberLoadedRows = 0
 		res.LoadTimeMs = time.Since(start).Milliseconds()
 		return res
+	}
+	lw, err := tbl.NewLoadWriter(ctx, table.WriteOptions{Now: now, TimeZone: loc, Label: res.Label, Partial: o.Partial})
+	if errors.Is(err, rowttl.ErrLabelExists) {
+		return labelExists(err)
 	}
 	if err != nil {
 		return fail(err)
 	}
 	l := &loader{o: o, res: res, lw: lw, mem: mem}
 	defer l.abort()
-	// The definition is read under the writer lock, so no ALTER slips in
-	// between the compiled column list and the write.
-	cols, err := sql.CompileLoadColumns(o.Columns, tbl.Definition(), tbl.Policy(), loc, now)
+	// The column list is compiled for the definition the load writer
+	// encodes for; an ALTER before the load publishes fails the load.
+	cols, err := sql.CompileLoadColumns(o.Columns, lw.Definition(), lw.Policy(), loc, now)
 	if err != nil {
 		return fail(err)
 	}
@@ -163,6 +167,11 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 	commitStart := time.Now()
 	lw, l.lw = l.lw, nil
 	if err := lw.Commit(); err != nil {
+		if errors.Is(err, rowttl.ErrLabelExists) {
+			// A load of the same label, running beside this one, published
+			// first.
+			return labelExists(err)
+		}
 		return fail(err)
 	}
 	res.CommitAndPublishTimeMs = time.Since(commitStart).Milliseconds()

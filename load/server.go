@@ -6,13 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -30,7 +33,14 @@ type ServerOptions struct {
 	// its context ends; 0 means one minute. Loads still running then are
 	// cut off (their clients see the connection close) and abort.
 	ShutdownTimeout time.Duration
+	// BodyTimeout fails a load whose request body sends nothing for that
+	// long; it writes nothing. 0 means DefaultBodyTimeout, a negative value
+	// no limit.
+	BodyTimeout time.Duration
 }
+
+// DefaultBodyTimeout is how long a load's body may send nothing.
+const DefaultBodyTimeout = 3 * time.Minute
 
 // Server answers Stream Load requests and metrics over HTTP:
 //
@@ -107,7 +117,11 @@ func (s *Server) streamLoad(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var tbl *table.Table
 		if tbl, err = s.db.Table(dbName, tblName); err == nil {
-			res = Run(r.Context(), tbl, r.Body, o, s.o.Allocator)
+			body := io.Reader(r.Body)
+			if d := s.bodyTimeout(); d > 0 {
+				body = &idleReader{r: r.Body, rc: http.NewResponseController(w), timeout: d}
+			}
+			res = Run(r.Context(), tbl, body, o, s.o.Allocator)
 			s.metrics.Observe(dbName, tblName, res, time.Since(start))
 		} else {
 			err = fmt.Errorf("table %s.%s: %w", dbName, tblName, err)
@@ -127,6 +141,33 @@ func (s *Server) streamLoad(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Write(res.JSON())
+}
+
+func (s *Server) bodyTimeout() time.Duration {
+	if s.o.BodyTimeout == 0 {
+		return DefaultBodyTimeout
+	}
+	return s.o.BodyTimeout
+}
+
+// idleReader reads a request body, failing when no byte has come for
+// timeout: a client that stops sending must not keep a load, its files and
+// its connection forever. Each read pushes the connection's read deadline
+// forward.
+type idleReader struct {
+	r       io.Reader
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (b *idleReader) Read(p []byte) (int, error) {
+	// A connection without deadlines (not a net.Conn) just has no limit.
+	_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	n, err := b.r.Read(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		err = rowttl.Errorf(rowttl.ErrInvalidArgument, "the request body sent nothing for %v (serve --body-timeout)", b.timeout)
+	}
+	return n, err
 }
 
 func failNote(r *Result) string {

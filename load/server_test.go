@@ -1,8 +1,10 @@
 package load
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -272,4 +275,70 @@ func matches(m *dto.Metric, labels map[string]string) bool {
 		}
 	}
 	return n == len(labels)
+}
+
+// TestServerStalledBody: a load whose body stops arriving (a huge
+// Content-Length, one line, then silence) holds up no other load into the
+// table, and fails after the body timeout writing nothing.
+func TestServerStalledBody(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE t (id INT, v STRING) UNIQUE KEY(id) PROPERTIES ("enable_unique_key_merge_on_write" = "true")`)
+	const timeout = 1500 * time.Millisecond
+	base := startServer(t, e, ServerOptions{BodyTimeout: timeout})
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	fmt.Fprintf(conn, "PUT /api/default/t/_stream_load HTTP/1.1\r\nHost: x\r\nlabel: stalled\r\nContent-Length: 2147483648\r\n\r\n1\tstalled\n")
+	type answer struct {
+		res Result
+		err error
+		at  time.Duration
+	}
+	stalled := make(chan answer, 1)
+	go func() {
+		var a answer
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err == nil {
+			a.err = json.NewDecoder(resp.Body).Decode(&a.res)
+			resp.Body.Close()
+		} else {
+			a.err = err
+		}
+		a.at = time.Since(start)
+		stalled <- a
+	}()
+	// Once the stalled load has read its line, another load goes through
+	// at once, not when the stalled one gives up.
+	time.Sleep(100 * time.Millisecond)
+	if _, res := put(t, base+"/api/default/t/_stream_load", "", "", map[string]string{"label": "other"}, "2\tother\n"); res.Status != StatusSuccess {
+		t.Fatalf("a load beside the stalled one: %+v", res)
+	}
+	select {
+	case a := <-stalled:
+		t.Fatalf("the second load waited for the stalled one to fail (after %v: %+v, %v)", a.at, a.res, a.err)
+	default:
+	}
+	a := <-stalled
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if a.res.Status != StatusFail || a.res.NumberLoadedRows != 0 || !strings.Contains(a.res.Message, "the request body sent nothing for 1.5s") {
+		t.Fatalf("stalled load: %+v", a.res)
+	}
+	if a.at < timeout {
+		t.Errorf("the stalled load failed after %v, before its timeout", a.at)
+	}
+	if got := e.exec(`SELECT id, v FROM t ORDER BY id`); got != "id\tv\n2\tother\n" {
+		t.Fatalf("rows: %q", got)
+	}
+	if e.table("t").HasLabel("stalled") {
+		t.Error("the stalled load's label was applied")
+	}
+	// The label is still free.
+	if _, res := put(t, base+"/api/default/t/_stream_load", "", "", map[string]string{"label": "stalled"}, "1\tagain\n"); res.Status != StatusSuccess {
+		t.Fatalf("the stalled load's label, reused: %+v", res)
+	}
 }

@@ -25,10 +25,17 @@ var loadRunBytes int64 = 16 << 20
 
 // LoadWriter writes one load of any size as one version: batches are handed
 // to Write one at a time and become visible together when Commit returns
-// nil; Abort (or a failed Commit) leaves the table as it was. It holds the
-// table's writer lock from NewLoadWriter to Commit or Abort, so other
-// writes, ALTERs and compaction installs wait for it; one of the two must
-// always be called.
+// nil; Abort (or a failed Commit) leaves the table as it was. One of the
+// two must always be called.
+//
+// A load reads and encodes its rows without the table's writer lock, so a
+// slow or stalled input holds up no other writer: only Commit's publish
+// takes it. Loads running side by side get their versions in the order
+// they publish, a label is applied by the first load to publish it (the
+// others fail with ErrLabelExists), and merge-on-write marks are computed
+// at publish against the rowsets current then, those published meanwhile
+// included. A load whose table is altered before it publishes fails: its
+// rows were encoded for the old definition.
 //
 // Memory is bounded whatever the load's size:
 //
@@ -64,21 +71,23 @@ type LoadWriter struct {
 	rows    int64
 	version int64
 	done    bool
+	// publishing is set, with the writer lock held, while Commit publishes:
+	// only then may the load's files be named by a manifest record whose
+	// fate is unknown (see rowset.WriterOptions.MayRemove).
+	publishing bool
 }
 
-// NewLoadWriter starts a load: it takes the table's writer lock and checks
-// the label (a label the table has applied fails with ErrLabelExists) and
-// the options as WriteBatches does.
+// NewLoadWriter starts a load of the table's current definition (see
+// Definition) and checks the label (a label the table has applied fails
+// with ErrLabelExists) and the options as WriteBatches does. It does not
+// take the writer lock.
 func (t *Table) NewLoadWriter(ctx context.Context, o WriteOptions) (*LoadWriter, error) {
-	t.writeMu.Lock()
 	v, err := t.writable()
 	if err != nil {
-		t.writeMu.Unlock()
 		return nil, err
 	}
 	fail := func(err error) (*LoadWriter, error) {
 		v.unref()
-		t.writeMu.Unlock()
 		return nil, err
 	}
 	if o.Partial && v.policy.Mode != ttlcol.NoTTL {
@@ -104,10 +113,23 @@ func (t *Table) NewLoadWriter(ctx context.Context, o WriteOptions) (*LoadWriter,
 		keys:   v.def.Schema.KeyCount,
 	}
 	if !lw.unique {
-		lw.w = t.newRowsetWriter(v)
+		lw.w = lw.newRowsetWriter()
 	}
 	return lw, nil
 }
+
+// newRowsetWriter returns the writer of the load's rowset. Until Commit
+// publishes, no manifest record names its files, so aborting removes them.
+func (lw *LoadWriter) newRowsetWriter() *rowset.Writer {
+	t := lw.t
+	return t.newRowsetWriterWith(lw.v, func() bool { return !lw.publishing || t.manifest.mayRemoveFiles() })
+}
+
+// Definition is the definition the load encodes its rows for.
+func (lw *LoadWriter) Definition() *Definition { return lw.v.def }
+
+// Policy is the row TTL policy the load encodes its rows for.
+func (lw *LoadWriter) Policy() ttlcol.Policy { return lw.v.policy }
 
 func (t *Table) checkLabel(label string) error {
 	if label == "" {
@@ -222,19 +244,19 @@ func (lw *LoadWriter) spill() error {
 	return nil
 }
 
-// Commit publishes the load as one version; on failure nothing is
-// published. Either way the writer lock is released.
+// Commit finishes the load's files, then takes the writer lock (giving up
+// when the load's context ends) and publishes them as one version; on
+// failure nothing is published.
 func (lw *LoadWriter) Commit() error {
 	if lw.done {
 		return errLoadDone
 	}
 	lw.done = true
 	t := lw.t
-	defer t.writeMu.Unlock()
 	defer lw.v.unref()
 	defer lw.removeRuns()
 	if lw.unique {
-		lw.w = t.newRowsetWriter(lw.v)
+		lw.w = lw.newRowsetWriter()
 	}
 	fail := func(err error) error {
 		lw.releasePending()
@@ -254,15 +276,28 @@ func (lw *LoadWriter) Commit() error {
 		return fail(err)
 	}
 	meta.Overlapping = !lw.unique && len(meta.Segments) > 1
-	// The lock has been held since the first check; checking again costs
-	// nothing and keeps the rule local.
+	if err := t.writeMu.LockContext(lw.ctx); err != nil {
+		return fail(fmt.Errorf("table %s: waiting to publish the load: %w", t.Name(), err))
+	}
+	defer t.writeMu.Unlock()
+	// Other writers may have published since the load began: publish on
+	// top of the current version, not the one the load started from.
+	cur, err := t.writable()
+	if err != nil {
+		return fail(err)
+	}
+	defer cur.unref()
+	if cur.def != lw.v.def {
+		return fail(rowttl.Errorf(rowttl.ErrNotSupported, "table %s was altered while the load ran; the load wrote nothing, run it again", t.Name()))
+	}
 	if err := t.checkLabel(lw.o.Label); err != nil {
 		return fail(err)
 	}
-	if err := t.publish(lw.ctx, lw.v, meta, lw.w, lw.o.Label, nil); err != nil {
+	lw.publishing = true
+	if err := t.publish(lw.ctx, cur, meta, lw.w, lw.o.Label, nil); err != nil {
 		return err
 	}
-	lw.version = t.LastVersion()
+	lw.version = t.LastVersion() // still under the lock: the version just published
 	return nil
 }
 
@@ -313,9 +348,8 @@ func (lw *LoadWriter) removeRuns() {
 	lw.runs, lw.runMetas = nil, nil
 }
 
-// Abort drops the load: nothing is published, every file it wrote is
-// removed and the writer lock is released. Calling it after Commit does
-// nothing.
+// Abort drops the load: nothing is published and every file it wrote is
+// removed. Calling it after Commit does nothing.
 func (lw *LoadWriter) Abort() {
 	if lw.done {
 		return
@@ -327,7 +361,6 @@ func (lw *LoadWriter) Abort() {
 	}
 	lw.removeRuns()
 	lw.v.unref()
-	lw.t.writeMu.Unlock()
 }
 
 // batchBytes is the size of a batch's buffers.

@@ -113,8 +113,9 @@ type Table struct {
 	deferring *deferringFS
 	readers   *readerLock
 
-	// writeMu serialises writers: writes, ALTERs and compaction installs.
-	writeMu sync.Mutex
+	// writeMu serialises writers: writes, ALTERs, compaction installs and
+	// the publish of a load (which reads and encodes its rows without it).
+	writeMu writeLock
 
 	mu struct {
 		sync.Mutex

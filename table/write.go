@@ -45,7 +45,9 @@ func (t *Table) WriteWith(ctx context.Context, rec arrow.RecordBatch, o WriteOpt
 
 // WriteBatches writes several batches as one version.
 func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, o WriteOptions) error {
-	t.writeMu.Lock()
+	if err := t.writeMu.LockContext(ctx); err != nil {
+		return fmt.Errorf("table %s: waiting to write: %w", t.Name(), err)
+	}
 	defer t.writeMu.Unlock()
 	v, err := t.writable()
 	if err != nil {
@@ -182,6 +184,13 @@ func (t *Table) writable() (*version, error) {
 }
 
 func (t *Table) newRowsetWriter(v *version) *rowset.Writer {
+	// Called with writeMu held, as every manifest append is.
+	return t.newRowsetWriterWith(v, func() bool { return t.manifest.mayRemoveFiles() })
+}
+
+// newRowsetWriterWith is newRowsetWriter whose Abort asks mayRemove before
+// it deletes the rowset's files.
+func (t *Table) newRowsetWriterWith(v *version, mayRemove func() bool) *rowset.Writer {
 	phys := physicalSchema(v.def, v.policy)
 	ttlIdx := -1
 	if idx := phys.FieldIndices(schema.TTLColumn); len(idx) > 0 {
@@ -197,8 +206,7 @@ func (t *Table) newRowsetWriter(v *version) *rowset.Writer {
 		FS: t.fs, Dir: t.dir, Schema: phys, TTLIndex: ttlIdx,
 		Segment: seg, SegmentRows: t.opts.SegmentRows,
 		NewFileNum: t.newFileNum,
-		// Called with writeMu held, as every manifest append is.
-		MayRemove: func() bool { return t.manifest.mayRemoveFiles() },
+		MayRemove:  mayRemove,
 	})
 }
 

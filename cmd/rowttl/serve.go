@@ -26,6 +26,7 @@ type serveFlags struct {
 	passwordFile       string
 	allowEmptyPassword bool
 	shutdownTimeout    time.Duration
+	bodyTimeout        time.Duration
 }
 
 // passwordEnv names the variable serve reads the password from, so that it
@@ -95,9 +96,11 @@ basic authentication with that user and password; others get 401. The
 password comes from --password, --password-file (its one line) or
 $ROWTTL_PASSWORD, in that order; the last two keep it out of ps. A user
 without a password is refused unless --allow-empty-password. It listens on loopback unless
---listen says otherwise. SIGINT or SIGTERM stops it gracefully: no new
-request is taken, running loads get --shutdown-timeout to finish, and the
-data directory is closed.`,
+--listen says otherwise. A load reads and encodes its body without
+holding up other loads into the table; one whose body sends nothing for
+--body-timeout fails and writes nothing. SIGINT or SIGTERM stops it
+gracefully: no new request is taken, running loads get --shutdown-timeout
+to finish, and the data directory is closed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -118,6 +121,7 @@ data directory is closed.`,
 	fl.StringVar(&f.passwordFile, "password-file", "", "file holding the password of --user on one line")
 	fl.BoolVar(&f.allowEmptyPassword, "allow-empty-password", false, "accept --user with an empty password")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", time.Minute, "how long running loads may finish after SIGINT/SIGTERM")
+	fl.DurationVar(&f.bodyTimeout, "body-timeout", load.DefaultBodyTimeout, "fail a load whose request body sends nothing for this long (0: no limit)")
 	return cmd
 }
 
@@ -139,7 +143,12 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 			logger.Printf("warning: listening on %s without authentication (give --user)", ln.Addr())
 		}
 	}
-	srv := load.NewServer(db, load.ServerOptions{User: f.user, Password: f.password, Log: logger, ShutdownTimeout: f.shutdownTimeout})
+	bodyTimeout := f.bodyTimeout
+	if bodyTimeout <= 0 {
+		bodyTimeout = -1 // no limit
+	}
+	srv := load.NewServer(db, load.ServerOptions{User: f.user, Password: f.password, Log: logger,
+		ShutdownTimeout: f.shutdownTimeout, BodyTimeout: bodyTimeout})
 	logger.Printf("serving %s on http://%s", f.dir, ln.Addr())
 	err = srv.Serve(ctx, ln)
 	logger.Printf("stopped")

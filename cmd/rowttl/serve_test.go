@@ -91,7 +91,7 @@ func TestServeCredentials(t *testing.T) {
 	dir := t.TempDir()
 	sqlIn(t, dir, `CREATE TABLE t (id INT) DUPLICATE KEY(id)`)
 	cmd := childCommand("serve", "--dir", dir, "--listen", "127.0.0.1:0", "--user", "admin",
-		"--password-file", writeFile(t, "pw", "from-file\n"))
+		"--password-file", writeFile(t, "pw", "from-file\n"), "--body-timeout", "1m")
 	cmd.Env = append(cmd.Env, passwordEnv+"=") // the file is the only source
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
