@@ -120,9 +120,13 @@
 //   - INSERT: DEFAULT and omitted columns take the column's default (the
 //     statement's now for CURRENT_TIMESTAMP, in the session time zone).
 //     __TTL__ (or __DORIS_TTL_COL__) is written with the value's own type so
-//     that the table converts it (SPEC §2); when the rows of one INSERT give
-//     it values of different types they are converted here by the same
-//     rules.
+//     that the table converts it (SPEC §2); when the rows of one batch of
+//     an INSERT give it values of different types they are converted here
+//     by the same rules. INSERT ... VALUES streams: Exec parses its rows one
+//     at a time (the lexer runs only ahead of the parser) and hands them to
+//     a table.LoadWriter in batches, so a statement of millions of rows
+//     needs memory for its text and a batch, not for every row; it is still
+//     one version, and an error in any row writes nothing.
 //   - UPDATE works on UNIQUE tables only; SET expressions see the row's old
 //     values; key columns cannot be set; in source mode __TTL__ cannot be set
 //     (update the source column). Reading __TTL__ anywhere (SELECT, WHERE,

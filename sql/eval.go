@@ -20,6 +20,9 @@ import (
 type stmtEnv struct {
 	now time.Time
 	loc *time.Location
+	// values, when set, streams the rows of the statement's INSERT ...
+	// VALUES (see parseStream).
+	values *valuesStream
 }
 
 // column is one input column an expression can name.
@@ -84,6 +87,8 @@ type compiled struct {
 	// konst marks an expression that reads no column: it is folded to its
 	// value when compiled.
 	konst bool
+	// folded marks a konst already folded (made by constant).
+	folded bool
 }
 
 // lazyText is an expression's text for messages (formatted with %s),
@@ -97,7 +102,7 @@ func (f lazyText) String() string { return f() }
 func lazyFormat(e Expr) lazyText { return sync.OnceValue(func() string { return Format(e) }) }
 
 func constant(t schema.Type, v schema.Value) *compiled {
-	return &compiled{t: t, konst: true, eval: func([]schema.Value) (schema.Value, error) { return v, nil }}
+	return &compiled{t: t, konst: true, folded: true, eval: func([]schema.Value) (schema.Value, error) { return v, nil }}
 }
 
 // compiler turns AST expressions into compiled ones.
@@ -127,7 +132,7 @@ func (c *compiler) compile(e Expr) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	if x.konst {
+	if x.konst && !x.folded {
 		v, err := x.eval(nil)
 		if err != nil {
 			return nil, err

@@ -243,75 +243,168 @@ func (s *Session) insert(ctx context.Context, env *stmtEnv, st *Insert) (*Result
 	if st.SetOp != nil {
 		return nil, refuseQuery(st.SetOp)
 	}
-	cols := make([][]typedValue, len(targets))
-	n := 0
-	if st.Select != nil {
-		rs, err := s.runSelect(ctx, env, st.Select)
-		if err != nil {
-			return nil, err
-		}
-		if len(rs.types) != len(targets) {
-			return nil, invalidf("Column count doesn't match value count: %d columns, the SELECT gives %d", len(targets), len(rs.types))
-		}
-		for r, row := range rs.rows {
-			for i, v := range row {
-				tv, err := storeValue(targets[i], typedValue{v: v, t: rs.types[i]}, env.loc, r+1)
-				if err != nil {
-					return nil, err
-				}
-				cols[i] = append(cols[i], tv)
-			}
-		}
-		n = len(rs.rows)
-	} else {
-		c := newCompiler(env, nil)
-		for r, row := range st.Rows {
-			if len(row) != len(targets) && !(len(row) == 0 && st.Columns == nil) {
-				return nil, invalidf("Column count doesn't match value count at row %d", r+1)
-			}
-			for i, tg := range targets {
-				var tv typedValue
-				if len(row) == 0 {
-					tv.v, err = defaultValue(tg.col, env)
-					tv.t = nullType
-					if tg.col != nil {
-						tv.t = tg.col.Type
-					}
-				} else if _, ok := row[i].(*DefaultExpr); ok {
-					tv.v, err = defaultValue(tg.col, env)
-					tv.t = nullType
-					if tg.col != nil {
-						tv.t = tg.col.Type
-					}
-				} else {
-					var x *compiled
-					if x, err = c.compile(row[i]); err == nil {
-						tv.t = x.t
-						tv.v, err = x.eval(nil)
-					}
-				}
-				if err != nil {
-					return nil, err
-				}
-				if tv, err = storeValue(tg, tv, env.loc, r+1); err != nil {
-					return nil, err
-				}
-				cols[i] = append(cols[i], tv)
-			}
-		}
-		n = len(st.Rows)
+	partial := s.partialUpdate && (pol.on || (def.Model.IsUnique() && len(targets) < len(def.Schema.Columns)))
+	wo := table.WriteOptions{Now: env.now, TimeZone: env.loc, Label: st.Label, Partial: partial}
+	if st.Select == nil {
+		return s.insertValues(ctx, env, st, tbl, targets, wo)
 	}
-	rec, err := buildBatch(s.mem, targets, cols, n, env.loc)
+	rs, err := s.runSelect(ctx, env, st.Select)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs.types) != len(targets) {
+		return nil, invalidf("Column count doesn't match value count: %d columns, the SELECT gives %d", len(targets), len(rs.types))
+	}
+	cols := make([][]typedValue, len(targets))
+	for r, row := range rs.rows {
+		for i, v := range row {
+			tv, err := storeValue(targets[i], typedValue{v: v, t: rs.types[i]}, env.loc, r+1)
+			if err != nil {
+				return nil, err
+			}
+			cols[i] = append(cols[i], tv)
+		}
+	}
+	rec, err := buildBatch(s.mem, targets, cols, len(rs.rows), env.loc)
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Release()
-	partial := s.partialUpdate && (pol.on || (def.Model.IsUnique() && len(targets) < len(def.Schema.Columns)))
-	err = tbl.WriteWith(ctx, rec, table.WriteOptions{Now: env.now, TimeZone: env.loc, Label: st.Label, Partial: partial})
+	if err := tbl.WriteWith(ctx, rec, wo); err != nil {
+		return nil, err
+	}
+	return &Result{RowsAffected: int64(len(rs.rows))}, nil
+}
+
+// insertBatchRows is how many rows of INSERT ... VALUES are converted
+// before they go to the table as one batch.
+var insertBatchRows = 4096
+
+// insertValues writes the rows of INSERT ... VALUES as one version,
+// streaming them: each row is parsed (from env.values when the statement
+// was parsed as a stream), its constants evaluated and converted, and every
+// insertBatchRows rows become a batch of a table.LoadWriter, so that
+// memory stays bounded by a batch (and the statement's text) whatever the
+// number of rows. An error anywhere, a syntax error in a later row
+// included, writes nothing.
+func (s *Session) insertValues(ctx context.Context, env *stmtEnv, st *Insert, tbl *table.Table, targets []writeTarget, wo table.WriteOptions) (*Result, error) {
+	next := func() ([]Expr, error) {
+		if len(st.Rows) == 0 {
+			return nil, nil
+		}
+		row := st.Rows[0]
+		st.Rows = st.Rows[1:]
+		return row, nil
+	}
+	if env.values != nil {
+		next = env.values.next
+	}
+	lw, err := tbl.NewLoadWriter(ctx, wo)
 	if err != nil {
 		return nil, err
 	}
+	defer lw.Abort() // nothing once committed
+	c := newCompiler(env, nil)
+	cols := make([][]typedValue, len(targets))
+	casts := make([]castCache, len(targets))
+	n, batch := 0, 0
+	flush := func() error {
+		if batch == 0 {
+			return nil
+		}
+		rec, err := buildBatch(s.mem, targets, cols, batch, env.loc)
+		if err != nil {
+			return err
+		}
+		err = lw.Write(rec)
+		rec.Release()
+		for i := range cols {
+			cols[i] = cols[i][:0]
+		}
+		batch = 0
+		return err
+	}
+	for {
+		row, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if row == nil {
+			break
+		}
+		n++
+		if len(row) != len(targets) && !(len(row) == 0 && st.Columns == nil) {
+			return nil, invalidf("Column count doesn't match value count at row %d", n)
+		}
+		for i, tg := range targets {
+			var tv typedValue
+			if len(row) == 0 {
+				tv, err = defaultTyped(tg, env)
+			} else if _, ok := row[i].(*DefaultExpr); ok {
+				tv, err = defaultTyped(tg, env)
+			} else {
+				var x *compiled
+				if x, err = c.compile(row[i]); err == nil {
+					tv.t = x.t
+					tv.v, err = x.eval(nil)
+				}
+			}
+			if err != nil {
+				return nil, err
+			}
+			if tv, err = casts[i].store(tg, tv, env.loc, n); err != nil {
+				return nil, err
+			}
+			cols[i] = append(cols[i], tv)
+		}
+		if batch++; batch >= insertBatchRows {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if err := lw.Commit(); err != nil {
+		return nil, err
+	}
 	return &Result{RowsAffected: int64(n)}, nil
+}
+
+// castCache is storeValue for one target column, keeping the conversion
+// of the last source type: the rows of a VALUES list mostly share types.
+type castCache struct {
+	from schema.Type
+	f    func(schema.Value) (schema.Value, error)
+}
+
+func (cc *castCache) store(tg writeTarget, tv typedValue, loc *time.Location, row int) (typedValue, error) {
+	if tg.isTTL() {
+		return tv, nil
+	}
+	if cc.f == nil || cc.from != tv.t {
+		f, err := castFunc(tv.t, tg.col.Type, loc)
+		if err != nil {
+			return tv, fmt.Errorf("row %d, column %s: %w", row, tg.col.Name, err)
+		}
+		cc.from, cc.f = tv.t, f
+	}
+	v, err := cc.f(tv.v)
+	if err != nil {
+		return tv, fmt.Errorf("row %d, column %s: %w", row, tg.col.Name, err)
+	}
+	return typedValue{v: v, t: tg.col.Type}, nil
+}
+
+// defaultTyped is the value DEFAULT stands for, typed as its column.
+func defaultTyped(tg writeTarget, env *stmtEnv) (typedValue, error) {
+	v, err := defaultValue(tg.col, env)
+	tv := typedValue{v: v, t: nullType}
+	if tg.col != nil {
+		tv.t = tg.col.Type
+	}
+	return tv, err
 }
 
 // whereMask returns the Matcher.Rows function evaluating a WHERE clause on

@@ -43,10 +43,15 @@ func ParseExpr(src string) (e Expr, err error) {
 // parser is a recursive-descent parser over the tokens of one statement.
 // Errors unwind with a bailout panic that Parse recovers.
 type parser struct {
-	src   string
+	src string
+	// toks is a window of the statement's tokens, lexed as the parser
+	// asks for them (see fill): toks[i] is the next token, toks[i-1] the
+	// last consumed one. A statement of millions of tokens thus never
+	// holds them all.
 	toks  []token
 	i     int
-	depth int // expression nesting, bounded by maxDepth
+	lx    *lexer // nil once the EOF token is in toks
+	depth int    // expression nesting, bounded by maxDepth
 	// pending is a primary expression already read (after '(' ahead of
 	// knowing whether a query or an expression follows) that parsePrimary
 	// returns next.
@@ -57,6 +62,9 @@ type parser struct {
 	// exprLevel counts the expressions being read around the current one
 	// within its query; a subquery starts again from 0 (checkExprSize).
 	exprLevel int
+	// stream makes INSERT ... VALUES stop before its rows, which
+	// valuesStream then reads one at a time; streamRows says it did.
+	stream, streamRows bool
 }
 
 // maxDepth bounds expression nesting so that hostile input cannot exhaust
@@ -76,11 +84,38 @@ func (p *parser) leave() { p.depth-- }
 type bailout struct{ err *ParseError }
 
 func newParser(src string) (*parser, error) {
-	toks, err := lex(src)
-	if err != nil {
-		return nil, err
+	return &parser{src: src, lx: &lexer{src: src}}, nil
+}
+
+// fill lexes until toks holds the token n places ahead (or the EOF token),
+// first dropping the consumed tokens but the last when there are many. A
+// lexical error unwinds like a syntax error.
+func (p *parser) fill(n int) {
+	for p.lx != nil && p.i+n >= len(p.toks) {
+		if p.i > 1024 {
+			k := copy(p.toks, p.toks[p.i-1:])
+			p.toks, p.i = p.toks[:k], 1
+		}
+		l := p.lx
+		l.toks = p.toks
+		err := l.skipSpace()
+		if err == nil {
+			if l.pos >= len(l.src) {
+				l.toks = append(l.toks, token{kind: tokEOF, pos: len(l.src), end: len(l.src)})
+				p.lx = nil
+			} else {
+				err = l.next()
+			}
+		}
+		p.toks, l.toks = l.toks, nil
+		if err != nil {
+			pe, ok := err.(*ParseError)
+			if !ok {
+				pe = newParseError(p.src, l.pos, l.pos, err.Error())
+			}
+			panic(bailout{pe})
+		}
 	}
-	return &parser{src: src, toks: toks}, nil
 }
 
 // recover turns a bailout into the returned error; other panics propagate.
@@ -116,10 +151,14 @@ func (p *parser) finish() {
 	}
 }
 
-func (p *parser) peek() token { return p.toks[p.i] }
+func (p *parser) peek() token {
+	p.fill(0)
+	return p.toks[p.i]
+}
 
 // peekAt returns the token n places ahead (the EOF token past the end).
 func (p *parser) peekAt(n int) token {
+	p.fill(n)
 	if p.i+n < len(p.toks) {
 		return p.toks[p.i+n]
 	}
@@ -127,6 +166,7 @@ func (p *parser) peekAt(n int) token {
 }
 
 func (p *parser) next() token {
+	p.fill(0)
 	t := p.toks[p.i]
 	if t.kind != tokEOF {
 		p.i++
@@ -871,19 +911,12 @@ func (p *parser) parseInsert() Stmt {
 	}
 	switch {
 	case p.acceptKw("VALUES"), p.acceptKw("VALUE"):
+		if p.stream {
+			p.streamRows = true
+			return s
+		}
 		for {
-			p.expectOp("(")
-			row := []Expr{}
-			if !p.isOp(")") {
-				for {
-					row = append(row, p.parseValue())
-					if !p.acceptOp(",") {
-						break
-					}
-				}
-			}
-			p.expectOp(")")
-			s.Rows = append(s.Rows, row)
+			s.Rows = append(s.Rows, p.valuesRow())
 			if !p.acceptOp(",") {
 				break
 			}
@@ -899,6 +932,22 @@ func (p *parser) parseInsert() Stmt {
 		p.fail("expected VALUES or SELECT")
 	}
 	return s
+}
+
+// valuesRow parses one parenthesised row of VALUES.
+func (p *parser) valuesRow() []Expr {
+	p.expectOp("(")
+	row := []Expr{}
+	if !p.isOp(")") {
+		for {
+			row = append(row, p.parseValue())
+			if !p.acceptOp(",") {
+				break
+			}
+		}
+	}
+	p.expectOp(")")
+	return row
 }
 
 // parseValue parses a VALUES item or a SET value: DEFAULT or an expression.

@@ -192,7 +192,7 @@ type writeError struct{ err error }
 func (e *writeError) Error() string { return e.err.Error() }
 
 func (s *Session) runPiece(ctx context.Context, p Piece, o ScriptOptions, w io.Writer) error {
-	stmt, err := Parse(p.Text)
+	stmt, values, err := parseStream(p.Text)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (s *Session) runPiece(ctx context.Context, p Piece, o ScriptOptions, w io.W
 	if !streams(stmt) {
 		// SHOW and DESC print their already formatted text: SHOW CREATE
 		// TABLE keeps its statement on several lines (SPEC §4).
-		res, err := s.execStmt(ctx, stmt)
+		res, err := s.execStmt(ctx, stmt, values)
 		switch {
 		case err != nil:
 		case res.HasResultSet():

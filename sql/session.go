@@ -128,14 +128,16 @@ func (s *Session) nowLocked() time.Time {
 // starts and uses it throughout: NOW(), CURRENT_TIMESTAMP, defaults and the
 // TTL check of every row it reads.
 func (s *Session) Exec(ctx context.Context, text string) (*Result, error) {
-	stmt, err := Parse(text)
+	stmt, values, err := parseStream(text)
 	if err != nil {
 		return nil, err
 	}
-	return s.execStmt(ctx, stmt)
+	return s.execStmt(ctx, stmt, values)
 }
 
-func (s *Session) execStmt(ctx context.Context, stmt Stmt) (*Result, error) {
+// execStmt runs a parsed statement; values streams the rows of an INSERT
+// ... VALUES parsed by parseStream (nil otherwise).
+func (s *Session) execStmt(ctx context.Context, stmt Stmt, values *valuesStream) (*Result, error) {
 	if streams(stmt) {
 		r, err := s.queryStmt(ctx, stmt)
 		if err != nil {
@@ -145,7 +147,7 @@ func (s *Session) execStmt(ctx context.Context, stmt Stmt) (*Result, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	env := &stmtEnv{now: s.nowLocked(), loc: s.loc}
+	env := &stmtEnv{now: s.nowLocked(), loc: s.loc, values: values}
 	res, err := s.execLocked(ctx, env, stmt)
 	if err != nil {
 		return nil, s.cleanError(err)

@@ -91,10 +91,10 @@ func (t *Table) NewLoadWriter(ctx context.Context, o WriteOptions) (*LoadWriter,
 		return nil, err
 	}
 	if o.Partial && v.policy.Mode != ttlcol.NoTTL {
-		return fail(rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Partial update is not supported on tables with row TTL", t.dir))
+		return fail(rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Partial update is not supported on tables with row TTL", t.Name()))
 	}
 	if o.Partial {
-		return fail(rowttl.Errorf(rowttl.ErrNotSupported, "table %s: partial-column updates", t.dir))
+		return fail(rowttl.Errorf(rowttl.ErrNotSupported, "table %s: partial-column updates", t.Name()))
 	}
 	if err := t.checkLabel(o.Label); err != nil {
 		return fail(err)
