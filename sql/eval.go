@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -768,23 +769,128 @@ func (c *compiler) compileIs(e *IsExpr) (*compiled, error) {
 	}}, nil
 }
 
+// inSet holds the constant items of an IN list that compare as one type,
+// sorted by that type's comparison, with the tested value converted to it:
+// a list of millions of values costs a slice and a binary search, not a
+// comparison (and its closures) per value.
+type inSet struct {
+	x    *compiled // the tested value, converted to the items' type
+	cmpf func(a, b schema.Value) int
+	ints []int64 // the items when they compare as integers
+	vals []schema.Value
+}
+
+func (s *inSet) add(v schema.Value) {
+	if s.ints != nil {
+		s.ints = append(s.ints, v.Int)
+	} else {
+		s.vals = append(s.vals, v)
+	}
+}
+
+func (s *inSet) sort() {
+	slices.Sort(s.ints)
+	slices.SortFunc(s.vals, s.cmpf)
+}
+
+func (s *inSet) has(v schema.Value) bool {
+	if s.ints != nil {
+		_, ok := slices.BinarySearch(s.ints, v.Int)
+		return ok
+	}
+	_, ok := slices.BinarySearchFunc(s.vals, v, s.cmpf)
+	return ok
+}
+
+// intCompared reports types whose values compareIn compares by Int alone.
+func intCompared(t schema.Type) bool {
+	switch t.Kind {
+	case schema.Date, schema.Datetime, schema.TimestampTZ:
+		return true
+	}
+	return isIntLike(t)
+}
+
 func (c *compiler) compileIn(e *InExpr) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
 	}
-	items, err := c.compileAll(e.List)
-	if err != nil {
-		return nil, err
-	}
-	cmps := make([]func([]schema.Value) (int, bool, error), len(items))
-	for i, it := range items {
-		if cmps[i], err = c.comparer(x, it); err != nil {
+	// Constant items go into one sorted set per comparison type; the rest
+	// (and constants whose conversion fails, which fail as they did when
+	// a row is tested) keep a comparison each.
+	var (
+		sets     []*inSet
+		setOf    = map[schema.Type]*inSet{}
+		cmps     []func([]schema.Value) (int, bool, error)
+		konst    = x.konst
+		nullItem bool
+	)
+	for _, item := range e.List {
+		it, err := c.compile(item)
+		if err != nil {
 			return nil, err
 		}
+		konst = konst && it.konst
+		// DECIMAL operands compare exactly (decimalComparer), not through
+		// a common type: they keep their comparison.
+		if it.konst && !x.konst && x.t.Kind != schema.Decimal && it.t.Kind != schema.Decimal {
+			t, ok := comparisonType(x.t, it.t)
+			if !ok {
+				return nil, invalidf("cannot compare %s with %s", x.t, it.t)
+			}
+			if isNullType(t) {
+				nullItem = true
+				continue
+			}
+			if cv, err := c.convert(it, t); err == nil {
+				if v, err := cv.eval(nil); err == nil {
+					if v.IsNull() {
+						nullItem = true
+						continue
+					}
+					set := setOf[t]
+					if set == nil {
+						xc, err := c.convert(x, t)
+						if err != nil {
+							return nil, err
+						}
+						set = &inSet{x: xc, cmpf: compareIn(t)}
+						if intCompared(t) {
+							set.ints = []int64{}
+						}
+						setOf[t] = set
+						sets = append(sets, set)
+					}
+					set.add(v)
+					continue
+				}
+			}
+		}
+		f, err := c.comparer(x, it)
+		if err != nil {
+			return nil, err
+		}
+		cmps = append(cmps, f)
 	}
-	return &compiled{t: boolType, konst: allConst(append(items, x)...), eval: func(row []schema.Value) (schema.Value, error) {
-		sawNull := false
+	for _, s := range sets {
+		s.sort()
+	}
+	return &compiled{t: boolType, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
+		sawNull := nullItem
+		for _, s := range sets {
+			v, err := s.x.eval(row)
+			if err != nil {
+				return schema.Null, err
+			}
+			if v.IsNull() {
+				sawNull = true
+				continue
+			}
+			if s.has(v) {
+				return boolVal(!e.Not), nil
+			}
+		}
 		for _, f := range cmps {
 			n, null, err := f(row)
 			if err != nil {

@@ -82,9 +82,32 @@ func checkExprSize(e Expr) error {
 		if it.height > maxExprHeight {
 			return fmt.Errorf("expression too large: more than %d operators deep", maxExprHeight)
 		}
-		children(it.e, func(x Expr) { stack = append(stack, item{x, it.height + 1}) })
+		children(it.e, func(x Expr) {
+			if isLeaf(x) {
+				// Counted here rather than stacked: an IN list of
+				// millions of literals needs no stack of millions.
+				nodes++
+				if it.height+1 > maxExprHeight {
+					stack = append(stack, item{x, it.height + 1})
+				}
+				return
+			}
+			stack = append(stack, item{x, it.height + 1})
+		})
+		if nodes > maxExprSize {
+			return fmt.Errorf("expression too large: more than %d terms", maxExprSize)
+		}
 	}
 	return nil
+}
+
+// isLeaf reports expressions without subexpressions.
+func isLeaf(e Expr) bool {
+	switch e.(type) {
+	case *NullLit, *BoolLit, *IntLit, *DecimalLit, *FloatLit, *StringLit, *DefaultExpr, *ColumnRef:
+		return true
+	}
+	return false
 }
 
 // exprSizes remembers the node count of expressions, so that asking it of

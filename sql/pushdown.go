@@ -10,7 +10,10 @@ import (
 // `col BETWEEN constants` whose constant converts exactly to the column's
 // stored domain, as a query filter the scan applies on zone maps (to skip
 // pages) and rows. The executor still evaluates the whole WHERE on every row
-// the scan returns, so a conjunct that cannot be pushed is simply left out.
+// the scan returns, so a conjunct that cannot be pushed is simply left out:
+// so are IN lists of more than maxPushedIn values, which the executor tests
+// with a sorted set (compileIn) while the scan would bind and test every
+// value on every page.
 func pushdown(env *stmtEnv, sc *scope, where Expr) query.Expr {
 	var out []query.Expr
 	for _, e := range conjuncts(where) {
@@ -20,6 +23,9 @@ func pushdown(env *stmtEnv, sc *scope, where Expr) query.Expr {
 	}
 	return query.AllOf(out...)
 }
+
+// maxPushedIn is the longest IN list pushed into a scan.
+const maxPushedIn = 1024
 
 func conjuncts(e Expr) []Expr {
 	if b, ok := e.(*BinaryExpr); ok && b.Op == OpAnd {
@@ -132,7 +138,7 @@ func pushOne(env *stmtEnv, sc *scope, e Expr) query.Expr {
 			return query.IsNull{Column: name, Negate: e.Not}
 		}
 	case *InExpr:
-		if e.Not {
+		if e.Not || len(e.List) > maxPushedIn {
 			return nil
 		}
 		name, t, ok := pushColumn(sc, e.X)
