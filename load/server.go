@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -61,7 +62,19 @@ type Server struct {
 	o       ServerOptions
 	metrics *Metrics
 	handler http.Handler
+	// bodies are the request bodies being read; stopping says Serve is
+	// shutting down, when a body may be silent only shutdownIdle.
+	bodies struct {
+		sync.Mutex
+		active   map[*idleReader]bool
+		stopping bool
+	}
 }
+
+// shutdownIdle is how long a load's body may be silent once the server
+// shuts down: a stalled client must not hold the shutdown for its whole
+// timeout, while a load that is receiving data finishes.
+const shutdownIdle = time.Second
 
 // NewServer returns a server of db's tables.
 func NewServer(db *table.DB, o ServerOptions) *Server {
@@ -119,7 +132,10 @@ func (s *Server) streamLoad(w http.ResponseWriter, r *http.Request) {
 		if tbl, err = s.db.Table(dbName, tblName); err == nil {
 			body := io.Reader(r.Body)
 			if d := s.bodyTimeout(); d > 0 {
-				body = &idleReader{r: r.Body, rc: http.NewResponseController(w), timeout: d}
+				ir := &idleReader{srv: s, r: r.Body, rc: http.NewResponseController(w), timeout: d}
+				s.track(ir, true)
+				defer s.track(ir, false)
+				body = ir
 			}
 			res = Run(r.Context(), tbl, body, o, s.o.Allocator)
 			s.metrics.Observe(dbName, tblName, res, time.Since(start))
@@ -155,17 +171,62 @@ func (s *Server) bodyTimeout() time.Duration {
 // its connection forever. Each read pushes the connection's read deadline
 // forward.
 type idleReader struct {
+	srv     *Server
 	r       io.Reader
 	rc      *http.ResponseController
 	timeout time.Duration
 }
 
+// track adds a body being read (on) or removes it; the handler removes it
+// before it returns, after which its ResponseController may not be used.
+func (s *Server) track(b *idleReader, on bool) {
+	s.bodies.Lock()
+	defer s.bodies.Unlock()
+	if s.bodies.active == nil {
+		s.bodies.active = map[*idleReader]bool{}
+	}
+	if on {
+		s.bodies.active[b] = true
+	} else {
+		delete(s.bodies.active, b)
+	}
+}
+
+// stopBodies shortens the wait of every body being read to shutdownIdle.
+func (s *Server) stopBodies() {
+	s.bodies.Lock()
+	defer s.bodies.Unlock()
+	s.bodies.stopping = true
+	for b := range s.bodies.active {
+		_ = b.rc.SetReadDeadline(time.Now().Add(b.idle(true)))
+	}
+}
+
+// idle is how long the body may be silent.
+func (b *idleReader) idle(stopping bool) time.Duration {
+	if stopping {
+		return min(b.timeout, shutdownIdle)
+	}
+	return b.timeout
+}
+
 func (b *idleReader) Read(p []byte) (int, error) {
+	b.srv.bodies.Lock()
+	stopping := b.srv.bodies.stopping
+	d := b.idle(stopping)
 	// A connection without deadlines (not a net.Conn) just has no limit.
-	_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	_ = b.rc.SetReadDeadline(time.Now().Add(d))
+	b.srv.bodies.Unlock()
 	n, err := b.r.Read(p)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		err = rowttl.Errorf(rowttl.ErrInvalidArgument, "the request body sent nothing for %v (serve --body-timeout)", b.timeout)
+		b.srv.bodies.Lock()
+		stopping = b.srv.bodies.stopping
+		b.srv.bodies.Unlock()
+		if stopping {
+			err = rowttl.Errorf(rowttl.ErrInvalidArgument, "the request body sent nothing for %v while the server shut down", b.idle(true))
+		} else {
+			err = rowttl.Errorf(rowttl.ErrInvalidArgument, "the request body sent nothing for %v (serve --body-timeout)", d)
+		}
 	}
 	return n, err
 }
@@ -210,6 +271,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	s.stopBodies()
 	err := hs.Shutdown(sctx)
 	if err != nil {
 		hs.Close()

@@ -342,3 +342,55 @@ func TestServerStalledBody(t *testing.T) {
 		t.Fatalf("the stalled load's label, reused: %+v", res)
 	}
 }
+
+// TestServerShutdownCutsStalledBody: when the server shuts down, a load
+// whose body is silent fails within about a second instead of holding the
+// shutdown for its whole timeout, and writes nothing.
+func TestServerShutdownCutsStalledBody(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE t (id INT, v STRING) DUPLICATE KEY(id)`)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(e.db, ServerOptions{Allocator: e.mem, BodyTimeout: time.Minute, ShutdownTimeout: time.Minute})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PUT /api/default/t/_stream_load HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n1\tstalled\n")
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	cancel()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Result
+	if err := json.NewDecoder(resp.Body).Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if res.Status != StatusFail || !strings.Contains(res.Message, "while the server shut down") {
+		t.Fatalf("stalled load at shutdown: %+v", res)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the shutdown waited for the stalled load")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("shutdown took %v", d)
+	}
+	if got := e.exec(`SELECT count(*) FROM t`); got != "count(*)\n0\n" {
+		t.Fatalf("rows: %q", got)
+	}
+}

@@ -100,7 +100,8 @@ without a password is refused unless --allow-empty-password. It listens on loopb
 holding up other loads into the table; one whose body sends nothing for
 --body-timeout fails and writes nothing. SIGINT or SIGTERM stops it
 gracefully: no new request is taken, running loads get --shutdown-timeout
-to finish, and the data directory is closed.`,
+to finish (one whose body is silent for a second then fails), and the data
+directory is closed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
