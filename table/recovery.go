@@ -51,14 +51,12 @@ func parseSegmentTag(tag []byte) (kind byte, after uint64, ok bool) {
 	return tag[1], after, true
 }
 
-// tagFor is the tag of the next file the table writes; the caller holds
-// writeMu, so no record is appended meanwhile.
+// tagFor is the tag of the next file the table writes. Writers under
+// writeMu read the exact last record; a load encoding without it may read
+// one a concurrent publish has just passed, an earlier record, which is
+// what a file written before that publish would carry anyway.
 func (t *Table) tagFor(kind byte) []byte {
-	var after uint64
-	if t.manifest != nil {
-		after = t.manifest.seq
-	}
-	return segmentTag(kind, after)
+	return segmentTag(kind, t.tagSeq.Load())
 }
 
 // strayFile is a segment file that no live rowset lists.
@@ -353,6 +351,7 @@ func (t *Table) recoverLocked() error {
 	}
 	old.close()
 	t.manifest = m
+	t.tagSeq.Store(m.seq)
 	t.mu.Lock()
 	t.mu.current = next
 	t.mu.nextFileNum = nextFile

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -116,6 +117,11 @@ type Table struct {
 	// writeMu serialises writers: writes, ALTERs, compaction installs and
 	// the publish of a load (which reads and encodes its rows without it).
 	writeMu writeLock
+	// tagSeq is the manifest's last record, for the tags of segment files
+	// written without writeMu (a load encodes before it publishes). Read
+	// stale it only names an earlier record, which the open-time checks
+	// accept.
+	tagSeq atomic.Uint64
 
 	mu struct {
 		sync.Mutex
@@ -379,6 +385,7 @@ func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock 
 			return nil, err
 		}
 		t.manifest = &manifest{fs: fsys, dir: dir, num: num, f: f, size: r.size, seq: r.lastSeq}
+		t.tagSeq.Store(r.lastSeq)
 		// What was just replayed may never have been made durable (a
 		// record whose sync failed before a restart): sync it, and CURRENT's
 		// entry, before anything relies on it — before the orphans it makes
@@ -516,6 +523,7 @@ func (t *Table) rotateManifestLocked(seq uint64) error {
 		t.manifest.close()
 	}
 	t.manifest = m
+	t.tagSeq.Store(m.seq)
 	t.mu.published = seq
 	return nil
 }

@@ -310,6 +310,7 @@ func (t *Table) appendManifest(e *versionEdit) error {
 		t.mu.Unlock()
 		return err
 	}
+	t.tagSeq.Store(t.manifest.seq)
 	return nil
 }
 
