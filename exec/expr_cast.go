@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -92,6 +93,7 @@ func (c *Cast) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 	if valid != nil {
 		vb = valid.Bytes()
 	}
+	var out arrow.Array
 	fail := func(err error) (arrow.Array, error) {
 		if valid != nil {
 			valid.Release()
@@ -133,6 +135,11 @@ func (c *Cast) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 			}
 		}
 		return newBools(n, vals, valid, nulls), nil
+	case to.Kind == schema.Double && x.DataType().ID() != arrow.DECIMAL128 && x.DataType().ID() != arrow.BOOL:
+		if out = widenFloat(x, env, valid, nulls); out != nil {
+			return out, nil
+		}
+		fallthrough
 	case to.Kind == schema.Float || to.Kind == schema.Double:
 		fs := floats(x)
 		if to.Kind == schema.Float {
@@ -149,6 +156,8 @@ func (c *Cast) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 			out[i] = fs(i)
 		}
 		return makeArray(to.Arrow(), n, valid, nulls, buf), nil
+	case to.Kind == schema.BigInt && x.DataType().ID() != arrow.BOOL && widenable(x):
+		return widenInt(x, env, valid, nulls), nil
 	case to.IsInteger():
 		is := ints(x)
 		width := to.Arrow().(arrow.FixedWidthDataType).BitWidth() / 8
@@ -360,4 +369,63 @@ func castString(env *Env, x *array.String, from, to schema.Type) (arrow.Array, e
 		}
 	}
 	return bld.NewArray(), nil
+}
+
+func widenable(x arrow.Array) bool {
+	switch x.(type) {
+	case *array.Int8, *array.Int16, *array.Int32:
+		return true
+	}
+	return false
+}
+
+// widenInt converts narrower integers to BIGINT in a typed loop (the
+// common conversion of comparisons and arithmetic); nil for other inputs.
+// It takes over valid only when it returns an array.
+func widenInt(x arrow.Array, env *Env, valid *memory.Buffer, nulls int) arrow.Array {
+	switch c := x.(type) {
+	case *array.Int8:
+		return widenInto[int8, int64](c.Int8Values(), env, arrow.PrimitiveTypes.Int64, valid, nulls)
+	case *array.Int16:
+		return widenInto[int16, int64](c.Int16Values(), env, arrow.PrimitiveTypes.Int64, valid, nulls)
+	case *array.Int32:
+		return widenInto[int32, int64](c.Int32Values(), env, arrow.PrimitiveTypes.Int64, valid, nulls)
+	}
+	return nil
+}
+
+// widenFloat converts integers and FLOAT to DOUBLE in a typed loop; nil for
+// other inputs. It takes over valid only when it returns an array.
+func widenFloat(x arrow.Array, env *Env, valid *memory.Buffer, nulls int) arrow.Array {
+	t := arrow.PrimitiveTypes.Float64
+	switch c := x.(type) {
+	case *array.Int8:
+		return widenInto[int8, float64](c.Int8Values(), env, t, valid, nulls)
+	case *array.Int16:
+		return widenInto[int16, float64](c.Int16Values(), env, t, valid, nulls)
+	case *array.Int32:
+		return widenInto[int32, float64](c.Int32Values(), env, t, valid, nulls)
+	case *array.Int64:
+		return widenInto[int64, float64](c.Int64Values(), env, t, valid, nulls)
+	case *array.Float32:
+		return widenInto[float32, float64](c.Float32Values(), env, t, valid, nulls)
+	}
+	return nil
+}
+
+// widenInto copies numbers into an array of 8-byte values of type t.
+func widenInto[S int8 | int16 | int32 | int64 | float32, D int64 | float64](src []S, env *Env, t arrow.DataType, valid *memory.Buffer, nulls int) arrow.Array {
+	n := len(src)
+	buf := newBuffer(env.Mem, n*8)
+	var dst []D
+	switch any(dst).(type) {
+	case []int64:
+		dst = any(arrow.Int64Traits.CastFromBytes(buf.Bytes())).([]D)
+	default:
+		dst = any(arrow.Float64Traits.CastFromBytes(buf.Bytes())).([]D)
+	}
+	for i, v := range src {
+		dst[i] = D(v)
+	}
+	return makeArray(t, n, valid, nulls, buf)
 }

@@ -349,3 +349,40 @@ func TestDatePart(t *testing.T) {
 		a.Release()
 	}
 }
+
+// TestWideningCasts: the typed widening loops keep values and NULLs, on
+// sliced inputs too.
+func TestWideningCasts(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ti := schema.Type{Kind: schema.TinyInt}
+	in := schema.IntType
+	fl := schema.Type{Kind: schema.Float}
+	b := batchOf(mem, []schema.Type{ti, in, fl}, [][]schema.Value{{iv(-128), iv(math.MinInt32), fv(0.5)}, {nul, nul, nul}, {iv(127), iv(math.MaxInt32), fv(-2)}})
+	defer b.Release()
+	env := &Env{Mem: mem, Loc: time.UTC}
+	cases := []struct {
+		e    Expr
+		want string
+	}{
+		{&Cast{X: col(0, ti), To: i64}, "-128,NULL,127"},
+		{&Cast{X: col(1, in), To: i64}, "-2147483648,NULL,2147483647"},
+		{&Cast{X: col(1, in), To: f64}, "-2147483648,NULL,2147483647"},
+		{&Cast{X: col(2, fl), To: f64}, "0.5,NULL,-2"},
+	}
+	for _, tc := range cases {
+		for lo := int64(0); lo < 2; lo++ {
+			sub := b.NewSlice(lo, 3)
+			got, err := tc.e.Eval(env, sub)
+			sub.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Join(strings.Split(tc.want, ",")[lo:], ",")
+			if s := show(got, tc.e.Type()); s != want {
+				t.Errorf("%s from row %d = %s, want %s", tc.e, lo, s, want)
+			}
+			got.Release()
+		}
+	}
+}
