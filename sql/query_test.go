@@ -268,3 +268,44 @@ func TestExprLimits(t *testing.T) {
 		t.Fatalf("%d nodes took %v", 12001, d)
 	}
 }
+
+// failingWriter fails every write after the first, as a closed pipe does
+// once `head -1` has its line.
+type failingWriter struct{ writes int }
+
+var errClosedPipe = errors.New("closed pipe")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.writes > 1 {
+		return 0, errClosedPipe
+	}
+	return len(p), nil
+}
+
+// TestRunScriptStopsWhenOutputCloses: when the output fails (a reader like
+// head went away), the running query stops at once: RunScript returns the
+// write error, runs no further statement, and the scan is released.
+func TestRunScriptStopsWhenOutputCloses(t *testing.T) {
+	s, exec := checkedSession(t, 100)
+	exec("CREATE TABLE t (id BIGINT, v STRING) DUPLICATE KEY(id)")
+	for i := 0; i < 10; i++ {
+		var vals []string
+		for j := 0; j < 100; j++ {
+			vals = append(vals, fmt.Sprintf("(%d, 'v%d')", i*100+j, j))
+		}
+		exec("INSERT INTO t VALUES " + strings.Join(vals, ","))
+	}
+	w := &failingWriter{}
+	failed, err := s.RunScript(context.Background(), "SELECT * FROM t; INSERT INTO t VALUES (5000, 'late')", ScriptOptions{}, w)
+	if !errors.Is(err, errClosedPipe) || len(failed) != 0 {
+		t.Fatalf("RunScript: %v, failed %v", err, failed)
+	}
+	if w.writes != 2 {
+		t.Fatalf("%d writes; want the first batch, then the failing one", w.writes)
+	}
+	res, err := s.Exec(context.Background(), "SELECT count(*) FROM t WHERE id = 5000")
+	if err != nil || res.Rows[0][0] != "0" {
+		t.Fatalf("the statement after the failed output ran: %v %v", res, err)
+	}
+}
