@@ -209,3 +209,113 @@ rows:
 	}
 	return bld.NewArray(), nil
 }
+
+// Substring is substr(s, pos[, n]) of the dialect (MySQL's): characters
+// from pos (1-based; negative counts from the end; 0 gives ”), at most n
+// of them (n <= 0 gives ”).
+func Substring(s string, pos, n int64, hasN bool) string {
+	r := []rune(s)
+	switch {
+	case pos > 0:
+		pos--
+	case pos < 0:
+		pos += int64(len(r))
+	default:
+		return ""
+	}
+	if pos < 0 || pos >= int64(len(r)) {
+		return ""
+	}
+	end := int64(len(r))
+	if hasN {
+		if n <= 0 {
+			return ""
+		}
+		end = min(end, pos+n)
+	}
+	return string(r[pos:end])
+}
+
+// Substr is substr(x, pos[, n]) over a string column; pos and n are
+// BIGINT. NULL when any argument is.
+type Substr struct {
+	X, Pos, N Expr // N nil: to the end
+}
+
+// Type implements Expr.
+func (f *Substr) Type() schema.Type { return schema.StringType }
+
+func (f *Substr) String() string {
+	if f.N == nil {
+		return fmt.Sprintf("substr(%s, %s)", f.X, f.Pos)
+	}
+	return fmt.Sprintf("substr(%s, %s, %s)", f.X, f.Pos, f.N)
+}
+
+// Eval implements Expr.
+func (f *Substr) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	n := int(b.NumRows())
+	x, err := f.X.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	args := []Expr{f.Pos}
+	if f.N != nil {
+		args = append(args, f.N)
+	}
+	ops := make([]operand[int64], len(args))
+	var arrs []arrow.Array
+	defer func() {
+		for _, a := range arrs {
+			a.Release()
+		}
+	}()
+	for i, e := range args {
+		a, l, err := evalOperand(env, e, b)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			if l.Val.IsNull() {
+				return nullArray(env.Mem, arrow.BinaryTypes.String, n), nil
+			}
+			ops[i] = operand[int64]{scalar: true, s: l.Val.Int}
+			continue
+		}
+		arrs = append(arrs, a)
+		c, ok := a.(*array.Int64)
+		if !ok {
+			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: substr position of %s", a.DataType())
+		}
+		ops[i] = operand[int64]{vals: c.Int64Values()}
+	}
+	s, ok := x.(*array.String)
+	if !ok {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: substr of %s", x.DataType())
+	}
+	bld := array.NewStringBuilder(env.Mem)
+	defer bld.Release()
+	bld.Reserve(n)
+	for i := range n {
+		if s.IsNull(i) || anyNull(arrs, i) {
+			bld.AppendNull()
+			continue
+		}
+		var ln int64
+		if f.N != nil {
+			ln = ops[1].at(i)
+		}
+		bld.Append(Substring(s.Value(i), ops[0].at(i), ln, f.N != nil))
+	}
+	return bld.NewArray(), nil
+}
+
+func anyNull(arrs []arrow.Array, i int) bool {
+	for _, a := range arrs {
+		if a.IsNull(i) {
+			return true
+		}
+	}
+	return false
+}

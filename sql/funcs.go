@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rowttl/rowttl/decimal"
+	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -387,26 +388,10 @@ func (c *compiler) compileSubstring(f *FuncCall) (*compiled, error) {
 			}
 			vals[i] = v
 		}
-		r := []rune(string(vals[0].Bytes))
-		pos := vals[1].Int
-		switch {
-		case pos > 0:
-			pos--
-		case pos < 0:
-			pos += int64(len(r))
-		default:
-			return schema.BytesVal(nil), nil
-		}
-		if pos < 0 || pos >= int64(len(r)) {
-			return schema.BytesVal(nil), nil
-		}
-		end := int64(len(r))
+		var n int64
 		if len(vals) == 3 {
-			if vals[2].Int <= 0 {
-				return schema.BytesVal(nil), nil
-			}
-			end = min(end, pos+vals[2].Int)
+			n = vals[2].Int
 		}
-		return schema.BytesVal([]byte(string(r[pos:end]))), nil
+		return schema.BytesVal([]byte(exec.Substring(string(vals[0].Bytes), vals[1].Int, n, len(vals) == 3))), nil
 	}}, nil
 }

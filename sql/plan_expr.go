@@ -376,6 +376,24 @@ func (c *vcompiler) funcCall(f *FuncCall) (exec.Expr, error) {
 			args[i] = x
 		}
 		return &exec.Concat{Args: args}, nil
+	case "substring", "substr":
+		if err := nargs(2, 3); err != nil {
+			return nil, err
+		}
+		x, err := c.convert(args[0], stringType)
+		if err != nil {
+			return nil, err
+		}
+		out := &exec.Substr{X: x}
+		if out.Pos, err = c.convert(args[1], bigintType); err != nil {
+			return nil, err
+		}
+		if len(args) == 3 {
+			if out.N, err = c.convert(args[2], bigintType); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
 	case "coalesce", "ifnull", "nvl":
 		lo, hi := 2, 2
 		if f.Name == "coalesce" {
