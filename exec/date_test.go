@@ -55,3 +55,31 @@ func TestAddIntervalAgainstTime(t *testing.T) {
 		t.Fatal("overflowing week count accepted")
 	}
 }
+
+func TestTruncDatetimeAgainstTime(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 3))
+	lo := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	span := int64(9998 * 365 * 86400 * 1_000_000)
+	for range 20000 {
+		us := lo + r.Int64N(span)
+		tm := time.UnixMicro(us).UTC()
+		y, m, d := tm.Date()
+		want := map[string]time.Time{
+			"second":  tm.Truncate(time.Second),
+			"minute":  time.Date(y, m, d, tm.Hour(), tm.Minute(), 0, 0, time.UTC),
+			"hour":    time.Date(y, m, d, tm.Hour(), 0, 0, 0, time.UTC),
+			"day":     time.Date(y, m, d, 0, 0, 0, 0, time.UTC),
+			"week":    time.Date(y, m, d-(int(tm.Weekday())+6)%7, 0, 0, 0, 0, time.UTC),
+			"month":   time.Date(y, m, 1, 0, 0, 0, 0, time.UTC),
+			"quarter": time.Date(y, (m-1)/3*3+1, 1, 0, 0, 0, 0, time.UTC),
+			"year":    time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC),
+		}
+		for unit, w := range want {
+			if got := TruncDatetime(us, unit); got != w.UnixMicro() {
+				t.Fatalf("seed %d: date_trunc(%s, %s) = %s, want %s", seed, tm, unit, time.UnixMicro(got).UTC(), w)
+			}
+		}
+	}
+}

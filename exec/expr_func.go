@@ -94,8 +94,8 @@ func (d *DatePart) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 	return makeArray(arrow.PrimitiveTypes.Int32, n, valid, nulls, buf), nil
 }
 
-// StrFunc is a function of one string: upper, lower, length (bytes) or
-// char_length (characters).
+// StrFunc is a function of one string: upper, lower, trim, ltrim, rtrim
+// (StringFunc), length (bytes) or char_length (characters).
 type StrFunc struct {
 	Name string
 	X    Expr
@@ -144,13 +144,27 @@ func (f *StrFunc) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 			bld.AppendNull()
 			continue
 		}
-		if f.Name == "upper" {
-			bld.Append(strings.ToUpper(c.Value(i)))
-		} else {
-			bld.Append(strings.ToLower(c.Value(i)))
-		}
+		bld.Append(StringFunc(f.Name, c.Value(i)))
 	}
 	return bld.NewArray(), nil
+}
+
+// StringFunc applies upper, lower, trim, ltrim or rtrim (which remove
+// spaces, as in MySQL) to s.
+func StringFunc(name, s string) string {
+	switch name {
+	case "upper":
+		return strings.ToUpper(s)
+	case "lower":
+		return strings.ToLower(s)
+	case "trim":
+		return strings.Trim(s, " ")
+	case "ltrim":
+		return strings.TrimLeft(s, " ")
+	case "rtrim":
+		return strings.TrimRight(s, " ")
+	}
+	return s
 }
 
 // Concat joins strings; NULL when any argument is NULL.
@@ -318,4 +332,117 @@ func anyNull(arrs []arrow.Array, i int) bool {
 		}
 	}
 	return false
+}
+
+// TruncUnits are the units of date_trunc.
+var TruncUnits = map[string]bool{"second": true, "minute": true, "hour": true, "day": true, "week": true,
+	"month": true, "quarter": true, "year": true}
+
+// TruncDatetime truncates a DATETIME wall clock (µs) to the start of its
+// unit (see TruncUnits); weeks start on Monday, as in Doris.
+func TruncDatetime(us int64, unit string) int64 {
+	days := floorDiv(us, microsPerDay)
+	tod := us - days*microsPerDay
+	switch unit {
+	case "second":
+		return us - floorMod(us, 1_000_000)
+	case "minute":
+		return us - floorMod(us, 60_000_000)
+	case "hour":
+		return days*microsPerDay + tod - tod%3600_000_000
+	case "day":
+		return days * microsPerDay
+	case "week":
+		// 1970-01-01 was a Thursday: Monday is day 4 of its week.
+		return (days - floorMod(days+3, 7)) * microsPerDay
+	}
+	y, m, _ := civil(days)
+	switch unit {
+	case "month":
+	case "quarter":
+		m = (m-1)/3*3 + 1
+	default:
+		m = 1
+	}
+	return daysFromCivil(y, m, 1) * microsPerDay
+}
+
+func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
+
+// DateTrunc is date_trunc(x, 'unit') over a DATETIME x.
+type DateTrunc struct {
+	X    Expr
+	Unit string
+}
+
+// Type implements Expr.
+func (d *DateTrunc) Type() schema.Type { return d.X.Type() }
+
+func (d *DateTrunc) String() string { return fmt.Sprintf("date_trunc(%s, '%s')", d.X, d.Unit) }
+
+// Eval implements Expr.
+func (d *DateTrunc) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	x, err := d.X.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	c, ok := x.(*array.Timestamp)
+	if !ok {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: date_trunc of %s", x.DataType())
+	}
+	n := c.Len()
+	valid, nulls := andValidity(env.Mem, n, x)
+	buf := newBuffer(env.Mem, n*8)
+	out := arrow.TimestampTraits.CastFromBytes(buf.Bytes())
+	for i, v := range c.TimestampValues() {
+		out[i] = arrow.Timestamp(TruncDatetime(int64(v), d.Unit))
+	}
+	return makeArray(x.DataType(), n, valid, nulls, buf), nil
+}
+
+// DateDiff is datediff(a, b) over two DATEs: the days from b to a, INT.
+type DateDiff struct{ A, B Expr }
+
+// Type implements Expr.
+func (d *DateDiff) Type() schema.Type { return schema.IntType }
+
+func (d *DateDiff) String() string { return fmt.Sprintf("datediff(%s, %s)", d.A, d.B) }
+
+// Eval implements Expr.
+func (d *DateDiff) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	n := int(b.NumRows())
+	var vals [2]operand[arrow.Date32]
+	var arrs []arrow.Array
+	defer func() {
+		for _, a := range arrs {
+			a.Release()
+		}
+	}()
+	for i, e := range []Expr{d.A, d.B} {
+		a, l, err := evalOperand(env, e, b)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			if l.Val.IsNull() {
+				return nullArray(env.Mem, arrow.PrimitiveTypes.Int32, n), nil
+			}
+			vals[i] = operand[arrow.Date32]{scalar: true, s: arrow.Date32(l.Val.Int)}
+			continue
+		}
+		arrs = append(arrs, a)
+		c, ok := a.(*array.Date32)
+		if !ok {
+			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: datediff of %s", a.DataType())
+		}
+		vals[i] = operand[arrow.Date32]{vals: c.Date32Values()}
+	}
+	valid, nulls := andValidity(env.Mem, n, arrs...)
+	buf := newBuffer(env.Mem, n*4)
+	out := arrow.Int32Traits.CastFromBytes(buf.Bytes())
+	for i := range n {
+		out[i] = int32(vals[0].at(i)) - int32(vals[1].at(i))
+	}
+	return makeArray(arrow.PrimitiveTypes.Int32, n, valid, nulls, buf), nil
 }

@@ -32,9 +32,11 @@
 //   - The vectorised engine (plan*.go over package exec) runs single-table
 //     and table-less SELECTs without GROUP BY, HAVING, aggregates, ORDER BY
 //     or DISTINCT whose expressions vcompiler compiles (column references,
-//     constants, arithmetic, comparisons, AND/OR/NOT, IS, IN lists of
-//     constants, BETWEEN, LIKE with a constant pattern, CAST between the
-//     kinds exec.Cast implements). The plan is a scan (its projection the
+//     constants, arithmetic (DECIMAL arithmetic excepted), comparisons,
+//     AND/OR/NOT, IS, IN lists of constants, BETWEEN, LIKE with a constant
+//     pattern, CASE, IF, NULLIF, COALESCE/IFNULL, date parts, INTERVAL
+//     arithmetic, datediff, date_trunc, upper, lower, trim, length, concat,
+//     substr, CAST between the kinds exec.Cast implements). The plan is a scan (its projection the
 //     columns the statement names, the simple WHERE conjuncts pushed into
 //     query.Request.Filter so that zone maps skip pages), a Filter with the
 //     whole WHERE, a Limit (below the projection: no select item is

@@ -259,14 +259,62 @@ func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
 		return c.unary(f, stringType, bigintType, func(v schema.Value) (schema.Value, error) {
 			return schema.IntVal(int64(utf8.RuneCount(v.Bytes))), nil
 		})
-	case "upper", "ucase":
+	case "upper", "ucase", "lower", "lcase", "trim", "ltrim", "rtrim":
+		name := map[string]string{"ucase": "upper", "lcase": "lower"}[f.Name]
+		if name == "" {
+			name = f.Name
+		}
 		return c.unary(f, stringType, stringType, func(v schema.Value) (schema.Value, error) {
-			return schema.BytesVal([]byte(strings.ToUpper(string(v.Bytes)))), nil
+			return schema.BytesVal([]byte(exec.StringFunc(name, string(v.Bytes)))), nil
 		})
-	case "lower", "lcase":
-		return c.unary(f, stringType, stringType, func(v schema.Value) (schema.Value, error) {
-			return schema.BytesVal([]byte(strings.ToLower(string(v.Bytes)))), nil
-		})
+	case "datediff":
+		if err := c.nargs(f, 2, 2); err != nil {
+			return nil, err
+		}
+		xs, err := c.compileAll(f.Args)
+		if err != nil {
+			return nil, err
+		}
+		for i, x := range xs {
+			if xs[i], err = c.convert(x, schema.DateType); err != nil {
+				return nil, err
+			}
+		}
+		return &compiled{t: schema.IntType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+			a, err := xs[0].eval(row)
+			if err != nil || a.IsNull() {
+				return schema.Null, err
+			}
+			b, err := xs[1].eval(row)
+			if err != nil || b.IsNull() {
+				return schema.Null, err
+			}
+			return schema.IntVal(a.Int - b.Int), nil
+		}}, nil
+	case "date_trunc":
+		if err := c.nargs(f, 2, 2); err != nil {
+			return nil, err
+		}
+		unit, err := c.truncUnit(f)
+		if err != nil {
+			return nil, err
+		}
+		x, err := c.compile(f.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		if x.t.Kind != schema.Datetime {
+			if x, err = c.convert(x, schema.DatetimeType(6)); err != nil {
+				return nil, err
+			}
+		}
+		return &compiled{t: x.t, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+			v, err := x.eval(row)
+			if err != nil || v.IsNull() {
+				return schema.Null, err
+			}
+			return schema.IntVal(exec.TruncDatetime(v.Int, unit)), nil
+		}}, nil
 	case "substring", "substr":
 		return c.compileSubstring(f)
 	}
@@ -394,4 +442,21 @@ func (c *compiler) compileSubstring(f *FuncCall) (*compiled, error) {
 		}
 		return schema.BytesVal([]byte(exec.Substring(string(vals[0].Bytes), vals[1].Int, n, len(vals) == 3))), nil
 	}}, nil
+}
+
+// truncUnit reads the constant unit of date_trunc(x, 'unit').
+func (c *compiler) truncUnit(f *FuncCall) (string, error) {
+	u, err := c.compile(f.Args[1])
+	if err != nil {
+		return "", err
+	}
+	if !u.konst || !u.t.IsString() {
+		return "", invalidf("date_trunc() takes a constant unit, as in date_trunc(x, 'day')")
+	}
+	v, _ := u.eval(nil)
+	unit := strings.ToLower(strings.TrimSpace(string(v.Bytes)))
+	if !exec.TruncUnits[unit] {
+		return "", invalidf("date_trunc() does not know the unit '%s'", string(v.Bytes))
+	}
+	return unit, nil
 }

@@ -354,7 +354,35 @@ func (c *vcompiler) funcCall(f *FuncCall) (exec.Expr, error) {
 		return &exec.DatePart{Part: part, X: x}, nil
 	case "date", "to_date":
 		return one(schema.DateType)
-	case "upper", "ucase", "lower", "lcase", "length", "octet_length", "char_length", "character_length":
+	case "datediff":
+		if err := nargs(2, 2); err != nil {
+			return nil, err
+		}
+		a, err := c.convert(args[0], schema.DateType)
+		if err != nil {
+			return nil, err
+		}
+		b, err := c.convert(args[1], schema.DateType)
+		if err != nil {
+			return nil, err
+		}
+		return &exec.DateDiff{A: a, B: b}, nil
+	case "date_trunc":
+		if err := nargs(2, 2); err != nil {
+			return nil, err
+		}
+		unit, err := newCompiler(c.env, nil).truncUnit(f)
+		if err != nil {
+			return nil, rowEngineErr(err)
+		}
+		x := args[0]
+		if x.Type().Kind != schema.Datetime {
+			if x, err = c.convert(x, schema.DatetimeType(6)); err != nil {
+				return nil, err
+			}
+		}
+		return &exec.DateTrunc{X: x, Unit: unit}, nil
+	case "upper", "ucase", "lower", "lcase", "trim", "ltrim", "rtrim", "length", "octet_length", "char_length", "character_length":
 		x, err := one(stringType)
 		if err != nil {
 			return nil, err
