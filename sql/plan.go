@@ -26,6 +26,11 @@ type selectPlan struct {
 	limit     *Limit
 	exprs     []exec.Expr
 	names     []string
+	// nOut is the number of select items; exprs after them are ORDER BY
+	// keys that are no select item, dropped after the sort.
+	nOut     int
+	distinct bool
+	order    []exec.SortKey
 }
 
 // planSelect decides which engine runs a SELECT, and plans it for the
@@ -45,15 +50,16 @@ func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 		return nil, rowEnginef("the row engine is forced")
 	case len(st.GroupBy) > 0 || st.Having != nil:
 		return nil, rowEnginef("GROUP BY and HAVING")
-	case len(st.OrderBy) > 0:
-		return nil, rowEnginef("ORDER BY")
-	case st.Distinct:
-		return nil, rowEnginef("DISTINCT")
 	case ContainsAggregate(st.Where):
 		return nil, rowEnginef("an aggregate in WHERE")
 	}
 	for _, it := range st.Items {
 		if ContainsAggregate(it.Expr) {
+			return nil, rowEnginef("aggregates")
+		}
+	}
+	for _, o := range st.OrderBy {
+		if ContainsAggregate(o.Expr) {
 			return nil, rowEnginef("aggregates")
 		}
 	}
@@ -84,6 +90,10 @@ func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 		p.exprs = append(p.exprs, x)
 		p.names = append(p.names, it.name)
 	}
+	p.nOut, p.distinct = len(p.exprs), st.Distinct
+	if err := p.planOrder(st, items, c); err != nil {
+		return nil, err
+	}
 	if src.tbl == nil {
 		return p, nil
 	}
@@ -110,6 +120,50 @@ func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 // isRowEngine reports an error that sends a statement to the row engine.
 func isRowEngine(err error) bool { return errors.Is(err, errRowEngine) }
 
+// planOrder resolves ORDER BY as the row engine's compileOrder does: a
+// position, an alias or the text of a select item sorts on that output
+// column; any other expression is evaluated beside the outputs and dropped
+// after the sort. NULLs sort first ascending and last descending unless
+// NULLS FIRST/LAST says otherwise.
+func (p *selectPlan) planOrder(st *Select, items []outItem, c *vcompiler) error {
+	for _, o := range st.OrderBy {
+		k := exec.SortKey{Desc: o.Desc, NullsFirst: !o.Desc}
+		switch o.Nulls {
+		case NullsFirst:
+			k.NullsFirst = true
+		case NullsLast:
+			k.NullsFirst = false
+		}
+		idx, ok, err := resolveOrderOutput(o.Expr, items)
+		if err != nil {
+			return rowEngineErr(err)
+		}
+		if ok {
+			k.Column = idx
+		} else {
+			x, err := c.compile(o.Expr)
+			if err != nil {
+				return err
+			}
+			k.Column = len(p.exprs)
+			p.exprs = append(p.exprs, x)
+			p.names = append(p.names, Format(o.Expr))
+		}
+		p.order = append(p.order, k)
+	}
+	if p.distinct && len(p.exprs) > p.nOut {
+		return rowEnginef("DISTINCT with ORDER BY on an expression that is not selected")
+	}
+	return nil
+}
+
+// limitBelowProject reports a plan whose limit applies right above the
+// filter: without ORDER BY and DISTINCT, no select item is evaluated on a
+// row the limit drops, as the row engine never evaluates them either.
+func (p *selectPlan) limitBelowProject() bool {
+	return p.limit != nil && len(p.order) == 0 && !p.distinct
+}
+
 // build returns the operators of the plan.
 func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 	var op exec.Operator
@@ -119,25 +173,50 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 	} else {
 		op = &scanOp{tbl: p.tbl, req: p.req, schema: p.scanCols}
 	}
+	var err error
+	// Each constructor takes ownership of its input and closes it when it
+	// fails.
 	if p.where != nil {
-		f, err := exec.NewFilter(env, op, p.where)
-		if err != nil {
-			op.Close()
+		if op, err = exec.NewFilter(env, op, p.where); err != nil {
 			return nil, err
 		}
-		op = f
 	}
-	if p.limit != nil {
-		// Below the projection: no select item is evaluated on a row the
-		// limit drops, as the row engine never evaluates them either.
+	if p.limitBelowProject() {
 		op = exec.NewLimit(op, p.limit.Offset, p.limit.Count)
 	}
-	out, err := exec.NewProject(env, op, p.exprs, p.names)
-	if err != nil {
-		op.Close()
+	if op, err = exec.NewProject(env, op, p.exprs, p.names); err != nil {
 		return nil, err
 	}
-	return out, nil
+	if p.distinct {
+		if op, err = exec.NewDistinct(env, op); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case len(p.order) > 0 && p.limit != nil && p.limit.Count >= 0:
+		if op, err = exec.NewTopN(env, op, p.order, p.limit.Count, max(p.limit.Offset, 0)); err != nil {
+			return nil, err
+		}
+	case len(p.order) > 0:
+		if op, err = exec.NewSort(env, op, p.order); err != nil {
+			return nil, err
+		}
+		if p.limit != nil {
+			op = exec.NewLimit(op, p.limit.Offset, p.limit.Count)
+		}
+	case p.limit != nil && !p.limitBelowProject():
+		op = exec.NewLimit(op, p.limit.Offset, p.limit.Count)
+	}
+	if len(p.exprs) > p.nOut {
+		refs := make([]exec.Expr, p.nOut)
+		for i := range refs {
+			refs[i] = &exec.ColumnRef{Index: i, Name: p.names[i], Typ: p.exprs[i].Type()}
+		}
+		if op, err = exec.NewProject(env, op, refs, p.names[:p.nOut]); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
 }
 
 // explain writes the plan tree, one operator per line, inputs indented
@@ -155,9 +234,44 @@ func (p *selectPlan) explain() []string {
 		}
 	}
 	d := 0
+	if len(p.exprs) > p.nOut {
+		add(d, "Project: %s", strings.Join(exprs[:p.nOut], ", "))
+		d++
+	}
+	keys := make([]string, len(p.order))
+	for i, k := range p.order {
+		keys[i] = p.exprs[k.Column].String()
+		if k.Desc {
+			keys[i] += " DESC"
+		}
+		if k.NullsFirst {
+			keys[i] += " NULLS FIRST"
+		} else {
+			keys[i] += " NULLS LAST"
+		}
+	}
+	switch {
+	case len(p.order) > 0 && p.limit != nil && p.limit.Count >= 0:
+		add(d, "TopN: %s; offset %d, count %d", strings.Join(keys, ", "), p.limit.Offset, p.limit.Count)
+		d++
+	case len(p.order) > 0:
+		if p.limit != nil {
+			add(d, "Limit: offset %d, count %d", p.limit.Offset, p.limit.Count)
+			d++
+		}
+		add(d, "Sort: %s", strings.Join(keys, ", "))
+		d++
+	case p.limit != nil && !p.limitBelowProject():
+		add(d, "Limit: offset %d, count %d", p.limit.Offset, p.limit.Count)
+		d++
+	}
+	if p.distinct {
+		add(d, "Distinct")
+		d++
+	}
 	add(d, "Project: %s", strings.Join(exprs, ", "))
 	d++
-	if p.limit != nil {
+	if p.limitBelowProject() {
 		add(d, "Limit: offset %d, count %d", p.limit.Offset, p.limit.Count)
 		d++
 	}
