@@ -31,6 +31,19 @@ type selectPlan struct {
 	nOut     int
 	distinct bool
 	order    []exec.SortKey
+	// agg, when set, aggregates the filtered rows; exprs are then over its
+	// output (the group keys, then the aggregates).
+	agg *aggPlan
+}
+
+// aggPlan is the aggregation of a plan: a projection of the group keys and
+// the aggregates' arguments, the hash aggregation, then HAVING.
+type aggPlan struct {
+	pre      []exec.Expr
+	preNames []string
+	groups   []int
+	aggs     []exec.Aggregate
+	having   exec.Expr
 }
 
 // planSelect decides which engine runs a SELECT, and plans it for the
@@ -48,20 +61,15 @@ func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 	switch {
 	case s.rowEngineOnly:
 		return nil, rowEnginef("the row engine is forced")
-	case len(st.GroupBy) > 0 || st.Having != nil:
-		return nil, rowEnginef("GROUP BY and HAVING")
 	case ContainsAggregate(st.Where):
 		return nil, rowEnginef("an aggregate in WHERE")
 	}
+	aggMode := len(st.GroupBy) > 0 || st.Having != nil
 	for _, it := range st.Items {
-		if ContainsAggregate(it.Expr) {
-			return nil, rowEnginef("aggregates")
-		}
+		aggMode = aggMode || ContainsAggregate(it.Expr)
 	}
 	for _, o := range st.OrderBy {
-		if ContainsAggregate(o.Expr) {
-			return nil, rowEnginef("aggregates")
-		}
+		aggMode = aggMode || ContainsAggregate(o.Expr)
 	}
 	src, err := s.selectSource(st)
 	if err != nil {
@@ -70,6 +78,11 @@ func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 	items, err := expandItems(st, src.sc)
 	if err != nil {
 		return nil, rowEngineErr(err)
+	}
+	if aggMode && scanReducible(env, st, src) {
+		// Decided before compiling anything: the row engine compiles the
+		// statement again.
+		return nil, rowEnginef("count and sum reduced in the scan")
 	}
 	p := &selectPlan{tbl: src.tbl, limit: st.Limit}
 	c := newVCompiler(env, src.sc)
@@ -82,8 +95,14 @@ func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 			return nil, err
 		}
 	}
+	out := c
+	if aggMode {
+		if out, err = p.planAggregate(env, st, src, items, c); err != nil {
+			return nil, err
+		}
+	}
 	for _, it := range items {
-		x, err := c.compile(it.expr)
+		x, err := out.compile(it.expr)
 		if err != nil {
 			return nil, err
 		}
@@ -91,7 +110,16 @@ func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 		p.names = append(p.names, it.name)
 	}
 	p.nOut, p.distinct = len(p.exprs), st.Distinct
-	if err := p.planOrder(st, items, c); err != nil {
+	if p.agg != nil && st.Having != nil {
+		h, err := out.compile(st.Having)
+		if err != nil {
+			return nil, err
+		}
+		if p.agg.having, err = out.asBool(h); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.planOrder(st, items, out); err != nil {
 		return nil, err
 	}
 	if src.tbl == nil {
@@ -161,7 +189,7 @@ func (p *selectPlan) planOrder(st *Select, items []outItem, c *vcompiler) error 
 // filter: without ORDER BY and DISTINCT, no select item is evaluated on a
 // row the limit drops, as the row engine never evaluates them either.
 func (p *selectPlan) limitBelowProject() bool {
-	return p.limit != nil && len(p.order) == 0 && !p.distinct
+	return p.limit != nil && len(p.order) == 0 && !p.distinct && p.agg == nil
 }
 
 // build returns the operators of the plan.
@@ -183,6 +211,19 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 	}
 	if p.limitBelowProject() {
 		op = exec.NewLimit(op, p.limit.Offset, p.limit.Count)
+	}
+	if a := p.agg; a != nil {
+		if op, err = exec.NewProject(env, op, a.pre, a.preNames); err != nil {
+			return nil, err
+		}
+		if op, err = exec.NewHashAggregate(env, op, a.groups, a.aggs); err != nil {
+			return nil, err
+		}
+		if a.having != nil {
+			if op, err = exec.NewFilter(env, op, a.having); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if op, err = exec.NewProject(env, op, p.exprs, p.names); err != nil {
 		return nil, err
@@ -273,6 +314,28 @@ func (p *selectPlan) explain() []string {
 	d++
 	if p.limitBelowProject() {
 		add(d, "Limit: offset %d, count %d", p.limit.Offset, p.limit.Count)
+		d++
+	}
+	if a := p.agg; a != nil {
+		if a.having != nil {
+			add(d, "Filter: %s", a.having)
+			d++
+		}
+		groups := make([]string, len(a.groups))
+		for i, g := range a.groups {
+			groups[i] = a.pre[g].String()
+		}
+		aggs := make([]string, len(a.aggs))
+		for i, ag := range a.aggs {
+			aggs[i] = ag.Name
+		}
+		add(d, "HashAggregate: groups [%s] aggregates [%s]", strings.Join(groups, ", "), strings.Join(aggs, ", "))
+		d++
+		pre := make([]string, len(a.pre))
+		for i, e := range a.pre {
+			pre[i] = e.String()
+		}
+		add(d, "Project: %s", strings.Join(pre, ", "))
 		d++
 	}
 	if p.where != nil {

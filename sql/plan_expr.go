@@ -57,6 +57,10 @@ type vcompiler struct {
 	depth int
 	// konst memoises which subexpressions are constant.
 	konst map[Expr]bool
+	// subst, when set, is consulted before each node: over the output of
+	// an aggregation it replaces aggregate calls and GROUP BY expressions
+	// with the columns that hold them.
+	subst func(e Expr) (exec.Expr, bool, error)
 }
 
 func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
@@ -110,6 +114,11 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 	defer func() { c.depth-- }()
 	if c.depth > maxExprDepth {
 		return nil, rowEnginef("expression nested more than %d levels", maxExprDepth)
+	}
+	if c.subst != nil {
+		if x, ok, err := c.subst(e); ok || err != nil {
+			return x, err
+		}
 	}
 	if markConst(e, c.konst, c.depth) {
 		old := newCompiler(c.env, nil)

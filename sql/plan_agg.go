@@ -1,0 +1,229 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// scanReducible reports an aggregate query the row engine answers inside
+// the scan (pushedAggregate): no GROUP BY or HAVING, only count(*) and
+// count and sum of bare integer columns, and a WHERE whose every conjunct
+// pushes down exactly. Zone maps then count and sum whole pages without
+// decoding them, which no operator above the scan can match.
+func scanReducible(env *stmtEnv, st *Select, src *selectSource) bool {
+	if src.tbl == nil || len(st.GroupBy) > 0 || st.Having != nil || st.Distinct {
+		return false
+	}
+	ok := true
+	check := func(e Expr) {
+		Walk(e, func(x Expr) bool {
+			f, isCall := x.(*FuncCall)
+			if !ok || !isCall || !IsAggregate(f.Name) {
+				return ok
+			}
+			name := strings.ToLower(f.Name)
+			switch {
+			case f.Distinct:
+				ok = false
+			case name == "count" && f.Star:
+			case (name == "count" || name == "sum") && len(f.Args) == 1:
+				ref, isRef := f.Args[0].(*ColumnRef)
+				if !isRef {
+					ok = false
+					break
+				}
+				slot, err := src.sc.resolve(ref)
+				ok = err == nil && src.sc.cols[slot].typ.IsInteger()
+			default:
+				ok = false
+			}
+			return false
+		})
+	}
+	for _, it := range st.Items {
+		if it.Star {
+			return false
+		}
+		check(it.Expr)
+	}
+	for _, o := range st.OrderBy {
+		check(o.Expr)
+	}
+	for _, c := range conjuncts(st.Where) {
+		if pushOne(env, src.sc, c) == nil {
+			return false
+		}
+	}
+	return ok
+}
+
+var aggFuncs = map[string]exec.AggFunc{"count": exec.Count, "sum": exec.Sum, "min": exec.Min, "max": exec.Max, "avg": exec.Avg}
+
+// planAggregate plans GROUP BY and the aggregates as the row engine's
+// runAggregate resolves them (positions and aliases in GROUP BY, aliases
+// in HAVING and ORDER BY, one aggregate per distinct call text) and returns
+// the compiler of the expressions over the aggregation's output.
+func (p *selectPlan) planAggregate(env *stmtEnv, st *Select, src *selectSource, items []outItem, in *vcompiler) (*vcompiler, error) {
+	a := &aggPlan{}
+	p.agg = a
+	var groupExprs []Expr
+	for _, g := range st.GroupBy {
+		e := g
+		if lit, ok := g.(*IntLit); ok {
+			if lit.Val < 1 || int(lit.Val) > len(items) {
+				return nil, rowEnginef("GROUP BY position %d", lit.Val)
+			}
+			e = items[lit.Val-1].expr
+		} else if ref, ok := g.(*ColumnRef); ok && ref.Table == "" {
+			if _, err := src.sc.resolve(ref); err != nil {
+				for _, it := range items {
+					if it.alias != "" && strings.EqualFold(it.alias, ref.Name) {
+						e = it.expr
+					}
+				}
+			}
+		}
+		if ContainsAggregate(e) {
+			return nil, rowEnginef("an aggregate in GROUP BY")
+		}
+		x, err := in.compile(e)
+		if err != nil {
+			return nil, err
+		}
+		a.groups = append(a.groups, len(a.pre))
+		a.pre = append(a.pre, x)
+		a.preNames = append(a.preNames, Format(e))
+		groupExprs = append(groupExprs, e)
+	}
+	nGroups := len(a.groups)
+	var aggTexts []string
+	var aggTypes []schema.Type
+	sizes := exprSizes{}
+	sameExpr := func(x, y Expr) bool {
+		rx, okX := x.(*ColumnRef)
+		ry, okY := y.(*ColumnRef)
+		if okX && okY {
+			sx, errX := src.sc.resolve(rx)
+			sy, errY := src.sc.resolve(ry)
+			return errX == nil && errY == nil && sx == sy
+		}
+		// Asked of every node: comparing texts only of trees of the same
+		// size keeps compiling linear (see aggregator.sameExpr).
+		if sizes.of(x) != sizes.of(y) {
+			return false
+		}
+		return Format(x) == Format(y)
+	}
+	post := newVCompiler(env, src.sc)
+	inAlias := map[string]bool{}
+	post.subst = func(e Expr) (exec.Expr, bool, error) {
+		if f, ok := e.(*FuncCall); ok && IsAggregate(f.Name) {
+			text := Format(f)
+			for i, t := range aggTexts {
+				if t == text {
+					return &exec.ColumnRef{Index: nGroups + i, Name: text, Typ: aggTypes[i]}, true, nil
+				}
+			}
+			ag, t, err := a.addAggregate(f, text, in)
+			if err != nil {
+				return nil, true, err
+			}
+			aggTexts = append(aggTexts, text)
+			aggTypes = append(aggTypes, t)
+			a.aggs = append(a.aggs, ag)
+			return &exec.ColumnRef{Index: nGroups + len(a.aggs) - 1, Name: text, Typ: t}, true, nil
+		}
+		for i, g := range groupExprs {
+			if sameExpr(e, g) {
+				return &exec.ColumnRef{Index: i, Name: Format(g), Typ: a.pre[i].Type()}, true, nil
+			}
+		}
+		if ref, ok := e.(*ColumnRef); ok {
+			if _, err := src.sc.resolve(ref); err == nil {
+				return nil, true, rowEnginef("'%s' is neither grouped nor aggregated", Format(ref))
+			}
+			// HAVING and ORDER BY may name a select item by its alias.
+			key := strings.ToLower(ref.Name)
+			if ref.Table == "" && !inAlias[key] {
+				for _, it := range items {
+					if it.alias != "" && strings.EqualFold(it.alias, ref.Name) {
+						inAlias[key] = true
+						x, err := post.compile(it.expr)
+						delete(inAlias, key)
+						return x, true, err
+					}
+				}
+			}
+			return nil, true, rowEnginef("unknown column %s", Format(ref))
+		}
+		return nil, false, nil
+	}
+	return post, nil
+}
+
+// addAggregate compiles one aggregate call's argument over the input and
+// returns its description and result type, with the row engine's types:
+// count BIGINT, sum BIGINT over integers, DECIMAL(38,s) over DECIMAL(p,s)
+// and DOUBLE otherwise, avg DOUBLE, min and max the argument's type.
+func (a *aggPlan) addAggregate(f *FuncCall, text string, in *vcompiler) (exec.Aggregate, schema.Type, error) {
+	name := strings.ToLower(f.Name)
+	ag := exec.Aggregate{Func: aggFuncs[name], Distinct: f.Distinct, Name: text}
+	for _, x := range f.Args {
+		if ContainsAggregate(x) {
+			return ag, nullType, rowEnginef("nested aggregates")
+		}
+	}
+	if f.Star {
+		if name != "count" || f.Distinct {
+			return ag, nullType, rowEnginef("%s(*)", name)
+		}
+		ag.Func = exec.CountStar
+		return ag, bigintType, nil
+	}
+	if len(f.Args) != 1 {
+		return ag, nullType, rowEnginef("%s() of %d arguments", name, len(f.Args))
+	}
+	x, err := in.compile(f.Args[0])
+	if err != nil {
+		return ag, nullType, err
+	}
+	t := x.Type()
+	var out schema.Type
+	switch name {
+	case "count":
+		out = bigintType
+	case "sum", "avg":
+		switch {
+		case isIntLike(t):
+			if x, err = in.convert(x, bigintType); err != nil {
+				return ag, nullType, err
+			}
+			out = bigintType
+		case t.Kind == schema.Decimal:
+			// The exact DECIMAL sum and average, with the row engine's
+			// overflow error, are the row engine's for now.
+			return ag, nullType, rowEnginef("%s of DECIMAL", name)
+		case isFloat(t) || t.IsString() || isNullType(t):
+			if x, err = in.convert(x, doubleType); err != nil {
+				return ag, nullType, err
+			}
+			out = doubleType
+		default:
+			return ag, nullType, rowEnginef("%s() of %s", name, t)
+		}
+		if name == "avg" {
+			out = doubleType
+		}
+	case "min", "max":
+		if isNullType(t) {
+			return ag, nullType, rowEnginef("%s(NULL)", name)
+		}
+		out = t
+	}
+	ag.Arg = len(a.pre)
+	a.pre = append(a.pre, x)
+	a.preNames = append(a.preNames, Format(f.Args[0]))
+	return ag, out, nil
+}
