@@ -83,6 +83,11 @@ func BenchmarkEngines(b *testing.B) {
 		{"like", "SELECT id, user_id FROM events WHERE message LIKE '%refund%'"},
 		{"exprs", "SELECT id, amount * 2 + 1, hour(event_time), upper(message) FROM events WHERE user_id % 100 = 7"},
 		{"all_limit", "SELECT * FROM events LIMIT 100000"},
+		{"q04_minmax", "SELECT min(event_time), max(event_time), avg(amount) FROM events"},
+		{"q05_group_top", "SELECT user_id, sum(amount) FROM events GROUP BY user_id ORDER BY 2 DESC LIMIT 10"},
+		{"q06_hour", "SELECT hour(event_time), count(*), sum(amount) FROM events GROUP BY hour(event_time) ORDER BY 1"},
+		{"q07_topn", "SELECT id, amount FROM events ORDER BY amount DESC LIMIT 10"},
+		{"q09_like_count", "SELECT count(*) FROM events WHERE message LIKE '%refund%'"},
 	}
 	db, err := table.OpenDB(dir, &table.Options{DisableAutoCompaction: true})
 	if err != nil {
