@@ -309,3 +309,43 @@ func TestRunScriptStopsWhenOutputCloses(t *testing.T) {
 		t.Fatalf("the statement after the failed output ran: %v %v", res, err)
 	}
 }
+
+// TestMemLimitAndCancelOfBlockingQueries: a sort or an aggregation past
+// exec_mem_limit fails with ErrMemLimit naming its operator, and a
+// cancelled one stops with the context's error; both release everything
+// (the checked allocator is empty at the end).
+func TestMemLimitAndCancelOfBlockingQueries(t *testing.T) {
+	s, exec := checkedSession(t, 200)
+	exec("CREATE TABLE t (id BIGINT, v STRING) DUPLICATE KEY(id)")
+	for i := 0; i < 5; i++ {
+		var vals []string
+		for j := 0; j < 400; j++ {
+			vals = append(vals, fmt.Sprintf("(%d, 'value %d')", i*400+j, i*400+j))
+		}
+		exec("INSERT INTO t VALUES " + strings.Join(vals, ","))
+	}
+	ctx := context.Background()
+	for q, op := range map[string]string{
+		"SELECT id, v FROM t ORDER BY v DESC":          "Sort",
+		"SELECT v, count(*) FROM t GROUP BY v":         "HashAggregate",
+		"SELECT DISTINCT v FROM t":                     "Distinct",
+		"SELECT id, v FROM t ORDER BY v LIMIT 1500":    "TopN",
+		"SELECT count(DISTINCT v), sum(id) FROM t":     "HashAggregate",
+		"SELECT v, count(*) FROM t GROUP BY v LIMIT 5": "HashAggregate",
+	} {
+		exec("SET exec_mem_limit = 4096")
+		_, err := s.Exec(ctx, q)
+		if !errors.Is(err, rowttl.ErrMemLimit) || !strings.Contains(err.Error(), op) {
+			t.Errorf("%s under a 4096-byte limit: %v; want ErrMemLimit naming %s", q, err, op)
+		}
+		exec("SET exec_mem_limit = DEFAULT")
+		if _, err := s.Exec(ctx, q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := s.Exec(cctx, q); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s cancelled: %v", q, err)
+		}
+	}
+}
