@@ -2,7 +2,23 @@
 // Arrow record batches (scan adapters, filter, project, hash aggregate,
 // sort and top-N, distinct, limit, hash join, set operations, windows), the
 // vectorised expression kernels they evaluate, and the memory accounting of
-// the operators that must hold data.
+// the operators that must hold data; and the one formatter of result
+// values (ColumnFormatter), the SPEC §4 text every front end prints.
+//
+// # Expressions
+//
+// An Expr evaluates a whole batch into one array, in loops over the
+// arrays' buffers: a Literal operand is used as a scalar, never expanded
+// per row unless a consumer needs its array. The planner types every
+// expression first (operands of a Compare or an Arith share one type;
+// Cast converts), so kernels only check what they were given. Where a
+// row-at-a-time evaluator would skip work, a kernel does too: the right
+// side of AND/OR runs only on the rows the left side leaves undecided, a
+// CASE branch or a COALESCE argument only on the rows that reach it
+// (sub-batches gathered with query.FilterBatch), so an error those rows
+// would raise is never raised. Errors wrap rowttl.ErrInvalidArgument with
+// the texts of the SQL dialect (BIGINT overflow, strict conversions,
+// date/time range).
 //
 // It knows Arrow and schema types, not tables: rows enter through an
 // Operator that someone else built (the SQL planner wraps a query.Scan),
