@@ -1,0 +1,264 @@
+package fileformat
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// TestParquetRoundTrip writes every type, NULLs included, in several
+// batches and row groups, and reads back the same values and types.
+func TestParquetRoundTrip(t *testing.T) {
+	for _, o := range []ParquetOptions{
+		{},
+		{Compression: "snappy", RowGroupRows: 100},
+		{Compression: "none", NoDictionary: true, RowGroupRows: 7},
+	} {
+		t.Run(o.Compression+"/"+strings.TrimSpace(strings.Repeat("d", boolInt(o.NoDictionary))), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			sc := FileSchema(allColumns, false)
+			var recs []arrow.RecordBatch
+			for from := 0; from < 1000; from += 250 {
+				recs = append(recs, sampleBatch(mem, sc, from, 250))
+			}
+			data := writeParquet(t, mem, sc, o, recs...)
+			for _, r := range recs {
+				r.Release()
+			}
+			pr, err := OpenParquet("x", bytes.NewReader(data), int64(len(data)), mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pr.NumRows() != 1000 {
+				t.Fatalf("rows %d", pr.NumRows())
+			}
+			if o.RowGroupRows == 7 && pr.NumRowGroups() != 143 {
+				t.Fatalf("row groups %d, want 143", pr.NumRowGroups())
+			}
+			for i, f := range pr.Schema().Fields() {
+				typ, err := FileType(f)
+				if err != nil || typ != allColumns[i].Type {
+					t.Fatalf("column %s reads as %v (%v), want %v", f.Name, typ, err, allColumns[i].Type)
+				}
+			}
+			pr.Close()
+			rows, err := readValues(t, mem, data, columnTypes(allColumns))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 1000 {
+				t.Fatalf("%d rows", len(rows))
+			}
+			for i, row := range rows {
+				if want := sampleRow(i); !equalRows(row, want) {
+					t.Fatalf("row %d:\n got %v\nwant %v", i, row, want)
+				}
+			}
+		})
+	}
+}
+
+// TestRowGroupBytes: a row group is cut once its encoded pages reach
+// RowGroupBytes, whatever its rows.
+func TestRowGroupBytes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	big := strings.Repeat("0123456789abcdef", 4096) // 64 KiB
+	var recs []arrow.RecordBatch
+	for i := 0; i < 8; i++ {
+		b := array.NewStringBuilder(mem)
+		for j := 0; j < 32; j++ {
+			b.Append(big[j:] + big[:j])
+		}
+		arr := b.NewArray()
+		b.Release()
+		recs = append(recs, array.NewRecordBatch(sc, []arrow.Array{arr}, 32))
+		arr.Release()
+	}
+	data := writeParquet(t, mem, sc, ParquetOptions{Compression: "none", NoDictionary: true, RowGroupBytes: 4 << 20}, recs...)
+	for _, r := range recs {
+		r.Release()
+	}
+	pr, err := OpenParquet("x", bytes.NewReader(data), int64(len(data)), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	if pr.NumRows() != 256 || pr.NumRowGroups() < 3 {
+		t.Fatalf("%d rows in %d row groups; want 256 rows in several row groups of about 4 MiB", pr.NumRows(), pr.NumRowGroups())
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestForeignParquet reads files that arrow-go's own writer made with
+// other settings (dictionary or plain, data page v2, several row groups,
+// other codecs, int96 and millisecond timestamps, no stored Arrow schema,
+// dictionary-typed strings) and gets the same values.
+func TestForeignParquet(t *testing.T) {
+	cases := []struct {
+		name  string
+		props []parquet.WriterProperty
+		arrow []pqarrow.WriterOption
+	}{
+		{"plain", []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}, nil},
+		{"dictionary-v2-pages", []parquet.WriterProperty{parquet.WithDictionaryDefault(true), parquet.WithDataPageVersion(parquet.DataPageV2), parquet.WithDataPageSize(512)}, nil},
+		{"row-groups-gzip", []parquet.WriterProperty{parquet.WithMaxRowGroupLength(33), parquet.WithCompression(compress.Codecs.Gzip)}, []pqarrow.WriterOption{pqarrow.WithStoreSchema()}},
+		{"brotli-lz4", []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Brotli), parquet.WithCompressionFor("s", compress.Codecs.Lz4Raw)}, nil},
+		{"int96", nil, []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}},
+		{"millis", nil, []pqarrow.WriterOption{pqarrow.WithCoerceTimestamps(arrow.Millisecond), pqarrow.WithTruncatedTimestamps(true)}},
+		{"v1-format", []parquet.WriterProperty{parquet.WithVersion(parquet.V1_0)}, nil},
+	}
+	// Columns a foreign writer has no rowttl metadata for: the values are
+	// read by natural type, then converted to the table's types.
+	cols := allColumns[:14] // TIMESTAMP_NS does not survive int96 or millis
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			var fs []arrow.Field
+			for _, col := range cols {
+				fs = append(fs, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: true})
+			}
+			sc := arrow.NewSchema(fs, nil)
+			rec := sampleBatch(mem, sc, 0, 200)
+			defer rec.Release()
+			var buf bytes.Buffer
+			props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithAllocator(mem)}, c.props...)...)
+			fw, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(append([]pqarrow.WriterOption{pqarrow.WithAllocator(mem)}, c.arrow...)...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fw.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := fw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := readValues(t, mem, buf.Bytes(), columnTypes(cols))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 200 {
+				t.Fatalf("%d rows", len(rows))
+			}
+			for i, row := range rows {
+				want := sampleRow(i)[:len(cols)]
+				if c.name == "millis" && !want[13].IsNull() {
+					// Coerced to milliseconds on writing.
+					want[13] = schema.IntVal(floorDiv(want[13].Int, 1000) * 1000)
+				}
+				if !equalRows(row, want) {
+					t.Fatalf("row %d:\n got %v\nwant %v", i, row, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDictionaryColumn reads a column of Arrow dictionary type, which a
+// stored Arrow schema brings back as such.
+func TestDictionaryColumn(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: dt, Nullable: true}}, nil)
+	b := array.NewDictionaryBuilder(mem, dt).(*array.BinaryDictionaryBuilder)
+	defer b.Release()
+	for i := 0; i < 100; i++ {
+		if i%10 == 9 {
+			b.AppendNull()
+			continue
+		}
+		b.AppendString([]string{"red", "green", "blue"}[i%3])
+	}
+	arr := b.NewArray()
+	rec := array.NewRecordBatch(sc, []arrow.Array{arr}, 100)
+	arr.Release()
+	defer rec.Release()
+	var buf bytes.Buffer
+	fw, err := pqarrow.NewFileWriter(sc, &buf, parquet.NewWriterProperties(parquet.WithAllocator(mem)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	fw.Close()
+	rows, err := readValues(t, mem, buf.Bytes(), []schema.Type{schema.VarcharType(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range rows {
+		want := schema.Null
+		if i%10 != 9 {
+			want = schema.BytesVal([]byte([]string{"red", "green", "blue"}[i%3]))
+		}
+		if !equalRows(row, []schema.Value{want}) {
+			t.Fatalf("row %d: %v, want %v", i, row, want)
+		}
+	}
+}
+
+// TestBadParquet: files cut short, with a wrong magic, empty or damaged
+// fail with rowttl.ErrCorruption naming the file, never a panic.
+func TestBadParquet(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := FileSchema(allColumns, true)
+	rec := sampleBatch(mem, FileSchema(allColumns, false), 0, 300)
+	ttl := schema.ConstArray(mem, arrow.PrimitiveTypes.Int64, schema.IntVal(5), 300)
+	full := array.NewRecordBatch(sc, append(rec.Columns(), ttl), 300)
+	rec.Release()
+	ttl.Release()
+	good := writeParquet(t, mem, sc, ParquetOptions{NoDictionary: true}, full)
+	full.Release()
+	damaged := bytes.Clone(good)
+	for i := 200; i < 260; i++ {
+		damaged[i] ^= 0x5a
+	}
+	cases := map[string][]byte{
+		"empty":       nil,
+		"short":       []byte("PAR1PAR1"),
+		"csv":         []byte("1\t2\n3\t4\nsome more text to be long enough\n"),
+		"truncated":   good[:len(good)/2],
+		"cut-footer":  good[:len(good)-1],
+		"bad-head":    append([]byte("PAR2"), good[4:]...),
+		"damaged":     damaged,
+		"footer-len":  append(bytes.Clone(good[:len(good)-8]), 0xff, 0xff, 0xff, 0x7f, 'P', 'A', 'R', '1'),
+		"tiny-footer": append(bytes.Clone(good[:len(good)-8]), 1, 0, 0, 0, 'P', 'A', 'R', '1'),
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := readValues(t, mem, data, columnTypes(allColumns))
+			if err == nil {
+				t.Fatal("read without error")
+			}
+			if !errors.Is(err, rowttl.ErrCorruption) {
+				t.Fatalf("error %v does not wrap ErrCorruption", err)
+			}
+			if !strings.Contains(err.Error(), "test.parquet") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			t.Log(err)
+		})
+	}
+}
