@@ -388,3 +388,13 @@ func render(v schema.Value, t schema.Type) string {
 // stringBytes aliases the bytes of an array's string: values are never
 // written through it, and the array outlives the value's use.
 func stringBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// TextValues returns the bytes of element i of a text column (IsText);
+// they alias the array. The caller checks nulls.
+func TextValues(arr arrow.Array) func(i int) []byte {
+	raw := rawReader(arr)
+	return func(i int) []byte {
+		v, _ := raw(i)
+		return v.Bytes
+	}
+}

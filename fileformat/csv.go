@@ -50,6 +50,15 @@ func NewCSVWriter(w io.Writer, sc *arrow.Schema, o CSVOptions) (*CSVWriter, erro
 	if len(o.LineDelimiter) == 0 {
 		o.LineDelimiter = []byte{'\n'}
 	}
+	if e := o.Enclose; e != 0 && (e == '\\' || e == '\r' || bytes.IndexByte(o.ColumnSeparator, e) >= 0 || bytes.IndexByte(o.LineDelimiter, e) >= 0) {
+		// \N starts with a backslash: as the enclose byte it would quote
+		// NULLs; a '\r' ending a record is dropped on reading.
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "csv: enclose %q must be neither a backslash, a CR, nor a byte of the separator or the delimiter", e)
+	}
+	if bytes.ContainsAny(o.ColumnSeparator, `\N`) || bytes.ContainsAny(o.LineDelimiter, `\N`) {
+		// A separator starting inside \N would cut NULL fields.
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, `csv: the separator %q and the delimiter %q must not hold a backslash or N, the bytes of \N (NULL)`, o.ColumnSeparator, o.LineDelimiter)
+	}
 	cw := &CSVWriter{w: bufio.NewWriterSize(w, 1<<20), o: o, sc: sc,
 		crlf: bytes.Equal(o.LineDelimiter, []byte{'\n'})}
 	for _, f := range sc.Fields() {
@@ -146,9 +155,18 @@ func (cw *CSVWriter) appendString(b, s []byte, c int, row int64) ([]byte, error)
 	if bytes.Equal(s, nullText) {
 		return b, cw.unwritable(c, row, `it is the text \N, which the dialect reads as NULL`)
 	}
+	last := c == len(cw.types)-1
+	// A reader finds the leftmost separator, so a value ending with the
+	// start of the separator (or, last, of the delimiter) would be cut
+	// early too.
+	end := o.ColumnSeparator
+	if last {
+		end = o.LineDelimiter
+	}
 	need := bytes.Contains(s, o.ColumnSeparator) || bytes.Contains(s, o.LineDelimiter) ||
 		(o.Enclose != 0 && len(s) > 0 && s[0] == o.Enclose) ||
-		(cw.crlf && c == len(cw.types)-1 && len(s) > 0 && s[len(s)-1] == '\r')
+		(cw.crlf && last && len(s) > 0 && s[len(s)-1] == '\r') ||
+		endsWithPrefix(s, end)
 	if !need {
 		return append(b, s...), nil
 	}
@@ -171,4 +189,14 @@ func (cw *CSVWriter) unwritable(c int, row int64, why string) error {
 		where = "the header"
 	}
 	return rowttl.Errorf(rowttl.ErrInvalidArgument, "csv: %s, column %s: the value cannot be written: %s", where, cw.sc.Field(c).Name, why)
+}
+
+// endsWithPrefix reports whether s ends with a proper prefix of sep.
+func endsWithPrefix(s, sep []byte) bool {
+	for n := min(len(sep)-1, len(s)); n > 0; n-- {
+		if bytes.Equal(s[len(s)-n:], sep[:n]) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,5 +1,5 @@
-// Package load owns loading: Stream-Load-compatible CSV loads into a
-// table, from a file or standard input (`rowttl load`) or over HTTP
+// Package load owns loading: Stream-Load-compatible CSV and Parquet loads
+// into a table, from a file or standard input (`rowttl load`) or over HTTP
 // (`rowttl serve`, PUT /api/{db}/{table}/_stream_load), with labels,
 // column mappings, time zones and filtered-row accounting, and the
 // Prometheus metrics the server exposes.
@@ -51,8 +51,27 @@
 //     microseconds; dates go through a derived column such as
 //     __DORIS_TTL_COL__=cast(exp as datetime(6)), read in the load's
 //     timezone (SPEC §2).
-//   - Headers rowttl does not know are ignored; `where` and non-CSV
-//     formats are refused rather than ignored.
+//   - Headers rowttl does not know are ignored; `where` and formats other
+//     than CSV and Parquet are refused rather than ignored.
+//
+// # Parquet
+//
+// With Format "parquet" (header `format: parquet`) the input is a Parquet
+// file, read by package fileformat. A stream (standard input, an HTTP
+// body) is first copied to a temporary file, since Parquet is read from
+// its footer. The column list names the file's columns (case-insensitive);
+// without one, the file's columns that name a table column (and __TTL__ /
+// __DORIS_TTL_COL__ in a direct-mode table) are loaded and the others
+// ignored, and table columns the file lacks take their defaults. A
+// variable has its file column's type, so expressions see typed values.
+// Each value is converted from its file type by fileformat.Conversion,
+// text columns into typed fields by the CSV converters; __TTL__ takes
+// integers (epoch microseconds), DATE and DATETIME (read in timezone) and
+// TIMESTAMPTZ. A file that is not Parquet or is cut short, a column the
+// list names that the file lacks, or a pair of types that does not
+// convert fails the load before any row is read; a value that does not
+// fit (out of range, too long) filters its row ("row N: ..."), as a bad
+// CSV field does.
 //   - The JSON answer has Stream Load's fields; TxnId is the version the
 //     load published; FirstErrorMsg and ErrorRows (up to 10 "line N:
 //     reason" texts) stand in for Doris's ErrorURL.

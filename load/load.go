@@ -121,6 +121,10 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 	if err != nil {
 		return fail(err)
 	}
+	parquet, err := o.isParquet()
+	if err != nil {
+		return fail(err)
+	}
 	if !validRatio(o.MaxFilterRatio) {
 		return fail(rowttl.Errorf(rowttl.ErrInvalidArgument, "max_filter_ratio %v must be from 0 to 1", o.MaxFilterRatio))
 	}
@@ -146,20 +150,50 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 	defer l.abort()
 	// The column list is compiled for the definition the load writer
 	// encodes for; an ALTER before the load publishes fails the load.
-	cols, err := sql.CompileLoadColumns(o.Columns, lw.Definition(), lw.Policy(), loc, now)
-	if err != nil {
-		return fail(err)
-	}
-	if err := l.init(cols, loc); err != nil {
-		return fail(err)
-	}
-	rd := NewReader(r, format)
-	l.startWriter()
-	err = l.read(ctx, rd)
-	res.LoadBytes = rd.BytesRead()
-	res.NumberLoadedRows = res.NumberTotalRows - res.NumberFilteredRows
-	if err != nil {
-		return fail(err)
+	def, pol := lw.Definition(), lw.Policy()
+	if parquet {
+		pf, err := openParquetInput(ctx, r, o, mem)
+		if err != nil {
+			return fail(err)
+		}
+		defer pf.close()
+		res.LoadBytes = pf.size
+		spec, err := pf.columnList(o.Columns, def, pol)
+		if err != nil {
+			return fail(err)
+		}
+		cols, err := sql.CompileLoadColumnsTyped(spec, def, pol, loc, now, pf.varType)
+		if err != nil {
+			return fail(err)
+		}
+		if err := l.init(cols, loc); err != nil {
+			return fail(err)
+		}
+		if err := l.bindParquet(pf, loc); err != nil {
+			return fail(err)
+		}
+		l.startWriter()
+		err = l.readParquet(ctx, pf)
+		res.NumberLoadedRows = res.NumberTotalRows - res.NumberFilteredRows
+		if err != nil {
+			return fail(err)
+		}
+	} else {
+		cols, err := sql.CompileLoadColumns(o.Columns, def, pol, loc, now)
+		if err != nil {
+			return fail(err)
+		}
+		if err := l.init(cols, loc); err != nil {
+			return fail(err)
+		}
+		rd := NewReader(r, format)
+		l.startWriter()
+		err = l.read(ctx, rd)
+		res.LoadBytes = rd.BytesRead()
+		res.NumberLoadedRows = res.NumberTotalRows - res.NumberFilteredRows
+		if err != nil {
+			return fail(err)
+		}
 	}
 	if f := res.NumberFilteredRows; f > 0 && float64(f) > o.MaxFilterRatio*float64(res.NumberTotalRows) {
 		return fail(rowttl.Errorf(rowttl.ErrInvalidArgument, "[DATA_QUALITY_ERROR]too many filtered rows: %d of %d, more than max_filter_ratio %v allows; first error: %s", f, res.NumberTotalRows, o.MaxFilterRatio, res.FirstErrorMsg))
@@ -198,6 +232,11 @@ type loader struct {
 	sc      *arrow.Schema
 	b       *array.RecordBuilder
 	appends []appender
+
+	// pq binds the fields to the columns of a Parquet input, pqCols are
+	// the file's columns read.
+	pq     []parquetField
+	pqCols []int
 
 	row, vals  []schema.Value
 	batchRows  int
@@ -259,7 +298,12 @@ func (l *loader) init(cols *sql.LoadColumns, loc *time.Location) error {
 	for _, f := range l.fields {
 		c, err := converterFor(f, loc)
 		if err != nil {
-			return fmt.Errorf("columns: field %s: %w", f.Name, err)
+			if parquet, _ := l.o.isParquet(); !parquet {
+				return fmt.Errorf("columns: field %s: %w", f.Name, err)
+			}
+			// A Parquet field is read as text only from a text column;
+			// bindParquet refuses the pair then.
+			c = nil
 		}
 		l.convs = append(l.convs, c)
 	}
@@ -287,10 +331,11 @@ func (l *loader) init(cols *sql.LoadColumns, loc *time.Location) error {
 	return nil
 }
 
-// filter counts a bad row and keeps its reason.
-func (l *loader) filter(rd *Reader, reason string) {
+// filter counts a bad row and keeps its reason; where says which row
+// ("line N" of a CSV input, "row N" of a Parquet file).
+func (l *loader) filter(where, reason string) {
 	l.res.NumberFilteredRows++
-	msg := fmt.Sprintf("line %d: %s", rd.Record(), reason)
+	msg := where + ": " + reason
 	if l.res.FirstErrorMsg == "" {
 		l.res.FirstErrorMsg = msg
 	}
@@ -336,27 +381,19 @@ func (l *loader) read(ctx context.Context, rd *Reader) error {
 			}
 		}
 		if err != nil {
-			l.filter(rd, err.Error())
+			l.filter(fmt.Sprintf("line %d", rd.Record()), err.Error())
 			continue
 		}
 		if reason := l.convert(fields); reason != "" {
-			l.filter(rd, reason)
+			l.filter(fmt.Sprintf("line %d", rd.Record()), reason)
 			continue
 		}
-		if l.lw == nil {
-			continue
-		}
-		for i, v := range l.vals {
-			l.appends[i](v)
-		}
-		l.batchRows++
+		n := 0
 		for _, f := range fields {
-			l.batchBytes += len(f)
+			n += len(f)
 		}
-		if l.batchRows >= l.o.BatchRows || l.batchBytes >= l.o.BatchBytes {
-			if err := l.flush(); err != nil {
-				return err
-			}
+		if err := l.add(n); err != nil {
+			return err
 		}
 	}
 	if p := l.o.Progress; p != nil {
@@ -392,6 +429,29 @@ func (l *loader) convert(fields [][]byte) string {
 		}
 		l.row[i] = v
 	}
+	return l.targetValues()
+}
+
+// add appends the row of l.vals to the batch (unless the load is known to
+// fail), handing the batch over once full; n is the row's input bytes.
+func (l *loader) add(n int) error {
+	if l.lw == nil {
+		return nil
+	}
+	for i, v := range l.vals {
+		l.appends[i](v)
+	}
+	l.batchRows++
+	l.batchBytes += n
+	if l.batchRows >= l.o.BatchRows || l.batchBytes >= l.o.BatchBytes {
+		return l.flush()
+	}
+	return nil
+}
+
+// targetValues computes l.vals, the values of the written columns, from
+// the field values of l.row, or says why the row is filtered.
+func (l *loader) targetValues() string {
 	for i := range l.targets {
 		tg := &l.targets[i]
 		var v schema.Value

@@ -42,6 +42,13 @@ type Options struct {
 	SkipLines int
 	// Partial asks for a partial-column update, which row TTL tables refuse.
 	Partial bool
+	// Format is "csv" (the default) or "parquet". A Parquet input binds
+	// the column list to the file's columns by name; the CSV options
+	// above do not apply to it.
+	Format string
+	// TempDir holds the copy of a Parquet input that is not a regular
+	// file (a pipe, an HTTP body); default os.TempDir().
+	TempDir string
 
 	// Now is the load's now (CURRENT_TIMESTAMP defaults, NOW()); zero
 	// means the table's clock.
@@ -80,6 +87,10 @@ func NewLabel() string {
 	rand.Read(b[:])
 	return "rowttl_" + time.Now().UTC().Format("20060102_150405") + "_" + hex.EncodeToString(b[:])
 }
+
+// Unescape decodes the separator notation of Stream Load headers (\t,
+// \n, \r, \\ and \xHH); what names the option in errors.
+func Unescape(what, s string) ([]byte, error) { return unescape(what, s) }
 
 // unescape decodes the separator notation of Stream Load headers.
 func unescape(what, s string) ([]byte, error) {
@@ -201,8 +212,10 @@ func OptionsFromHeader(h http.Header) (Options, error) {
 		o.SkipLines = 1
 	case "csv_with_names_and_types":
 		o.SkipLines = 2
+	case FormatParquet:
+		o.Format = FormatParquet
 	default:
-		return o, rowttl.Errorf(rowttl.ErrNotSupported, "format %q: only csv, csv_with_names and csv_with_names_and_types are supported", f)
+		return o, rowttl.Errorf(rowttl.ErrNotSupported, "format %q: only csv, csv_with_names, csv_with_names_and_types and parquet are supported", f)
 	}
 	if s := get(HeaderSkipLines); s != "" {
 		n, err := strconv.Atoi(s)

@@ -106,6 +106,15 @@ func parseLoadColumns(spec string) (items []loadItem, err error) {
 // microseconds, and text is refused (CAST it); loc is also the zone of
 // every other conversion and now the value of NOW().
 func CompileLoadColumns(spec string, def *table.Definition, pol ttlcol.Policy, loc *time.Location, now time.Time) (*LoadColumns, error) {
+	return CompileLoadColumnsTyped(spec, def, pol, loc, now, nil)
+}
+
+// CompileLoadColumnsTyped is CompileLoadColumns for inputs whose fields
+// have types of their own (a Parquet file's columns): varType, when not
+// nil, gives the type of a temporary variable by its name, so that
+// expressions see the file's values as they are rather than as text.
+func CompileLoadColumnsTyped(spec string, def *table.Definition, pol ttlcol.Policy, loc *time.Location, now time.Time,
+	varType func(name string) (schema.Type, bool)) (*LoadColumns, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -160,6 +169,11 @@ func CompileLoadColumns(spec string, def *table.Definition, pol ttlcol.Policy, l
 		}
 		key := strings.ToLower(it.name)
 		f := LoadField{Name: it.name, Type: stringType}
+		if varType != nil {
+			if t, ok := varType(it.name); ok {
+				f.Type = t
+			}
+		}
 		if schema.IsTTLName(it.name) {
 			if err := checkTTLName(it.name); err != nil {
 				return nil, err
