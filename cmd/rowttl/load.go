@@ -37,7 +37,7 @@ func loadCommand() *cobra.Command {
 	var f loadFlags
 	cmd := &cobra.Command{
 		Use:   "load --table [DB.]TABLE [flags] FILE|-",
-		Short: "Load a CSV file into a table as one atomic version, as Doris Stream Load does",
+		Short: "Load a CSV or Parquet file into a table as one atomic version, as Doris Stream Load does",
 		Long: `load streams a CSV file (or standard input, "-") into a table as one
 atomic version, in batches, with bounded memory whatever the file's size,
 and prints the answer as Stream Load's JSON: Status (Success, Label
@@ -60,7 +60,14 @@ load fails, writing nothing, when they exceed --max-filter-ratio of the
 rows (default 0: any bad row fails it). A label already used for the table
 answers "Label Already Exists" and writes nothing. Rows already expired
 are loaded (and invisible). A load that runs more than a few seconds
-prints its progress on standard error.`,
+prints its progress on standard error.
+
+--format parquet loads a Parquet file: --columns then names the file's
+columns (by name, not position; without it, the file's columns that the
+table has are loaded, __TTL__ too in a direct-mode table), the CSV
+options do not apply, and a file that is not Parquet, is cut short, lacks
+a named column or has a column of a type that does not convert fails the
+load before any row is written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -84,7 +91,7 @@ prints its progress on standard error.`,
 	fl.Float64Var(&f.o.MaxFilterRatio, "max-filter-ratio", 0, "share of rows that may be filtered before the load fails (0 to 1)")
 	fl.StringVar(&f.o.Enclose, "enclose", "", `quote byte of enclosed fields, e.g. '"' (default: none)`)
 	fl.StringVar(&f.o.Escape, "escape", "", "escape byte inside enclosed fields (default: none)")
-	fl.StringVar(&f.format, "format", "csv", "csv, csv_with_names (skips a header line) or csv_with_names_and_types (skips two)")
+	fl.StringVar(&f.format, "format", "csv", "csv, csv_with_names (skips a header line), csv_with_names_and_types (skips two) or parquet")
 	fl.IntVar(&f.o.SkipLines, "skip-lines", 0, "leading records to skip")
 	fl.BoolVar(&f.strict, "strict-mode", true, "filter rows whose fields do not convert; false makes such fields NULL")
 	fl.BoolVar(&f.o.Partial, "partial-columns", false, "partial-column update (refused on row TTL tables)")
@@ -108,8 +115,10 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 		f.o.SkipLines++
 	case "csv_with_names_and_types":
 		f.o.SkipLines += 2
+	case load.FormatParquet:
+		f.o.Format = load.FormatParquet
 	default:
-		return fmt.Errorf("--format %q: only csv, csv_with_names and csv_with_names_and_types are supported", f.format)
+		return fmt.Errorf("--format %q: only csv, csv_with_names, csv_with_names_and_types and parquet are supported", f.format)
 	}
 	in := stdin
 	if file != "-" {
@@ -160,6 +169,17 @@ const (
 // showProgress prints the progress of a load on w until the returned stop
 // is called.
 func showProgress(p *load.Progress, w io.Writer) (stop func()) {
+	return progressLoop(w, func(el time.Duration) string {
+		rows := p.Rows()
+		return fmt.Sprintf("load: %d rows, %.1f MB, %.0f rows/s, %s", rows, float64(p.Bytes())/1e6,
+			float64(rows)/el.Seconds(), el.Round(time.Second))
+	})
+}
+
+// progressLoop prints line(elapsed) on w once a job has run for
+// progressDelay, then every progressEvery (in place on a terminal), and a
+// last time when the returned stop is called.
+func progressLoop(w io.Writer, lineOf func(el time.Duration) string) (stop func()) {
 	tty := false
 	if f, ok := w.(*os.File); ok {
 		tty = term.IsTerminal(int(f.Fd()))
@@ -172,12 +192,7 @@ func showProgress(p *load.Progress, w io.Writer) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	printed := false
-	line := func() string {
-		el := time.Since(start)
-		rows := p.Rows()
-		return fmt.Sprintf("load: %d rows, %.1f MB, %.0f rows/s, %s", rows, float64(p.Bytes())/1e6,
-			float64(rows)/el.Seconds(), el.Round(time.Second))
-	}
+	line := func() string { return lineOf(time.Since(start)) }
 	go func() {
 		defer close(finished)
 		timer := time.NewTimer(progressDelay)

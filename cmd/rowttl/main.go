@@ -32,6 +32,7 @@ func main() {
 	root.AddCommand(checkCommand())
 	root.AddCommand(loadCommand())
 	root.AddCommand(serveCommand())
+	root.AddCommand(exportCommand())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "rowttl:", err)
 		os.Exit(1)
