@@ -22,7 +22,7 @@ set -euo pipefail
 ROWS=${1:-2000000}
 LAYOUTS=${LAYOUTS:-random correlated}
 SUITE="q01 q02 q03 q04 q05 q06 q07 q08 q09 q10 q11 q12"
-WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert suite}
+WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert export suite}
 WORKLOADS=${WORKLOADS//suite/$SUITE}
 RUNS=${RUNS:-3}
 DIR=${DIR:-${TMPDIR:-/tmp}/rowttl-bench}

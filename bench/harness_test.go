@@ -108,6 +108,7 @@ func TestHarness(t *testing.T) {
 				t.Errorf("groupby: answer %q, want %q", got["groupby"].Answer, FormatDigest(d))
 			}
 			check("project", want.proj.String())
+			check("export", strconv.FormatInt(want.count, 10))
 			rc := got["reclaim"]
 			check("reclaim", fmt.Sprintf("rows_on_disk=%d", want.count))
 			if rc.BytesBefore <= rc.BytesOnDisk || rc.LiveOnlyBytes <= 0 {

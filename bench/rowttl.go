@@ -25,7 +25,7 @@ import (
 // API's, then the SQL suite's queries (Suite).
 var Workloads = append(append([]string(nil), apiWorkloads...), suiteNames()...)
 
-var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert"}
+var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert", "export"}
 
 // ParseWorkloads splits a comma-separated list and checks every name.
 func ParseWorkloads(s string) ([]string, error) {
@@ -290,6 +290,8 @@ func Run(ctx context.Context, o Options, workload string) ([]Result, error) {
 		err = runReclaim(ctx, &o, &res)
 	case "upsert":
 		return runUpserts(ctx, &o)
+	case "export":
+		err = runExport(ctx, &o, &res)
 	default:
 		q, ok := SuiteQuery(workload)
 		if !ok {

@@ -41,7 +41,7 @@ const Engine = "duckdb"
 
 // workloads this side runs; load_arrow (loading through an Arrow view
 // instead of the Appender) is extra and not in the default list.
-var workloads = append([]string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert"}, suiteNames()...)
+var workloads = append([]string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert", "export"}, suiteNames()...)
 
 func suiteNames() []string {
 	var out []string
@@ -395,6 +395,8 @@ func runWorkload(ctx context.Context, c config, w string) ([]bench.Result, error
 		err = runReclaim(ctx, c, &res)
 	case "upsert":
 		return runUpsert(ctx, c)
+	case "export":
+		err = runExport(ctx, c, &res)
 	default:
 		q, ok := bench.SuiteQuery(w)
 		if !ok {
@@ -721,4 +723,30 @@ func queryRows(ctx context.Context, d *db, text string) ([][]string, error) {
 		out = append(out, row)
 	}
 	return out, rs.Err()
+}
+
+// runExport times COPY of the live rows, expirations included, to a
+// zstd Parquet file, as rowttl's export workload writes them; the
+// result's BytesOnDisk is the file's size.
+func runExport(ctx context.Context, c config, res *bench.Result) error {
+	d, err := openDB(ctx, c.eventsDB(), c.threads)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	path := filepath.Join(c.baseDir(), "export.parquet")
+	defer os.Remove(path)
+	copyLive := fmt.Sprintf("COPY (SELECT id, event_time, user_id, amount, message, ttl AS __TTL__ FROM events WHERE %s) TO '%s' (FORMAT parquet, COMPRESSION zstd)", liveFilter, path)
+	run := func() (string, error) {
+		os.Remove(path)
+		if err := d.exec(ctx, copyLive); err != nil {
+			return "", err
+		}
+		var n int64
+		err := d.conn.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM read_parquet('%s')", path)).Scan(&n)
+		return strconv.FormatInt(n, 10), err
+	}
+	res.Seconds, res.Runs, res.Answer, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, bench.Trial{Run: run})
+	res.BytesOnDisk = fileBytes(path)
+	return err
 }
