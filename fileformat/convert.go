@@ -9,15 +9,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 )
 
 // A Conversion reads the values of a file column as values of a rowttl
 // type. Values are physical schema.Values as the engine holds them:
 // integers, BOOLEAN (0/1), DATE (days), DATETIME (wall-clock µs),
-// TIMESTAMPTZ (instant µs), TIMESTAMP_NS (ns) and DECIMAL (the unscaled
-// integer at the target's scale) as Int, floats as Float, strings as
-// Bytes aliasing the array.
+// TIMESTAMPTZ (instant µs) and TIMESTAMP_NS (ns) as Int, DECIMAL as its
+// 128-bit unscaled integer at the target's scale, floats as Float,
+// strings as Bytes aliasing the array.
 type Conversion struct {
 	from  schema.Type // the column's type in the file (FileType)
 	to    schema.Type
@@ -118,14 +119,7 @@ func rawReader(arr arrow.Array) func(i int) (schema.Value, error) {
 	case *array.Float64:
 		return func(i int) (schema.Value, error) { return schema.FloatVal(a.Value(i)), nil }
 	case *array.Decimal128:
-		dt := a.DataType().(*arrow.Decimal128Type)
-		return func(i int) (schema.Value, error) {
-			n := a.Value(i)
-			if !n.FitsInPrecision(18) {
-				return schema.Null, fmt.Errorf("value %s is out of the range rowttl holds for DECIMAL (18 digits)", n.ToString(dt.Scale))
-			}
-			return schema.IntVal(int64(n.LowBits())), nil
-		}
+		return func(i int) (schema.Value, error) { return schema.DecimalVal(a.Value(i)), nil }
 	case *array.String:
 		return func(i int) (schema.Value, error) {
 			return schema.BytesVal(stringBytes(a.Value(i))), nil
@@ -210,18 +204,6 @@ func instantToWall(us int64, loc *time.Location) int64 {
 	return schema.DatetimeFromTime(time.UnixMicro(us).In(loc))
 }
 
-var pow10s = func() (p [19]int64) {
-	p[0] = 1
-	for i := 1; i < len(p); i++ {
-		p[i] = p[i-1] * 10
-	}
-	return p
-}()
-
-// decimalLimit is the bound (exclusive) of unscaled values of a DECIMAL
-// of precision p that rowttl holds in an int64.
-func decimalLimit(p int) int64 { return pow10s[min(p, 18)] }
-
 // mapping returns the conversion of values of type from into type to, or
 // nil when there is none.
 func mapping(from, to schema.Type, loc *time.Location) func(schema.Value) (schema.Value, error) {
@@ -251,52 +233,37 @@ func mapping(from, to schema.Type, loc *time.Location) func(schema.Value) (schem
 		case from.Kind == schema.Float || from.Kind == schema.Double:
 			return func(v schema.Value) (schema.Value, error) { return schema.FloatVal(round(v.Float)), nil }
 		case from.Kind == schema.Decimal:
-			div := math.Pow10(from.Scale)
-			return func(v schema.Value) (schema.Value, error) { return schema.FloatVal(round(float64(v.Int) / div)), nil }
+			return func(v schema.Value) (schema.Value, error) {
+				return schema.FloatVal(round(decimal.ToFloat64(v.Decimal(), from.Scale))), nil
+			}
 		}
 	case to.Kind == schema.Decimal:
-		limit := decimalLimit(to.Precision)
+		dt := decimal.Type{Precision: to.Precision, Scale: to.Scale}
 		switch {
-		case from.IsInteger() || from.Kind == schema.Decimal:
-			scale := 0
-			if from.Kind == schema.Decimal {
-				scale = from.Scale
-			}
-			if scale <= to.Scale {
-				if to.Scale-scale > 18 {
-					return nil
+		case from.IsInteger():
+			return func(v schema.Value) (schema.Value, error) {
+				n, ok := decimal.FromInt64(v.Int, dt)
+				if !ok {
+					return schema.Null, outOfRange(v)
 				}
-				m := pow10s[to.Scale-scale]
-				bound := (limit - 1) / m // |v| <= bound keeps |v*m| < limit
-				return func(v schema.Value) (schema.Value, error) {
-					if v.Int > bound || v.Int < -bound {
-						return schema.Null, outOfRange(v)
-					}
-					return schema.IntVal(v.Int * m), nil
-				}
+				return schema.DecimalVal(n), nil
 			}
-			d := pow10s[min(scale-to.Scale, 18)]
+		case from.Kind == schema.Decimal:
 			return func(v schema.Value) (schema.Value, error) {
 				// Half away from zero, as every DECIMAL rounding in rowttl.
-				q, r := v.Int/d, v.Int%d
-				if r >= (d+1)/2 {
-					q++
-				} else if r <= -(d+1)/2 {
-					q--
-				}
-				if q >= limit || q <= -limit {
+				n, ok := decimal.Convert(v.Decimal(), from.Scale, dt)
+				if !ok {
 					return schema.Null, outOfRange(v)
 				}
-				return schema.IntVal(q), nil
+				return schema.DecimalVal(n), nil
 			}
 		case from.Kind == schema.Float || from.Kind == schema.Double:
-			m := math.Pow10(to.Scale)
 			return func(v schema.Value) (schema.Value, error) {
-				u := math.Round(v.Float * m)
-				if math.IsNaN(u) || math.Abs(u) >= float64(limit) {
+				n, err := decimal.FromFloat64(v.Float, dt)
+				if err != nil {
 					return schema.Null, outOfRange(v)
 				}
-				return schema.IntVal(int64(u)), nil
+				return schema.DecimalVal(n), nil
 			}
 		}
 	case to.Kind == schema.Boolean:

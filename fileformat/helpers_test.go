@@ -2,6 +2,7 @@ package fileformat
 
 import (
 	"bytes"
+	"math/big"
 	"context"
 	"testing"
 
@@ -29,6 +30,7 @@ var allColumns = []schema.Column{
 	{Name: "ts", Type: schema.DatetimeType(3), Nullable: true},
 	{Name: "tz", Type: schema.TimestampTZType(6), Nullable: true},
 	{Name: "ns", Type: schema.Type{Kind: schema.TimestampNS}, Nullable: true},
+	{Name: "big", Type: schema.Type{Kind: schema.Decimal, Precision: 38, Scale: 6}, Nullable: true},
 }
 
 // sampleRow returns row i of the sample data: every type, NULLs in every
@@ -49,7 +51,7 @@ func sampleRow(i int) []schema.Value {
 		schema.IntVal(sign * n * 1000003 % (1 << 31)),
 		schema.FloatVal(float64(float32(float64(sign*n) / 3))),
 		schema.FloatVal(float64(sign*n) / 7),
-		schema.IntVal(sign * n * 1234567 % 999999999999),
+		schema.DecimalVal(decimal128.FromI64(sign * n * 1234567 % 999999999999)),
 		schema.BytesVal([]byte("s\t" + string(rune('a'+i%26)) + "é")),
 		schema.BytesVal([]byte("v" + string(rune('a'+i%26)))),
 		schema.BytesVal([]byte("c")),
@@ -57,20 +59,28 @@ func sampleRow(i int) []schema.Value {
 		schema.IntVal((sign*n*86_400_123 + 1_700_000_000_000) * 1000),
 		schema.IntVal(sign*n*3_600_000_001 + 1_767_225_600_000_000),
 		schema.IntVal(sign*n*1_000_000_007 + 1_767_225_600_000_000_123),
+		// Beyond 64 bits: 10^37 - n.
+		schema.DecimalVal(decimal128.FromBigInt(new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(37), nil), big.NewInt(n*sign)))),
 	}
 }
 
 // sampleBatch builds rows [from, from+n) of the sample data in schema sc.
 func sampleBatch(mem memory.Allocator, sc *arrow.Schema, from, n int) arrow.RecordBatch {
+	var cols []int
+	for i := 0; i < sc.NumFields(); i++ {
+		cols = append(cols, i)
+	}
+	return sampleBatchOf(mem, sc, cols, from, n)
+}
+
+// sampleBatchOf builds the sample columns cols of rows [from, from+n).
+func sampleBatchOf(mem memory.Allocator, sc *arrow.Schema, cols []int, from, n int) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, sc)
 	defer b.Release()
 	for i := from; i < from+n; i++ {
-		for c, v := range sampleRow(i)[:sc.NumFields()] {
-			if dec, ok := b.Field(c).(*array.Decimal128Builder); ok && !v.IsNull() {
-				dec.Append(decimal128.FromI64(v.Int))
-				continue
-			}
-			schema.AppendValue(b.Field(c), v)
+		row := sampleRow(i)
+		for c, k := range cols {
+			schema.AppendValue(b.Field(c), row[k])
 		}
 	}
 	return b.NewRecordBatch()

@@ -128,7 +128,13 @@ func TestForeignParquet(t *testing.T) {
 	}
 	// Columns a foreign writer has no rowttl metadata for: the values are
 	// read by natural type, then converted to the table's types.
-	cols := allColumns[:14] // TIMESTAMP_NS does not survive int96 or millis
+	var cols []schema.Column // TIMESTAMP_NS does not survive int96 or millis
+	var keep []int
+	for i, c := range allColumns {
+		if c.Type.Kind != schema.TimestampNS {
+			cols, keep = append(cols, c), append(keep, i)
+		}
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -138,7 +144,7 @@ func TestForeignParquet(t *testing.T) {
 				fs = append(fs, arrow.Field{Name: col.Name, Type: col.Type.Arrow(), Nullable: true})
 			}
 			sc := arrow.NewSchema(fs, nil)
-			rec := sampleBatch(mem, sc, 0, 200)
+			rec := sampleBatchOf(mem, sc, keep, 0, 200)
 			defer rec.Release()
 			var buf bytes.Buffer
 			props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithAllocator(mem)}, c.props...)...)
@@ -160,7 +166,10 @@ func TestForeignParquet(t *testing.T) {
 				t.Fatalf("%d rows", len(rows))
 			}
 			for i, row := range rows {
-				want := sampleRow(i)[:len(cols)]
+				var want []schema.Value
+				for _, k := range keep {
+					want = append(want, sampleRow(i)[k])
+				}
 				if c.name == "millis" && !want[13].IsNull() {
 					// Coerced to milliseconds on writing.
 					want[13] = schema.IntVal(floorDiv(want[13].Int, 1000) * 1000)

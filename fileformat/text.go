@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -24,7 +25,7 @@ func appendText(b []byte, v schema.Value, t schema.Type) []byte {
 	case schema.Double:
 		return strconv.AppendFloat(b, v.Float, 'g', -1, 64)
 	case schema.Decimal:
-		return appendDecimal(b, decimal128.FromI64(v.Int), t.Scale)
+		return appendDecimal(b, v.Decimal(), t.Scale)
 	case schema.String, schema.Varchar, schema.Char:
 		return append(b, v.Bytes...)
 	case schema.Date:
@@ -56,32 +57,7 @@ func appendBool(b []byte, v bool) []byte {
 
 // appendDecimal appends an unscaled decimal with scale fraction digits.
 func appendDecimal(b []byte, n decimal128.Num, scale int) []byte {
-	var digits []byte
-	if n.FitsInPrecision(18) {
-		u := int64(n.LowBits())
-		if u < 0 {
-			b = append(b, '-')
-			u = -u
-		}
-		digits = strconv.AppendInt(nil, u, 10)
-	} else {
-		bi := n.BigInt()
-		if bi.Sign() < 0 {
-			b = append(b, '-')
-			bi.Neg(bi)
-		}
-		digits = bi.Append(nil, 10)
-	}
-	if scale <= 0 {
-		return append(b, digits...)
-	}
-	for len(digits) <= scale {
-		digits = append([]byte{'0'}, digits...)
-	}
-	k := len(digits) - scale
-	b = append(b, digits[:k]...)
-	b = append(b, '.')
-	return append(b, digits[k:]...)
+	return append(b, decimal.Format(n, scale)...)
 }
 
 // civil returns the proleptic Gregorian date of a day count from
@@ -146,7 +122,15 @@ func appendDatetime(b []byte, us int64, p int) []byte {
 	b = appendDigits(b, secs%60, 2)
 	if p > 0 {
 		b = append(b, '.')
-		b = appendDigits(b, frac/pow10s[6-min(p, 6)], min(p, 6))
+		b = appendDigits(b, frac/pow10i(6-min(p, 6)), min(p, 6))
 	}
 	return b
+}
+
+func pow10i(n int) int64 {
+	p := int64(1)
+	for ; n > 0; n-- {
+		p *= 10
+	}
+	return p
 }

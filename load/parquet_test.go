@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/fileformat"
@@ -21,7 +23,7 @@ import (
 
 // allTypesDDL is a direct-mode table with a column of every type.
 const allTypesDDL = `(id BIGINT NOT NULL, b BOOLEAN, ti TINYINT, si SMALLINT, i INT, f FLOAT, d DOUBLE,
-	dec DECIMAL(12,3), s STRING, v VARCHAR(8), c CHAR(4), dt DATE, ts DATETIME(3), tz TIMESTAMPTZ(6))
+	dec DECIMAL(12,3), big DECIMAL(38,6), s STRING, v VARCHAR(8), c CHAR(4), dt DATE, ts DATETIME(3), tz TIMESTAMPTZ(6))
 	DUPLICATE KEY(id) PROPERTIES ("function_column.enable_row_ttl" = "true")`
 
 // randomRows builds n random rows of the table's columns plus __TTL__,
@@ -61,6 +63,14 @@ func randomRows(t *testing.T, e *env, tbl string, n int, seed int64) arrow.Recor
 				v = schema.FloatVal(rng.NormFloat64() * 1e10)
 			case schema.Decimal:
 				v = schema.IntVal(rng.Int63n(1e12) - 5e11)
+				if col.Type.Precision > 18 {
+					// Up to 38 digits: beyond 64 bits.
+					n := new(big.Int).Mul(big.NewInt(rng.Int63()), big.NewInt(rng.Int63n(1e12)))
+					if rng.Intn(2) == 0 {
+						n.Neg(n)
+					}
+					v = schema.DecimalVal(decimal128.FromBigInt(n))
+				}
 			case schema.String, schema.Varchar, schema.Char:
 				w := []byte("ab,é\\x ")
 				s := make([]byte, 0, 4)
@@ -136,7 +146,7 @@ func TestParquetAgainstCSV(t *testing.T) {
 	if res.NumberLoadedRows != 3000 || res.LoadBytes != int64(len(data)) {
 		t.Fatalf("parquet load: %+v", res)
 	}
-	cols := "id, b, ti, si, i, f, d, dec, s, v, c, dt, ts, tz, __TTL__"
+	cols := "id, b, ti, si, i, f, d, dec, big, s, v, c, dt, ts, tz, __TTL__"
 	e.mustLoad("c", csvText(t, rec), Options{ColumnSeparator: "|", Enclose: `"`, Columns: cols})
 	q := "SELECT * FROM %s ORDER BY id"
 	e.exec("SET show_hidden_columns = true")

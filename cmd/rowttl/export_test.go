@@ -14,12 +14,12 @@ import (
 
 // exportCols are the columns of the export tests' tables, every type.
 const exportCols = `id BIGINT NOT NULL, b BOOLEAN, ti TINYINT, si SMALLINT, i INT, f FLOAT, d DOUBLE,
-	dec DECIMAL(12,3), s STRING, v VARCHAR(8), c CHAR(4), dt DATE, ts DATETIME(3), tz TIMESTAMPTZ(6)`
+	dec DECIMAL(12,3), bd DECIMAL(38,4), s STRING, v VARCHAR(8), c CHAR(4), dt DATE, ts DATETIME(3), tz TIMESTAMPTZ(6)`
 
-const exportRows = `(1, true, -128, 32767, -2147483648, 1.5, -2.5e300, -123456789.123, 'tab	and ''quote''', 'héllo', 'c', '2026-01-01', '2025-12-31 23:59:59.999', '2026-01-01 00:00:00.5'),
-	(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
-	(3, false, 0, 0, 0, 0, 0, 0.001, '', '', '', '1970-01-01', '2026-01-01 12:00:00', '1999-12-31 23:00:00'),
-	(4, true, 1, 2, 3, -0.25, 1e-300, 999999999.999, 'x', 'y', 'z', '2999-12-31', '2026-01-05 00:00:00', '2030-01-01 00:00:00')`
+const exportRows = `(1, true, -128, 32767, -2147483648, 1.5, -2.5e300, -123456789.123, 1234567890123456789012345678901234.5678, 'tab	and ''quote''', 'héllo', 'c', '2026-01-01', '2025-12-31 23:59:59.999', '2026-01-01 00:00:00.5'),
+	(2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+	(3, false, 0, 0, 0, 0, 0, 0.001, -0.0001, '', '', '', '1970-01-01', '2026-01-01 12:00:00', '1999-12-31 23:00:00'),
+	(4, true, 1, 2, 3, -0.25, 1e-300, 999999999.999, -9999999999999999999999999999999999.9999, 'x', 'y', 'z', '2999-12-31', '2026-01-05 00:00:00', '2030-01-01 00:00:00')`
 
 func runExportCmd(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
@@ -41,7 +41,7 @@ CREATE TABLE back_direct (`+exportCols+`) DUPLICATE KEY(id) PROPERTIES ("functio
 CREATE TABLE back_source (`+exportCols+`) DUPLICATE KEY(id) PROPERTIES ("function_column.enable_row_ttl" = "true");
 SET session_now = '`+now+`';
 INSERT INTO source VALUES `+exportRows+`;
-INSERT INTO direct (id, b, ti, si, i, f, d, dec, s, v, c, dt, ts, tz, __TTL__) SELECT *, tz FROM source;`)
+INSERT INTO direct (id, b, ti, si, i, f, d, dec, bd, s, v, c, dt, ts, tz, __TTL__) SELECT *, tz FROM source;`)
 	// The direct table's expirations: tz as epoch µs, NULL in row 2.
 	for _, name := range []string{"direct", "source"} {
 		file := filepath.Join(out, name+".parquet")
