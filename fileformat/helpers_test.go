@@ -2,8 +2,8 @@ package fileformat
 
 import (
 	"bytes"
-	"math/big"
 	"context"
+	"math/big"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
