@@ -3,9 +3,11 @@
 // formatter, and the executor (Session) that runs statements against the
 // tables of a table.DB and formats their results.
 //
-// It must never touch files directly: everything it reads or writes goes
-// through the table and query packages, so that every durability, atomicity
-// and TTL rule is enforced in one place below it. It must never show an
+// It must never touch a table's files directly: everything it reads or
+// writes of a table goes through the table and query packages, so that
+// every durability, atomicity and TTL rule is enforced in one place below
+// it. The one kind of file it writes itself is the output of SELECT ...
+// INTO OUTFILE, through package fileformat. It must never show an
 // expired row (it reads only through scans that apply the TTL rule), never
 // use more than one now in a statement, and never let a SPEC §5 error text
 // be reworded: engine errors surface unchanged (only a table's directory is
@@ -74,6 +76,22 @@
 // per statement (compiler, eval.go) into closures over rows of
 // schema.Value with a static type, constants folded; UPDATE and DELETE
 // evaluate the whole WHERE in the table's Matcher.
+//
+// # INTO OUTFILE
+//
+// `SELECT ... INTO OUTFILE "file:///dir/prefix_" FORMAT AS PARQUET|CSV|
+// CSV_WITH_NAMES [PROPERTIES (...)]` (outfile.go) streams the rows of a
+// query block (either engine) into files named as Doris names them:
+// prefix, an id of the statement, _0, _1 ... and the extension, a new file
+// once one reaches max_file_size (5MB to 2GB, default 1GB). Each file is
+// written under a temporary name and renamed when complete; a failed
+// statement removes the files it had completed. The answer is one row of
+// FileNumber, TotalRows, FileSize and URL (the path of the files without
+// their number). Only absolute file:// paths into an existing directory
+// are accepted; properties: column_separator, line_delimiter (CSV),
+// compression (Parquet: zstd, snappy, none), max_file_size,
+// success_file_name (an empty file written last). Others (brokers, S3)
+// are refused, not ignored. The Parquet columns carry the result's types.
 //
 // # Dialect choices where SPEC is silent
 //

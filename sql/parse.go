@@ -333,7 +333,7 @@ func (p *parser) smallInt(what string) int {
 func (p *parser) parseStatement() Stmt {
 	t := p.peek()
 	if isOpTok(t, "(") {
-		return p.parseQuery()
+		return p.parseInto(p.parseQuery())
 	}
 	if t.kind != tokIdent {
 		p.fail("expected a statement")
@@ -384,9 +384,9 @@ func (p *parser) parseStatement() Stmt {
 		p.i++
 		return p.parseInsert()
 	case "SELECT":
-		return p.parseQuery()
+		return p.parseInto(p.parseQuery())
 	case "WITH":
-		return p.parseWithStatement()
+		return p.parseInto(p.parseWithStatement())
 	case "EXPLAIN":
 		p.i++
 		if !p.startsQuery() {

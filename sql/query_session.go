@@ -48,7 +48,7 @@ func streams(stmt Stmt) bool {
 func yieldsResultSet(stmt Stmt) bool {
 	switch stmt.(type) {
 	case *Select, *SetOp, *Explain, *ShowDatabases, *ShowCreateTable, *ShowTables, *ShowColumns, *Describe,
-		*ShowTableStats, *ShowRowsets:
+		*ShowTableStats, *ShowRowsets, *SelectInto:
 		return true
 	}
 	return false

@@ -291,6 +291,8 @@ func (e *cleanedError) Unwrap() error { return e.err }
 
 func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Result, error) {
 	switch st := stmt.(type) {
+	case *SelectInto:
+		return s.selectInto(ctx, env, st)
 	case *CreateDatabase:
 		return nil, s.db.CreateDatabase(st.Name, st.IfNotExists)
 	case *DropDatabase:
