@@ -83,8 +83,16 @@ func main() {
 	flag.IntVar(&c.threads, "threads", 2, "DuckDB threads (SET threads)")
 	flag.BoolVar(&c.isolate, "isolate", true, "run every workload in a fresh child process (per-workload peak RSS)")
 	flag.BoolVar(&c.child, "child", false, "internal: run the workloads in this process")
+	script := flag.String("sql", "", "run these ';'-separated statements in an in-memory database and print their rows (TAB-separated), e.g. to read a Parquet file rowttl wrote")
 	flag.Parse()
 	c.progress = os.Stderr
+	if *script != "" {
+		if err := runScript(context.Background(), *script, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "duckbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background(), c, layouts, wl); err != nil {
 		fmt.Fprintln(os.Stderr, "duckbench:", err)
 		os.Exit(1)
@@ -749,4 +757,29 @@ func runExport(ctx context.Context, c config, res *bench.Result) error {
 	res.Seconds, res.Runs, res.Answer, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, bench.Trial{Run: run})
 	res.BytesOnDisk = fileBytes(path)
 	return err
+}
+
+// runScript runs statements in an in-memory DuckDB and prints the rows of
+// each, fields separated by TAB: the other side of rowttl's Parquet
+// checks (DuckDB reads the files rowttl writes, and writes files for
+// rowttl to read).
+func runScript(ctx context.Context, script string, out io.Writer) error {
+	d, err := openDB(ctx, "", 2)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	for _, q := range strings.Split(script, ";") {
+		if strings.TrimSpace(q) == "" {
+			continue
+		}
+		rows, err := queryRows(ctx, d, q)
+		if err != nil {
+			return fmt.Errorf("%s: %w", strings.TrimSpace(q), err)
+		}
+		for _, r := range rows {
+			fmt.Fprintln(out, strings.Join(r, "\t"))
+		}
+	}
+	return nil
 }
