@@ -32,6 +32,12 @@ const (
 // with it, 9.1 MB with this, 30% less CPU).
 const dictionaryPageLimit = 128 << 10
 
+// zstdLevel is zstd's fastest level. On the bench events table it writes
+// a smaller file than arrow-go's default (level 3: 11.2 against 11.3 MiB
+// for 500K rows) in 20% less CPU, the encoder having been 40% of an
+// export's CPU; other codecs ignore it.
+const zstdLevel = 1
+
 // ParquetOptions shape a Parquet file.
 type ParquetOptions struct {
 	// Compression is "zstd" (the default), "snappy" or "none".
@@ -83,6 +89,7 @@ func NewParquetWriter(w io.Writer, sc *arrow.Schema, o ParquetOptions, mem memor
 	props := parquet.NewWriterProperties(
 		parquet.WithAllocator(mem),
 		parquet.WithCompression(codec),
+		parquet.WithCompressionLevel(zstdLevel),
 		parquet.WithMaxRowGroupLength(o.RowGroupRows),
 		parquet.WithDictionaryDefault(!o.NoDictionary),
 		parquet.WithStats(true),
