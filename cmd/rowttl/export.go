@@ -118,7 +118,9 @@ func runExport(ctx context.Context, f exportFlags, stdout, stderr io.Writer) err
 	if wo.CSV, err = csvOptions(f.separator, f.delimiter, f.enclose); err != nil {
 		return err
 	}
-	db, err := table.OpenDB(f.dir, &table.Options{DisableAutoCompaction: true})
+	// Read-only: an export changes nothing and runs beside the process that
+	// owns the directory (rowttl serve).
+	db, err := table.OpenDB(f.dir, &table.Options{ReadOnly: true, DisableAutoCompaction: true})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/load"
+	"github.com/rowttl/rowttl/table"
 )
 
 // exportCols are the columns of the export tests' tables, every type.
@@ -144,6 +145,25 @@ func TestExportRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(file); string(b) != "1\t\\N\n" {
+		t.Fatalf("csv %q", b)
+	}
+}
+
+// TestExportBesideOwner: export opens the data directory read-only, so it
+// runs while another process (here a DB handle) owns it for writing.
+func TestExportBesideOwner(t *testing.T) {
+	dir := t.TempDir()
+	sqlIn(t, dir, `CREATE TABLE t (id INT) DUPLICATE KEY(id); INSERT INTO t VALUES (1), (2);`)
+	owner, err := table.OpenDB(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	file := filepath.Join(t.TempDir(), "t.csv")
+	if _, _, err := runExportCmd(t, "--dir", dir, "--table", "t", "--format", "csv", "--out", file); err != nil {
+		t.Fatalf("export beside the owner: %v", err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "1\n2\n" {
 		t.Fatalf("csv %q", b)
 	}
 }
