@@ -44,6 +44,10 @@ func streams(stmt Stmt) bool {
 	return false
 }
 
+// ReturnsRows reports whether a statement yields a result set, so that
+// Query (not Exec) runs it.
+func ReturnsRows(stmt Stmt) bool { return yieldsResultSet(stmt) }
+
 // yieldsResultSet reports the statements that return rows.
 func yieldsResultSet(stmt Stmt) bool {
 	switch stmt.(type) {
@@ -172,6 +176,7 @@ func (s *Session) RunScript(ctx context.Context, src string, o ScriptOptions, w 
 		if err == nil {
 			continue
 		}
+		err = InScript(err, p)
 		if we, ok := err.(*writeError); ok {
 			return failed, we.err
 		}
