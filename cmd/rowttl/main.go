@@ -10,6 +10,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -19,12 +21,22 @@ import (
 const defaultDir = "./rowttl-data"
 
 func main() {
+	if err := rootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "rowttl:", err)
+		os.Exit(1)
+	}
+}
+
+// rootCommand is rowttl with every subcommand.
+func rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "rowttl",
 		Short:         "rowttl: an embedded analytic store whose rows expire one by one",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n" + buildInfo())
 	root.AddCommand(demoCommand())
 	root.AddCommand(inspectCommand())
 	root.AddCommand(sqlCommand())
@@ -33,8 +45,33 @@ func main() {
 	root.AddCommand(loadCommand())
 	root.AddCommand(serveCommand())
 	root.AddCommand(exportCommand())
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "rowttl:", err)
-		os.Exit(1)
+	return root
+}
+
+// version is the module version the binary was built from: a release tag,
+// a pseudo-version, or "(devel)" for a build in the source tree.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok || bi.Main.Version == "" {
+		return "(devel)"
 	}
+	return bi.Main.Version
+}
+
+// buildInfo is what `rowttl --version` prints after the version: the Go
+// version, the commit and whether the tree had changes.
+func buildInfo() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "go: %s\n", bi.GoVersion)
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision", "vcs.time", "vcs.modified", "GOOS", "GOARCH":
+			fmt.Fprintf(&b, "%s: %s\n", s.Key, s.Value)
+		}
+	}
+	return b.String()
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
-	"strings"
+	"time"
 
 	"github.com/chzyer/readline"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
 	"github.com/spf13/cobra"
@@ -29,6 +31,8 @@ type sqlOptions struct {
 	execute string
 	file    string
 	bail    bool
+	format  string
+	maxRows int64
 }
 
 func sqlCommand() *cobra.Command {
@@ -39,15 +43,34 @@ func sqlCommand() *cobra.Command {
 		Long: `sql runs statements of rowttl's Doris-compatible SQL dialect.
 
 Script mode (-e, -f, or standard input that is not a terminal): each result
-set prints as a header line and one line per row, fields separated by TAB;
-other statements print nothing; a failed statement prints one line
-"ERROR: <message>" and the script goes on unless --bail is given. The exit
-status is 1 when any statement failed.
+set prints as a header line and one line per row, fields separated by TAB
+(--format tsv, the default); other statements print nothing; a failed
+statement prints one line "ERROR: <message>" and the script goes on unless
+--bail is given. The exit status is 1 when any statement failed. With both
+-f and -e, the file runs first, then the -e statements. A syntax error
+names its line and column in the script (the file, or the -e text).
 
-Interactive mode (standard input is a terminal): statements end with ';',
-with line editing and history.`,
+Interactive mode (standard input is a terminal, neither -e nor -f): results
+as an aligned table (--format table, the default) followed by
+"N rows in set (0.01 sec)"; a statement runs as soon as the ';' ending it is
+typed, and \G instead of ';' shows its rows vertically. Ctrl-C cancels the
+running statement and keeps the session. Type help for the statements and
+shell commands.
+
+Formats: table and vertical show at most --max-rows rows (0: all) and say
+how many there were; tsv (SPEC's script format, strings escaped as mysql -B
+does), csv (RFC 4180, NULL as an empty field) and json (an array of objects
+per result set) write every row.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.format != "" {
+				if err := checkFormat(o.format); err != nil {
+					return err
+				}
+			}
+			if o.maxRows < 0 {
+				return rowttl.Errorf(rowttl.ErrInvalidArgument, "--max-rows %d: want 0 (no cap) or more", o.maxRows)
+			}
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
@@ -61,6 +84,8 @@ with line editing and history.`,
 	f.StringVarP(&o.execute, "execute", "e", "", "statements to run")
 	f.StringVarP(&o.file, "file", "f", "", "script file to run")
 	f.BoolVar(&o.bail, "bail", false, "stop at the first failed statement")
+	f.StringVar(&o.format, "format", "", "result format: table|tsv|csv|json|vertical (default: table on a terminal, tsv in script mode)")
+	f.Int64Var(&o.maxRows, "max-rows", 1000, "rows shown of a result set in the table and vertical formats (0: all)")
 	return cmd
 }
 
@@ -106,15 +131,36 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 		s.FreezeNow(t)
 	}
 	if tty {
-		return interactive(ctx, s, stdout)
+		if o.format == "" {
+			o.format = formatTable
+		}
+		return interactive(ctx, s, o, stdout)
 	}
 	failed := 0
+	r := &runner{sess: s, out: stdout, pr: printer{format: o.format, maxRows: o.maxRows}, now: time.Now}
 	for _, src := range scripts {
-		errs, werr := s.RunScript(ctx, src, sql.ScriptOptions{Bail: o.bail}, stdout)
-		if werr != nil {
-			return werr
+		if o.format == "" || o.format == formatTSV {
+			// RunScript is the reference of SPEC's script format.
+			errs, werr := s.RunScript(ctx, src, sql.ScriptOptions{Bail: o.bail}, stdout)
+			if werr != nil {
+				return werr
+			}
+			failed += len(errs)
+		} else {
+			for _, p := range sql.SplitStatements(src) {
+				err := r.statement(ctx, p, false)
+				var oe *outputError
+				if errors.As(err, &oe) {
+					return oe.err
+				}
+				if err != nil {
+					failed++
+					if o.bail {
+						break
+					}
+				}
+			}
 		}
-		failed += len(errs)
 		if failed > 0 && o.bail {
 			break
 		}
@@ -125,9 +171,12 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 	return nil
 }
 
-// interactive runs the shell on a terminal: statements end with ';'.
-func interactive(ctx context.Context, s *sql.Session, out io.Writer) error {
-	cfg := &readline.Config{Prompt: "rowttl> ", Stdout: out, InterruptPrompt: "^C", EOFPrompt: "exit"}
+// interactive runs the shell on a terminal. SIGINT (Ctrl-C while a
+// statement runs: the terminal is not in raw mode then) cancels the
+// statement instead of ending the process.
+func interactive(ctx context.Context, s *sql.Session, o sqlOptions, out io.Writer) error {
+	cfg := &readline.Config{Prompt: prompt, Stdout: out, InterruptPrompt: "^C", EOFPrompt: "",
+		DisableAutoSaveHistory: true, HistorySearchFold: true}
 	if home, err := os.UserHomeDir(); err == nil {
 		cfg.HistoryFile = filepath.Join(home, ".rowttl_history")
 	}
@@ -136,40 +185,15 @@ func interactive(ctx context.Context, s *sql.Session, out io.Writer) error {
 		return err
 	}
 	defer rl.Close()
-	fmt.Fprintln(out, "rowttl SQL shell. End statements with ';'. Type exit or quit to leave.")
-	var buf strings.Builder
-	for {
-		line, err := rl.Readline()
-		if errors.Is(err, readline.ErrInterrupt) {
-			buf.Reset()
-			rl.SetPrompt("rowttl> ")
-			continue
-		}
-		if err != nil { // io.EOF
-			return nil
-		}
-		trimmed := strings.TrimSpace(line)
-		if buf.Len() == 0 {
-			switch strings.ToLower(strings.TrimSuffix(trimmed, ";")) {
-			case "exit", "quit", `\q`:
-				return nil
-			case "":
-				continue
-			}
-		}
-		buf.WriteString(line)
-		buf.WriteByte('\n')
-		if !strings.HasSuffix(trimmed, ";") {
-			rl.SetPrompt("     -> ")
-			continue
-		}
-		src := buf.String()
-		buf.Reset()
-		rl.SetPrompt("rowttl> ")
-		if _, err := s.RunScript(ctx, src, sql.ScriptOptions{Summary: true}, out); err != nil {
-			return err
-		}
+	intr := make(chan os.Signal, 1)
+	signal.Notify(intr, os.Interrupt)
+	defer signal.Stop(intr)
+	sh := &shell{
+		r:          &runner{sess: s, out: out, pr: printer{format: o.format, maxRows: o.maxRows}, summary: true, now: time.Now},
+		ed:         rl,
+		interrupts: intr,
 	}
+	return sh.loop(ctx)
 }
 
 // openDB opens a data directory and says on stderr when it made a new one
