@@ -656,6 +656,21 @@ type ShowRowsets struct {
 	Table TableName
 }
 
+// ShowVariables is SHOW [SESSION] VARIABLES [LIKE 'pattern'].
+type ShowVariables struct {
+	Like string
+}
+
+// ShowProcesslist is SHOW [FULL] PROCESSLIST.
+type ShowProcesslist struct {
+	Full bool
+}
+
+// ShowData is SHOW DATA [FROM db].
+type ShowData struct {
+	DB string
+}
+
 // Set is SET [SESSION|GLOBAL] name = value [, ...].
 type Set struct {
 	Vars []*SetVar
@@ -702,6 +717,9 @@ func (*ShowColumns) stmtNode()     {}
 func (*Describe) stmtNode()        {}
 func (*ShowTableStats) stmtNode()  {}
 func (*ShowRowsets) stmtNode()     {}
+func (*ShowVariables) stmtNode()   {}
+func (*ShowProcesslist) stmtNode() {}
+func (*ShowData) stmtNode()        {}
 func (*Set) stmtNode()             {}
 func (*AdminCompact) stmtNode()    {}
 

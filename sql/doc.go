@@ -63,6 +63,21 @@
 //     answer whole pages, sql/agg.go), INSERT ... SELECT, avg of DECIMAL and
 //     DISTINCT ordered by an expression that is not selected.
 //
+// # Client statements
+//
+// SHOW VARIABLES [LIKE] lists the session's variables (those SET acts on:
+// time_zone, session_now, show_hidden_columns, exec_mem_limit,
+// enable_unique_key_partial_update; then those it only keeps). SHOW
+// [FULL] PROCESSLIST reads the ProcessList of the session's table.DB
+// (ProcessListOf): NewSession registers every session in it (user root on
+// localhost until SetClient), a server registers its connections' sessions
+// the same way, each statement marks its process as running it (Begin),
+// and KillQuery cancels that statement's context. SHOW DATA [FROM db]
+// gives per table the visible rows, the bytes on disk and the expired rows
+// and bytes awaiting reclaim. version(), database(), current_user() are
+// constants of the statement; date_format() takes the MySQL specifiers
+// (exec.AppendDateFormat, shared by both engines).
+//
 // EXPLAIN <query> prints which engine runs a statement and, for the
 // vectorised one, its operator tree with the pushed filter, the projection
 // and the limit.

@@ -24,6 +24,8 @@ type stmtEnv struct {
 	// values, when set, streams the rows of the statement's INSERT ...
 	// VALUES (see parseStream).
 	values *valuesStream
+	// db and user are what database() and current_user() return.
+	db, user string
 }
 
 // column is one input column an expression can name.

@@ -3,8 +3,10 @@ package sql
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/table"
@@ -206,4 +208,96 @@ func (s *Session) adminCompact(ctx context.Context, env *stmtEnv, st *AdminCompa
 		return err
 	}
 	return tbl.CompactAt(ctx, kind, env.now)
+}
+
+// showVariables lists the session's variables, those SET acts on and
+// those it only keeps, sorted by name; LIKE matches names ignoring case.
+func (s *Session) showVariables(st *ShowVariables) *Result {
+	now := "DEFAULT"
+	if s.frozen != nil {
+		now = schema.FormatDatetime(schema.DatetimeFromTime(s.frozen.In(s.loc)), 6)
+	}
+	vars := map[string]string{
+		"time_zone":                        s.zoneName,
+		"session_now":                      now,
+		"show_hidden_columns":              strconv.FormatBool(s.showHidden),
+		"enable_unique_key_partial_update": strconv.FormatBool(s.partialUpdate),
+		"exec_mem_limit":                   strconv.FormatInt(s.memLimit, 10),
+		"version":                          VersionString(),
+		"version_comment":                  "rowttl",
+	}
+	for k, v := range s.vars {
+		if _, ok := vars[k]; !ok {
+			vars[k] = v
+		}
+	}
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		if st.Like == "" || likeMatch([]rune(strings.ToLower(k)), []rune(strings.ToLower(st.Like)), '\\') {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	res := &Result{Columns: []string{"Variable_name", "Value"}, Rows: [][]string{}}
+	for _, n := range names {
+		res.Rows = append(res.Rows, []string{n, vars[n]})
+	}
+	return res
+}
+
+// showProcesslist lists the sessions of the data directory in this
+// process (and the connections a server registered); without FULL, Info
+// keeps its first 100 characters, as MySQL does.
+func (s *Session) showProcesslist(st *ShowProcesslist) *Result {
+	res := &Result{Columns: []string{"Id", "User", "Host", "db", "Command", "Time", "State", "Info"}, Rows: [][]string{}}
+	for _, p := range ProcessListOf(s.db).Snapshot(s.Clock()) {
+		info := p.Info
+		if r := []rune(info); !st.Full && len(r) > 100 {
+			info = string(r[:100])
+		}
+		if p.Info == "" {
+			info = "NULL"
+		}
+		db := p.DB
+		if p.ID == s.proc.id {
+			db = s.curDB // the process records it after each statement
+		}
+		res.Rows = append(res.Rows, []string{strconv.FormatInt(p.ID, 10), p.User, p.Host, db, p.Command,
+			strconv.FormatInt(int64(p.Time/time.Second), 10), p.State, info})
+	}
+	return res
+}
+
+// showData answers SHOW DATA [FROM db] as Doris does, per table and in
+// total: visible rows, bytes on disk, and the rows and (estimated) bytes
+// that have expired and wait for a compaction to reclaim them.
+func (s *Session) showData(ctx context.Context, env *stmtEnv, st *ShowData) (*Result, error) {
+	db := st.DB
+	if db == "" {
+		db = s.curDB
+	}
+	names, err := s.db.Tables(db)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Columns: []string{"TableName", "Rows", "BytesOnDisk", "ExpiredRows", "ExpiredBytes"}, Rows: [][]string{}}
+	var total table.Stats
+	i := func(n int64) string { return strconv.FormatInt(n, 10) }
+	for _, n := range names {
+		tbl, _, _, err := s.openTable(TableName{DB: db, Name: n})
+		if err != nil {
+			return nil, err
+		}
+		stats, err := tbl.Stats(ctx, env.now)
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, []string{n, i(stats.VisibleRows), i(stats.BytesOnDisk), i(stats.ExpiredRowsOnDisk), i(stats.ExpiredBytesOnDisk)})
+		total.VisibleRows += stats.VisibleRows
+		total.BytesOnDisk += stats.BytesOnDisk
+		total.ExpiredRowsOnDisk += stats.ExpiredRowsOnDisk
+		total.ExpiredBytesOnDisk += stats.ExpiredBytesOnDisk
+	}
+	res.Rows = append(res.Rows, []string{"Total", i(total.VisibleRows), i(total.BytesOnDisk), i(total.ExpiredRowsOnDisk), i(total.ExpiredBytesOnDisk)})
+	return res, nil
 }

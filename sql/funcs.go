@@ -2,6 +2,7 @@ package sql
 
 import (
 	"math"
+	"runtime/debug"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -104,6 +105,23 @@ func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
 			return nil, err
 		}
 		return constant(schema.DatetimeType(p), schema.IntVal(schema.TruncateMicros(c.env.now.UnixMicro(), p))), nil
+	case "version":
+		if err := c.nargs(f, 0, 0); err != nil {
+			return nil, err
+		}
+		return constant(stringType, schema.BytesVal([]byte(VersionString()))), nil
+	case "database", "schema":
+		if err := c.nargs(f, 0, 0); err != nil {
+			return nil, err
+		}
+		return constant(stringType, schema.BytesVal([]byte(c.env.db))), nil
+	case "current_user", "user", "session_user":
+		if err := c.nargs(f, 0, 0); err != nil {
+			return nil, err
+		}
+		return constant(stringType, schema.BytesVal([]byte(c.env.user))), nil
+	case "date_format":
+		return c.dateFormat(f)
 	case "curdate", "current_date":
 		if err := c.nargs(f, 0, 0); err != nil {
 			return nil, err
@@ -459,4 +477,58 @@ func (c *compiler) truncUnit(f *FuncCall) (string, error) {
 		return "", invalidf("date_trunc() does not know the unit '%s'", string(v.Bytes))
 	}
 	return unit, nil
+}
+
+// dateFormat compiles date_format(date, format): the date read as
+// DATETIME(6) (a TIMESTAMPTZ in the session zone), formatted by the MySQL
+// specifiers of exec.AppendDateFormat; NULL when either is NULL.
+func (c *compiler) dateFormat(f *FuncCall) (*compiled, error) {
+	if err := c.nargs(f, 2, 2); err != nil {
+		return nil, err
+	}
+	xs, err := c.compileAll(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	if xs[0], err = c.convert(xs[0], schema.DatetimeType(6)); err != nil {
+		return nil, err
+	}
+	if xs[1], err = c.convert(xs[1], stringType); err != nil {
+		return nil, err
+	}
+	d, format := xs[0], xs[1]
+	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := d.eval(row)
+		if err != nil || v.IsNull() {
+			return schema.Null, err
+		}
+		fv, err := format.eval(row)
+		if err != nil || fv.IsNull() {
+			return schema.Null, err
+		}
+		return schema.BytesVal(exec.AppendDateFormat(nil, time.UnixMicro(v.Int).UTC(), string(fv.Bytes))), nil
+	}}, nil
+}
+
+// VersionString is what version() returns: the MySQL version Doris
+// reports (clients check it), then rowttl's own.
+func VersionString() string { return "5.7.99-rowttl-" + Version() }
+
+// Version is the version of the rowttl module in the running binary: a
+// release tag, a pseudo-version, or "(devel)" when built in its source
+// tree.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	if bi.Main.Path == "github.com/rowttl/rowttl" {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/rowttl/rowttl" {
+			return d.Version
+		}
+	}
+	return "(devel)"
 }

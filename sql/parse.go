@@ -435,9 +435,23 @@ func (p *parser) parseShow() Stmt {
 	case p.acceptKw("ROWSETS"):
 		p.fromOrIn()
 		return &ShowRowsets{Table: p.tableName()}
+	case p.acceptKw("VARIABLES"), p.acceptKw("SESSION", "VARIABLES"):
+		s := &ShowVariables{}
+		if p.acceptKw("LIKE") {
+			s.Like = p.stringLit("a LIKE pattern string")
+		}
+		return s
+	case p.acceptKw("DATA"):
+		s := &ShowData{}
+		if p.acceptKw("FROM") || p.acceptKw("IN") {
+			s.DB = p.dbName()
+		}
+		return s
 	}
 	full := p.acceptKw("FULL")
 	switch {
+	case p.acceptKw("PROCESSLIST"):
+		return &ShowProcesslist{Full: full}
 	case p.acceptKw("TABLES"):
 		s := &ShowTables{Full: full}
 		if p.acceptKw("FROM") || p.acceptKw("IN") {
@@ -455,7 +469,7 @@ func (p *parser) parseShow() Stmt {
 		}
 		return s
 	}
-	p.fail("expected DATABASES, TABLES, CREATE TABLE, COLUMNS, TABLE STATS or ROWSETS")
+	p.fail("expected DATABASES, TABLES, CREATE TABLE, COLUMNS, TABLE STATS, ROWSETS, VARIABLES, PROCESSLIST or DATA")
 	return nil
 }
 

@@ -391,6 +391,19 @@ func (c *vcompiler) funcCall(f *FuncCall) (exec.Expr, error) {
 			}
 		}
 		return &exec.DateTrunc{X: x, Unit: unit}, nil
+	case "date_format":
+		if err := nargs(2, 2); err != nil {
+			return nil, err
+		}
+		x, err := c.convert(args[0], schema.DatetimeType(6))
+		if err != nil {
+			return nil, err
+		}
+		format, err := c.convert(args[1], stringType)
+		if err != nil {
+			return nil, err
+		}
+		return &exec.DateFormat{X: x, Format: format}, nil
 	case "upper", "ucase", "lower", "lcase", "trim", "ltrim", "rtrim", "length", "octet_length", "char_length", "character_length":
 		x, err := one(stringType)
 		if err != nil {

@@ -32,7 +32,13 @@ func (s *Session) Query(ctx context.Context, text string) (array.RecordReader, e
 	if !yieldsResultSet(stmt) {
 		return nil, invalidf("Query runs statements that yield a result set; use Exec for %s", stmtName(stmt))
 	}
-	return s.queryStmt(ctx, stmt)
+	ctx, done := s.begin(ctx, text)
+	r, err := s.queryStmt(ctx, stmt)
+	if err != nil {
+		done()
+		return nil, err
+	}
+	return &trackedReader{RecordReader: r, refs: 1, done: done}, nil
 }
 
 // streams reports the statements Exec runs through Query.
@@ -52,7 +58,7 @@ func ReturnsRows(stmt Stmt) bool { return yieldsResultSet(stmt) }
 func yieldsResultSet(stmt Stmt) bool {
 	switch stmt.(type) {
 	case *Select, *SetOp, *Explain, *ShowDatabases, *ShowCreateTable, *ShowTables, *ShowColumns, *Describe,
-		*ShowTableStats, *ShowRowsets, *SelectInto:
+		*ShowTableStats, *ShowRowsets, *SelectInto, *ShowVariables, *ShowProcesslist, *ShowData:
 		return true
 	}
 	return false
@@ -80,7 +86,7 @@ func (s *Session) execEnv(env *stmtEnv) *exec.Env {
 func (s *Session) queryStmt(ctx context.Context, stmt Stmt) (array.RecordReader, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	env := &stmtEnv{now: s.nowLocked(), loc: s.loc}
+	env := &stmtEnv{now: s.nowLocked(), loc: s.loc, db: s.curDB, user: s.user + "@" + s.host}
 	r, err := s.queryLocked(ctx, env, stmt)
 	if err != nil {
 		return nil, s.cleanError(err)
@@ -201,6 +207,8 @@ func (s *Session) runPiece(ctx context.Context, p Piece, o ScriptOptions, w io.W
 	if err != nil {
 		return err
 	}
+	ctx, done := s.begin(ctx, p.Text)
+	defer done()
 	ew := &errWriter{w: w}
 	if !streams(stmt) {
 		// SHOW and DESC print their already formatted text: SHOW CREATE

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,17 +78,59 @@ type Session struct {
 	// vars keeps other variables set by SET, as text.
 	vars map[string]string
 
+	// proc is the session's entry in its DB's process list.
+	proc *Process
+	user string
+	host string
+
 	// Clock is the wall clock; tests may replace it before the first Exec.
 	Clock func() time.Time
 }
 
 // NewSession returns a session on db, in database "default", time zone
 // UTC, hidden columns not shown.
+// It registers in the process list of db (SHOW PROCESSLIST) as user root
+// on localhost until Close, or until it is garbage.
 func NewSession(db *table.DB) *Session {
-	return &Session{
+	s := &Session{
 		db: db, mem: memory.DefaultAllocator,
 		curDB: table.DefaultDatabase, loc: time.UTC, zoneName: "UTC",
 		vars: map[string]string{}, Clock: time.Now, memLimit: defaultMemLimit(),
+		user: "root", host: "localhost",
+	}
+	s.proc = ProcessListOf(db).Register(s.user, s.host, s.curDB, time.Now())
+	runtime.AddCleanup(s, func(p *Process) { p.Close() }, s.proc)
+	return s
+}
+
+// SetClient names the user and client host the session runs for, as
+// current_user() and SHOW PROCESSLIST show them (a server sets its
+// connection's).
+func (s *Session) SetClient(user, host string) {
+	s.mu.Lock()
+	s.user, s.host = user, host
+	s.mu.Unlock()
+	s.proc.mu.Lock()
+	s.proc.user, s.proc.host = user, host
+	s.proc.mu.Unlock()
+}
+
+// Process returns the session's entry in the process list: its ID is what
+// SHOW PROCESSLIST shows and KILL QUERY takes.
+func (s *Session) Process() *Process { return s.proc }
+
+// Close removes the session from the process list. The session must not
+// be used after.
+func (s *Session) Close() { s.proc.Close() }
+
+// begin marks the session's process as running text and returns the
+// statement's context (ProcessList.KillQuery cancels it) and the function
+// that marks it done.
+func (s *Session) begin(ctx context.Context, text string) (context.Context, func()) {
+	ctx, done := s.proc.Begin(ctx, text, s.Clock())
+	return ctx, func() {
+		s.proc.SetDB(s.CurrentDatabase())
+		done(s.Clock())
 	}
 }
 
@@ -132,6 +175,8 @@ func (s *Session) Exec(ctx context.Context, text string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, done := s.begin(ctx, text)
+	defer done()
 	return s.execStmt(ctx, stmt, values)
 }
 
@@ -147,7 +192,7 @@ func (s *Session) execStmt(ctx context.Context, stmt Stmt, values *valuesStream)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	env := &stmtEnv{now: s.nowLocked(), loc: s.loc, values: values}
+	env := &stmtEnv{now: s.nowLocked(), loc: s.loc, values: values, db: s.curDB, user: s.user + "@" + s.host}
 	res, err := s.execLocked(ctx, env, stmt)
 	if err != nil {
 		return nil, s.cleanError(err)
@@ -354,6 +399,12 @@ func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Res
 		return s.showTableStats(ctx, env, st)
 	case *ShowRowsets:
 		return s.showRowsets(ctx, env, st)
+	case *ShowVariables:
+		return s.showVariables(st), nil
+	case *ShowProcesslist:
+		return s.showProcesslist(st), nil
+	case *ShowData:
+		return s.showData(ctx, env, st)
 	case *Set:
 		return nil, s.set(st)
 	case *AdminCompact:

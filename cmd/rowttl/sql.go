@@ -221,7 +221,8 @@ func scriptsWrite(scripts []string) bool {
 			}
 			switch stmt.(type) {
 			case *sql.Select, *sql.ShowDatabases, *sql.ShowTables, *sql.ShowCreateTable, *sql.ShowColumns,
-				*sql.Describe, *sql.ShowTableStats, *sql.ShowRowsets, *sql.Set, *sql.Use:
+				*sql.Describe, *sql.ShowTableStats, *sql.ShowRowsets, *sql.Set, *sql.Use,
+				*sql.ShowVariables, *sql.ShowProcesslist, *sql.ShowData, *sql.Explain:
 			default:
 				return true
 			}
