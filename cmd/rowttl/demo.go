@@ -100,7 +100,7 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	}
 	pol := tbl.Policy()
 	retDays := int(pol.Retention / 86400)
-	fmt.Fprintf(out, "table default.demo_events in %s: rows expire %v after event_time", c.dir, time.Duration(pol.Retention)*time.Second)
+	fmt.Fprintf(out, "table default.demo_events in %s: rows expire %s after event_time", c.dir, humanDuration(time.Duration(pol.Retention)*time.Second))
 	if c.deadline != "" {
 		fmt.Fprintf(out, ", reclaim deadline %s", c.deadline)
 	}

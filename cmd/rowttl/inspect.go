@@ -71,7 +71,7 @@ func inspect(ctx context.Context, out io.Writer, name string, tbl *table.Table, 
 	fmt.Fprintf(out, "table %s: %s KEY, %d columns\n", name, def.Model.KeyWord(), len(def.Schema.Columns))
 	switch pol.Mode {
 	case ttlcol.SourceMode:
-		fmt.Fprintf(out, "row TTL: %s + %v (zone %s)\n", pol.SourceColumn, time.Duration(pol.Retention)*time.Second, ttlcol.FormatZone(pol.ZoneOffset))
+		fmt.Fprintf(out, "row TTL: %s + %s (zone %s)\n", pol.SourceColumn, humanDuration(time.Duration(pol.Retention)*time.Second), ttlcol.FormatZone(pol.ZoneOffset))
 	case ttlcol.DirectMode:
 		fmt.Fprintf(out, "row TTL: __TTL__ holds each row's expiration\n")
 	default:
@@ -84,11 +84,11 @@ func inspect(ctx context.Context, out io.Writer, name string, tbl *table.Table, 
 	fmt.Fprintf(out, "now %s: %d rowsets, %d rows on disk (%d bytes), %d visible, %d expired on disk, %d reclaimed rows (%d bytes), write amplification %.2f\n",
 		now.UTC().Format("2006-01-02 15:04:05"), st.Rowsets, st.RowsOnDisk, st.BytesOnDisk, st.VisibleRows, st.ExpiredRowsOnDisk, st.ReclaimedRows, st.ReclaimedBytes, st.WriteAmplification())
 	if st.OldestExpiration != 0 {
-		fmt.Fprintf(out, "oldest expired row still on disk expired at %s (%v ago)", fmtMicros(st.OldestExpiration), st.OldestExpiredAge(now).Round(time.Second))
+		fmt.Fprintf(out, "oldest expired row still on disk expired at %s (%s ago)", fmtMicros(st.OldestExpiration), humanDuration(st.OldestExpiredAge(now)))
 		if st.ReclaimDeadline > 0 {
-			fmt.Fprintf(out, "; reclaim deadline %v", st.ReclaimDeadline)
+			fmt.Fprintf(out, "; reclaim deadline %s", humanDuration(st.ReclaimDeadline))
 			if st.Behind {
-				fmt.Fprintf(out, ", BEHIND by %v", st.BehindBy.Round(time.Second))
+				fmt.Fprintf(out, ", BEHIND by %s", humanDuration(st.BehindBy))
 			}
 		}
 		fmt.Fprintln(out)
@@ -96,6 +96,10 @@ func inspect(ctx context.Context, out io.Writer, name string, tbl *table.Table, 
 	infos, err := tbl.Rowsets(ctx, now)
 	if err != nil {
 		return err
+	}
+	if len(infos) > 0 {
+		fmt.Fprintf(out, "\nEach rowset's rows by expiration time: x every row of the line has expired at now,\n"+
+			"~ some have, blank none; # is the line's rows, the longest bar the rowset's largest line.\n")
 	}
 	for _, r := range infos {
 		fmt.Fprintf(out, "\nrowset %d  versions %d-%d  rows %d  bytes %d  expired %d  deleted %d\n", r.ID, r.Lo, r.Hi, r.Rows, r.Bytes, r.ExpiredRows, r.DeletedRows)

@@ -30,7 +30,7 @@ func TestInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"table default.demo_events: DUPLICATE KEY", "row TTL: event_time + 48h0m0s", "rowset ", " expires 2026-01-0"} {
+	for _, want := range []string{"table default.demo_events: DUPLICATE KEY", "row TTL: event_time + 2d", "x every row of the line has expired", "rowset ", " expires 2026-01-0"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("inspect output lacks %q:\n%s", want, s)
 		}
