@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -125,11 +124,11 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, f benchFlags) error
 		bench.CompareTable(stdout, rs)
 		return nil
 	}
-	if f.rows <= 0 {
-		return errors.New("--rows must be positive")
-	}
-	if f.runs <= 0 {
-		return errors.New("--runs must be positive")
+	for _, c := range []error{atLeast("rows", f.rows, 1), atLeast("runs", f.runs, 1), atLeast("warmup", f.warmup, 0),
+		atLeast("page-rows", f.pageRows, 0), atLeast("segment-rows", f.segmentRows, 0)} {
+		if c != nil {
+			return c
+		}
 	}
 	var layouts []bench.Layout
 	for _, s := range strings.Split(f.layouts, ",") {

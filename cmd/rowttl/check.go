@@ -50,7 +50,7 @@ directory that is not a rowttl data directory is refused as such.`,
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", defaultDir, "data directory, or one table's directory")
-	cmd.Flags().StringVar(&only, "table", "", "check only this table, as DB.TABLE")
+	cmd.Flags().StringVar(&only, "table", "", "check only this table, as [DB.]TABLE")
 	return cmd
 }
 
@@ -69,6 +69,11 @@ func runCheck(ctx context.Context, out io.Writer, dir, only string) error {
 		return err
 	}
 	if only != "" {
+		db, name, err := tableArg(only)
+		if err != nil {
+			return err
+		}
+		only = db + "." + name
 		var picked []checkTarget
 		for _, tg := range targets {
 			if tg.name == only {

@@ -12,8 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/table"
+	"github.com/rowttl/rowttl/ttlcol"
 	"github.com/spf13/cobra"
 )
 
@@ -61,6 +63,17 @@ type demoDay struct {
 func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if err := atLeast("days", c.days, 1); err != nil {
+		return err
+	}
+	if err := atLeast("events-per-day", c.perDay, 1); err != nil {
+		return err
+	}
+	if sec, err := ttlcol.ParseRetention(c.retention); err != nil {
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "--retention %q: %w", c.retention, err)
+	} else if sec <= 0 {
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "--retention %q: must be more than zero", c.retention)
 	}
 	if c.plot == "" {
 		c.plot = filepath.Join(c.dir, "demo-plateau.png")

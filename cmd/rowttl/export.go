@@ -131,7 +131,10 @@ func runExport(ctx context.Context, f exportFlags, stdout, stderr io.Writer) err
 			return fmt.Errorf("--now: %w", err)
 		}
 	}
-	dbName, name := splitTableName(f.table)
+	dbName, name, err := tableArg(f.table)
+	if err != nil {
+		return err
+	}
 	tbl, err := db.Table(dbName, name)
 	if err != nil {
 		return err

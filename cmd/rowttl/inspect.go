@@ -31,12 +31,12 @@ directory read-only, alongside a process that owns it (rowttl serve).`,
 				}
 				now = time.UnixMicro(us)
 			}
-			dbName, tblName := "default", name
-			if i := strings.IndexByte(name, '.'); i >= 0 {
-				dbName, tblName = name[:i], name[i+1:]
+			if name == "" {
+				return fmt.Errorf("--table is required\nUsage: %s", cmd.UseLine())
 			}
-			if tblName == "" {
-				return fmt.Errorf("--table is required")
+			dbName, tblName, err := tableArg(name)
+			if err != nil {
+				return err
 			}
 			// Read-only: no lock that would get in the way of the
 			// process that owns the directory, nothing created.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rowttl/rowttl/load"
-	"github.com/rowttl/rowttl/table"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -68,7 +67,7 @@ table has are loaded, __TTL__ too in a direct-mode table), the CSV
 options do not apply, and a file that is not Parquet, is cut short, lacks
 a named column or has a column of a type that does not convert fails the
 load before any row is written.`,
-		Args: cobra.ExactArgs(1),
+		Args: fileArg("FILE (a CSV or Parquet file, or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -100,14 +99,6 @@ load before any row is written.`,
 	return cmd
 }
 
-// splitTableName reads [DB.]TABLE.
-func splitTableName(s string) (dbName, name string) {
-	if i := strings.IndexByte(s, '.'); i >= 0 {
-		return s[:i], s[i+1:]
-	}
-	return table.DefaultDatabase, s
-}
-
 func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch strings.ToLower(f.format) {
 	case "", "csv":
@@ -134,7 +125,10 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 		return err
 	}
 	defer db.Close() // after a failure; closing twice is harmless
-	dbName, name := splitTableName(f.table)
+	dbName, name, err := tableArg(f.table)
+	if err != nil {
+		return err
+	}
 	tbl, err := db.Table(dbName, name)
 	if err != nil {
 		return err
