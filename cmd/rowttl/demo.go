@@ -37,10 +37,12 @@ func demoCommand() *cobra.Command {
 earlier demo table) with rows that expire a retention after their event time,
 and feeds it every four hours with simulated days of events on a simulated clock,
 running auto-compaction as it goes. Day by day it prints the live rows, the
-bytes on disk, the bytes of live rows and the bytes reclaimed so far, with a
-bar of live (#) and dead (-) bytes; it writes a plot of bytes on disk
-against live bytes, and ends with the plateau ratio: the largest bytes on
-disk / live bytes seen after the first retention period.`,
+bytes on disk, the bytes of live rows, the bytes reclaimed so far and the
+bytes the same ingest would take with no reclamation (every byte written),
+with a bar of live (#) and dead (-) bytes. It then says what was saved,
+the write amplification (bytes written by compaction / bytes ingested),
+writes a plot of the four, and ends with the plateau ratio: the largest
+bytes on disk / live bytes seen after the first retention period.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), cmd.OutOrStdout(), c)
 		},
@@ -58,6 +60,9 @@ type demoDay struct {
 	day                             int
 	live                            int64
 	diskBytes, liveBytes, reclaimed int64
+	// ingested is every byte written so far: what the disk would hold
+	// with no reclamation.
+	ingested int64
 }
 
 func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
@@ -118,7 +123,7 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 		fmt.Fprintf(out, ", reclaim deadline %s", c.deadline)
 	}
 	fmt.Fprintf(out, "\nfeeding %d simulated days, %d events a day in batches every four hours\n\n", c.days, c.perDay)
-	fmt.Fprintf(out, "%-4s %10s %12s %12s %12s  %s\n", "day", "live rows", "disk bytes", "live bytes", "reclaimed", "disk: # live, - dead")
+	fmt.Fprintf(out, "%-4s %10s %11s %11s %11s %11s  %s\n", "day", "live rows", "on disk", "live", "reclaimed", "no reclaim", "disk: # live, - dead")
 
 	mem := memory.NewGoAllocator()
 	rng := rand.New(rand.NewPCG(42, 7))
@@ -155,12 +160,14 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 		if err != nil {
 			return err
 		}
-		days = append(days, demoDay{day: d, live: st.VisibleRows, diskBytes: st.BytesOnDisk, liveBytes: st.LiveBytes, reclaimed: st.ReclaimedBytes})
+		days = append(days, demoDay{day: d, live: st.VisibleRows, diskBytes: st.BytesOnDisk, liveBytes: st.LiveBytes,
+			reclaimed: st.ReclaimedBytes, ingested: st.IngestedBytes})
 		peakDisk = max(peakDisk, st.BytesOnDisk)
 	}
 	// Print after the run so that the bars share one scale.
 	for _, dd := range days {
-		fmt.Fprintf(out, "%-4d %10d %12d %12d %12d  %s\n", dd.day, dd.live, dd.diskBytes, dd.liveBytes, dd.reclaimed, demoBar(dd, peakDisk, 40))
+		fmt.Fprintf(out, "%-4d %10d %11s %11s %11s %11s  %s\n", dd.day, dd.live, mib(dd.diskBytes), mib(dd.liveBytes),
+			mib(dd.reclaimed), mib(dd.ingested), demoBar(dd, peakDisk, 40))
 	}
 	ratio := 0.0
 	for _, dd := range days {
@@ -172,18 +179,31 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n%d events in %.1fs of wall time; %d compactions, write amplification %.2f\n",
-		id, time.Since(began).Seconds(), st.TotalCompactions(), st.WriteAmplification())
+	last := days[len(days)-1]
+	fmt.Fprintf(out, "\n%d events in %.1fs of wall time.\n", id, time.Since(began).Seconds())
+	if last.ingested > 0 {
+		fmt.Fprintf(out, "After %d days: %s on disk where keeping every row would take %s (%.0f%% saved); %s are live.\n",
+			last.day, mib(last.diskBytes), mib(last.ingested), 100*(1-float64(last.diskBytes)/float64(last.ingested)), mib(last.liveBytes))
+	}
+	fmt.Fprintf(out, "%d compactions; write amplification %.2f = bytes written by compaction (%s) / bytes ingested (%s)",
+		st.TotalCompactions(), st.WriteAmplification(), mib(st.CompactedBytes), mib(st.IngestedBytes))
+	if st.CompactedBytes == 0 && st.TotalCompactions() > 0 {
+		fmt.Fprintf(out, ":\n  0 because every compaction dropped whole expired rowsets without rewriting a byte")
+	}
+	fmt.Fprintln(out)
 	if err := writePlot(c.plot, days, retDays); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	fmt.Fprintf(out, "plot of bytes on disk against live bytes: %s\n", c.plot)
+	fmt.Fprintf(out, "plot of bytes on disk beside the bytes with no reclamation, the live bytes and the reclaimed area: %s\n", c.plot)
 	if err := tbl.Check(); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "plateau ratio: %.2f\n", ratio)
 	return nil
 }
+
+// mib writes a byte count in MiB with one decimal.
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // demoBar draws bytes on disk to scale: live bytes as #, dead as -.
 func demoBar(d demoDay, peak int64, width int) string {

@@ -28,6 +28,21 @@ func TestDemoLevelsOff(t *testing.T) {
 	if ratio < 1 || ratio > 1.5 {
 		t.Fatalf("plateau ratio %.2f, want between 1 and 1.5\n%s", ratio, out.String())
 	}
+	// The story: what was saved, and the write amplification explained.
+	for _, re := range []string{
+		`(?m)^After 12 days: \d+\.\d MiB on disk where keeping every row would take \d+\.\d MiB \((\d+)% saved\)`,
+		`(?m)^\d+ compactions; write amplification \d+\.\d\d = bytes written by compaction \(.*\) / bytes ingested \(.*\)`,
+	} {
+		m := regexp.MustCompile(re).FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("output lacks %s:\n%s", re, out.String())
+		}
+		if len(m) > 1 {
+			if saved, _ := strconv.Atoi(m[1]); saved < 50 {
+				t.Fatalf("only %d%% saved after 12 days at a 3-day retention:\n%s", saved, out.String())
+			}
+		}
+	}
 	if st, err := os.Stat(filepath.Join(dir, "demo-plateau.png")); err != nil || st.Size() == 0 {
 		t.Fatalf("no plot: %v", err)
 	}
