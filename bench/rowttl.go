@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -205,12 +206,17 @@ func Prepare(ctx context.Context, o Options) error {
 		return err
 	}
 	defer live.Close()
+	began := time.Now()
+	step := func(what string) { o.logf("prepare: %s (%.1fs)", what, time.Since(began).Seconds()) }
+	step("wrote the users table")
 	g := Events(o.Rows, o.Layout, o.Seed)
 	batches := g.Batches(o.Mem)
 	defer releaseAll(batches)
+	step(fmt.Sprintf("generated %d events in %d batches; writing them", o.Rows, len(batches)))
 	if err := ev.WriteBatches(ctx, batches, table.WriteOptions{}); err != nil {
 		return err
 	}
+	step("wrote the events table; writing its live-only twin")
 	liveBatches := make([]arrow.RecordBatch, 0, len(batches))
 	defer func() { releaseAll(liveBatches) }()
 	for _, b := range batches {
@@ -223,6 +229,7 @@ func Prepare(ctx context.Context, o Options) error {
 	if err := live.WriteBatches(ctx, liveBatches, table.WriteOptions{}); err != nil {
 		return err
 	}
+	step("wrote the live-only twin")
 	if err := db.Close(); err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ type runner struct {
 	out     io.Writer
 	pr      printer
 	summary bool
+	// progress, when not nil, is the terminal long statements a person
+	// started (ADMIN COMPACT) show they are still running on.
+	progress io.Writer
 	// now is the clock the timings read; tests replace it.
 	now func() time.Time
 }
@@ -64,7 +67,12 @@ func (r *runner) run(ctx context.Context, p sql.Piece, vertical bool) error {
 	}
 	start := r.now()
 	if !sql.ReturnsRows(stmt) {
+		stop := func() {}
+		if ac, ok := stmt.(*sql.AdminCompact); ok {
+			stop = elapsedTicker(r.progress, "compacting "+ac.Table.String())
+		}
 		res, err := r.sess.Exec(ctx, p.Text)
+		stop()
 		if err != nil {
 			return err
 		}

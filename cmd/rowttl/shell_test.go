@@ -216,3 +216,23 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("--version printed %q", out)
 	}
 }
+
+// TestElapsedTicker: an operation that outlasts the delay shows its
+// elapsed time on the terminal and clears the line when it ends; a quick
+// one prints nothing.
+func TestElapsedTicker(t *testing.T) {
+	old := elapsedDelay
+	elapsedDelay = 20 * time.Millisecond
+	defer func() { elapsedDelay = old }()
+	var quick, slow lockedBuffer
+	elapsedTicker(&quick, "compacting t")()
+	stop := elapsedTicker(&slow, "compacting default.t")
+	time.Sleep(200 * time.Millisecond)
+	stop()
+	if quick.b.Len() != 0 {
+		t.Errorf("a quick operation printed %q", quick.b.String())
+	}
+	if got := slow.b.String(); !strings.HasPrefix(got, "\rcompacting default.t: 0.0") || !strings.HasSuffix(got, "Ctrl-C cancels\r\x1b[K") {
+		t.Errorf("slow operation printed %q", got)
+	}
+}

@@ -188,8 +188,13 @@ func interactive(ctx context.Context, s *sql.Session, o sqlOptions, out io.Write
 	intr := make(chan os.Signal, 1)
 	signal.Notify(intr, os.Interrupt)
 	defer signal.Stop(intr)
+	var progress io.Writer
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		progress = os.Stderr
+	}
 	sh := &shell{
-		r:          &runner{sess: s, out: out, pr: printer{format: o.format, maxRows: o.maxRows}, summary: true, now: time.Now},
+		r: &runner{sess: s, out: out, pr: printer{format: o.format, maxRows: o.maxRows}, summary: true,
+			progress: progress, now: time.Now},
 		ed:         rl,
 		interrupts: intr,
 	}
