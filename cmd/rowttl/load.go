@@ -166,7 +166,7 @@ func showProgress(p *load.Progress, w io.Writer) (stop func()) {
 	return progressLoop(w, func(el time.Duration) string {
 		rows := p.Rows()
 		return fmt.Sprintf("load: %d rows, %.1f MB, %.0f rows/s, %s", rows, float64(p.Bytes())/1e6,
-			float64(rows)/el.Seconds(), el.Round(time.Second))
+			float64(rows)/el.Seconds(), humanDuration(el))
 	})
 }
 

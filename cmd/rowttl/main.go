@@ -1,5 +1,8 @@
-// Command rowttl is the engine's command line: the demo, and (as they land)
-// the SQL shell, loads, compaction, inspection and benchmarks.
+// Command rowttl is the engine's command line: the demo, the SQL shell and
+// script runner (sql), loads, the server, inspection, checks and
+// benchmarks. What a person reads is for people (aligned tables, timings,
+// durations as 7d 8h27m, progress on a terminal); what a script reads is
+// SPEC's formats, unchanged by a terminal.
 //
 // It must never turn a directory that is not a data directory into one
 // (table.OpenDB refuses it), and its read-only commands (check, inspect, sql
