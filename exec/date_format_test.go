@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,4 +59,23 @@ func TestDateFormatSpecifiers(t *testing.T) {
 			t.Errorf("%%D of day %d: %q, want %q", d, got, want)
 		}
 	}
+}
+
+// FuzzDateFormat: any format on any date formats without panicking, text
+// without '%' is copied as it is, and "%%" is one '%'.
+func FuzzDateFormat(f *testing.F) {
+	for _, s := range []string{"%Y-%m-%d %H:%i:%s.%f", "%a %b %D %j %U %u %V %v %X %x", "%", "%%", "plain", "%\xff", ""} {
+		f.Add(s, int64(1767225600000000))
+	}
+	f.Fuzz(func(t *testing.T, format string, us int64) {
+		us %= 253402300799000000 // up to 9999-12-31
+		tm := time.UnixMicro(us).UTC()
+		out := AppendDateFormat(nil, tm, format)
+		if !strings.Contains(format, "%") && string(out) != format {
+			t.Fatalf("%q formatted as %q", format, out)
+		}
+		if got := string(AppendDateFormat(nil, tm, "%%"+format)); got != "%"+string(out) {
+			t.Fatalf("%%%% then %q: %q, want %q", format, got, "%"+string(out))
+		}
+	})
 }

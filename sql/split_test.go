@@ -2,6 +2,7 @@ package sql
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -137,4 +138,32 @@ SELECT count(*) FROM events;
 			t.Errorf("piece %d: %v", i, err)
 		}
 	}
+}
+
+// FuzzCompleteStatements: the complete statements and the rest split the
+// script without losing a statement: the rest is the script's tail, each
+// complete piece lies before it, and splitting the rest alone gives the
+// pieces SplitStatements finds after them.
+func FuzzCompleteStatements(f *testing.F) {
+	for _, s := range []string{"SELECT 1; SELECT 2", "select 3 as c; select 4", "SELECT 'a;", "/* ; */ SELECT 1;", "-- x;\nSELECT 1;", "`a;b`; x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		done, rest := CompleteStatements(src)
+		if !strings.HasSuffix(src, rest) {
+			t.Fatalf("rest %q is not the tail of %q", rest, src)
+		}
+		all := SplitStatements(src)
+		if len(done) > len(all) {
+			t.Fatalf("%d complete of %d statements", len(done), len(all))
+		}
+		for i, p := range done {
+			if p != all[i] || p.Offset >= len(src)-len(rest) && rest != "" {
+				t.Fatalf("piece %d %+v (all: %+v, rest %q)", i, p, all[i], rest)
+			}
+		}
+		if n := len(SplitStatements(rest)); n != len(all)-len(done) {
+			t.Fatalf("rest %q has %d statements, want %d", rest, n, len(all)-len(done))
+		}
+	})
 }
