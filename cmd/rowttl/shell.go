@@ -321,7 +321,7 @@ const shellHelp = `Statements (end each with ';', or with \G to show rows vertic
   CREATE DATABASE / DROP DATABASE / USE db
   SHOW DATABASES | TABLES | CREATE TABLE t | COLUMNS FROM t | TABLE STATS t | ROWSETS FROM t
   SHOW VARIABLES [LIKE 'pattern'] | PROCESSLIST | DATA [FROM db]
-  DESC t                                              ADMIN COMPACT TABLE t
+  DESC t                                   ADMIN COMPACT TABLE t WHERE type = 'full'
   SET time_zone = '+08:00' | session_now = '2026-01-01 00:00:00' | DEFAULT
   SET show_hidden_columns = true | exec_mem_limit = bytes
 Shell commands:
