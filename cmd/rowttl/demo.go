@@ -198,6 +198,10 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	if err := tbl.Check(); err != nil {
 		return err
 	}
+	// The rows expire on the simulated clock: the shell must read at its
+	// end to see the ones still alive then.
+	fmt.Fprintf(out, "look at the table as of the last simulated day: rowttl sql --dir %s --now '%s'\n",
+		c.dir, clock.Format(time.DateTime))
 	fmt.Fprintf(out, "plateau ratio: %.2f\n", ratio)
 	return nil
 }
