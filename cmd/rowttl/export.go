@@ -154,7 +154,7 @@ func runExport(ctx context.Context, f exportFlags, stdout, stderr io.Writer) err
 		stop = progressLoop(stderr, func(el time.Duration) string {
 			n := rows.Load()
 			return fmt.Sprintf("export: %d of %d rows (%.0f%%), %.1f MB, %.0f rows/s, %s", n, total,
-				100*float64(n)/float64(max(total, 1)), float64(out.Size())/1e6, float64(n)/el.Seconds(), el.Round(time.Second))
+				100*float64(n)/float64(max(total, 1)), float64(out.Size())/1e6, float64(n)/el.Seconds(), humanDuration(el))
 		})
 	}
 	err = exportTable(ctx, tbl, now, f.withTTL, format, wo, out, &rows, memory.DefaultAllocator)
