@@ -1,0 +1,457 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rowttl/rowttl"
+	rsql "github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/table"
+	vtmysql "vitess.io/vitess/go/mysql"
+	"vitess.io/vitess/go/mysql/replication"
+	"vitess.io/vitess/go/mysql/sqlerror"
+	"vitess.io/vitess/go/sqltypes"
+	vtlog "vitess.io/vitess/go/vt/log"
+	querypb "vitess.io/vitess/go/vt/proto/query"
+	"vitess.io/vitess/go/vt/vtenv"
+)
+
+// ServerVersion is the version the handshake and @@version report: Doris
+// FE's, which clients and BI tools know.
+const ServerVersion = "5.7.99"
+
+// Options configure a Server. Zero values take the defaults below.
+type Options struct {
+	// User and Password are the one account; with User empty any user
+	// and password are accepted.
+	User, Password string
+	// Log receives a line per connection, per failed login and per
+	// refused connection; nil discards them.
+	Log *log.Logger
+	// MaxConnections is the number of connections served at once
+	// (default 1024, Doris's qe_max_connection); past it clients get
+	// error 1040.
+	MaxConnections int
+	// IdleTimeout closes a connection that sends no command for that long
+	// (default 8h, MySQL's wait_timeout).
+	IdleTimeout time.Duration
+	// ReadTimeout bounds the handshake and each read inside a command
+	// (default 30s); WriteTimeout each write of a result (default 60s).
+	ReadTimeout, WriteTimeout time.Duration
+	// MaxAllowedPacket is the largest command accepted (default 64 MiB,
+	// MySQL's max_allowed_packet); a larger one ends its connection with
+	// error 1153.
+	MaxAllowedPacket int64
+	// Registerer receives the metrics (nil: a private registry).
+	Registerer prometheus.Registerer
+	// NewSession makes each connection's session (default sql.NewSession).
+	NewSession func(*table.DB) *rsql.Session
+}
+
+func (o *Options) defaults() {
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = 1024
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = 8 * time.Hour
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 30 * time.Second
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = time.Minute
+	}
+	if o.MaxAllowedPacket <= 0 {
+		o.MaxAllowedPacket = 64 << 20
+	}
+	if o.NewSession == nil {
+		o.NewSession = rsql.NewSession
+	}
+}
+
+// Server serves the MySQL protocol on a data directory.
+type Server struct {
+	db      *table.DB
+	o       Options
+	env     *vtenv.Environment
+	metrics *metrics
+	open    atomic.Int64 // admitted connections
+
+	mu struct {
+		sync.Mutex
+		conns map[uint32]*connState
+	}
+	wg sync.WaitGroup // connections being served
+}
+
+var quietLibrary sync.Once
+
+// New returns a server on db.
+func New(db *table.DB, o Options) (*Server, error) {
+	o.defaults()
+	// The library logs through its own logger; this package logs what an
+	// operator needs itself.
+	quietLibrary.Do(func() { vtlog.SwapLogger(slog.New(slog.DiscardHandler)) })
+	env, err := vtenv.New(vtenv.Options{MySQLServerVersion: "8.0.40"})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{db: db, o: o, env: env, metrics: newMetrics(o.Registerer)}
+	s.mu.conns = map[uint32]*connState{}
+	return s, nil
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.o.Log != nil {
+		s.o.Log.Printf(format, args...)
+	}
+}
+
+// Serve answers connections on ln until ctx is done, then stops accepting,
+// cancels the running statements, closes every connection and returns
+// once none is served any more.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	l, err := vtmysql.NewListenerWithConfig(vtmysql.ListenerConfig{
+		Listener:           &limitListener{Listener: ln, s: s},
+		AuthServer:         &authServer{s: s},
+		Handler:            &handler{s: s},
+		ConnReadBufferSize: 16 << 10,
+		MultiQuery:         true,
+		FlushDelay:         0,
+	})
+	if err != nil {
+		return err
+	}
+	l.ServerVersion = ServerVersion
+	done := make(chan struct{})
+	go func() {
+		l.Accept()
+		close(done)
+	}()
+	<-ctx.Done()
+	l.Shutdown()
+	<-done
+	s.mu.Lock()
+	for _, st := range s.mu.conns {
+		st.kill()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// connState is one connection: its session and what SHOW PROCESSLIST
+// shows of it.
+type connState struct {
+	id    uint32
+	user  string
+	host  string
+	conn  *conn
+	vc    *vtmysql.Conn
+	since time.Time
+	ctx   context.Context
+	stop  context.CancelFunc
+
+	sess *rsql.Session // used by the connection's goroutine only
+
+	mu struct {
+		sync.Mutex
+		db      string
+		command string
+		started time.Time
+		info    string
+		cancel  context.CancelFunc
+	}
+	queries int
+}
+
+func (st *connState) begin(text string, cancel context.CancelFunc) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.mu.command, st.mu.started, st.mu.info, st.mu.cancel = "Query", time.Now(), text, cancel
+}
+
+func (st *connState) end() {
+	db := st.sess.CurrentDatabase()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.mu.command, st.mu.started, st.mu.info, st.mu.cancel = "Sleep", time.Now(), "", nil
+	st.mu.db = db
+}
+
+// cancelQuery cancels the running statement, if any.
+func (st *connState) cancelQuery() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.mu.cancel != nil {
+		st.mu.cancel()
+	}
+}
+
+// kill cancels the running statement and closes the connection.
+func (st *connState) kill() {
+	st.stop()
+	if st.conn != nil {
+		_ = st.conn.Close()
+	}
+}
+
+// handler is the library's Handler: the commands of every connection.
+type handler struct {
+	vtmysql.UnimplementedHandler
+	s *Server
+}
+
+func (h *handler) Env() *vtenv.Environment { return h.s.env }
+
+func (h *handler) NewConnection(c *vtmysql.Conn) {
+	h.s.wg.Add(1)
+	c.StatusFlags |= vtmysql.ServerStatusAutocommit
+}
+
+func (h *handler) ConnectionReady(c *vtmysql.Conn) {
+	s := h.s
+	ctx, stop := context.WithCancel(context.Background())
+	st := &connState{id: c.ConnectionID, user: c.User, host: c.RemoteAddr().String(), vc: c, since: time.Now(),
+		ctx: ctx, stop: stop, sess: s.o.NewSession(s.db)}
+	st.mu.command, st.mu.started, st.mu.db = "Sleep", time.Now(), st.sess.CurrentDatabase()
+	if cn, ok := c.GetRawConn().(*conn); ok {
+		st.conn = cn
+		cn.state = st
+		cn.ready.Store(true)
+	}
+	c.ClientData = st
+	s.mu.Lock()
+	s.mu.conns[st.id] = st
+	s.mu.Unlock()
+	s.metrics.connections.Inc()
+	s.metrics.open.Inc()
+	s.logf("mysql connection %d from %s: user '%s'", st.id, st.host, st.user)
+}
+
+func (h *handler) ConnectionClosed(c *vtmysql.Conn) {
+	defer h.s.wg.Done()
+	st, ok := c.ClientData.(*connState)
+	if !ok {
+		return
+	}
+	st.stop()
+	h.s.mu.Lock()
+	delete(h.s.mu.conns, st.id)
+	h.s.mu.Unlock()
+	h.s.metrics.open.Dec()
+	h.s.logf("mysql connection %d from %s closed after %s, %d statement(s)", st.id, st.host, time.Since(st.since).Round(time.Millisecond), st.queries)
+}
+
+func (h *handler) ComResetConnection(c *vtmysql.Conn) {
+	if st, ok := c.ClientData.(*connState); ok {
+		st.sess = h.s.o.NewSession(h.s.db)
+		st.end()
+	}
+}
+
+func (h *handler) WarningCount(*vtmysql.Conn) uint16 { return 0 }
+
+func state(c *vtmysql.Conn) (*connState, error) {
+	st, ok := c.ClientData.(*connState)
+	if !ok {
+		return nil, sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "connection is not ready")
+	}
+	return st, nil
+}
+
+// ComQuery runs one statement (the library sends COM_INIT_DB here as USE).
+func (h *handler) ComQuery(c *vtmysql.Conn, query string, callback func(*sqltypes.Result) error) error {
+	st, err := state(c)
+	if err != nil {
+		return err
+	}
+	if err := h.s.run(st, query, callback); err != nil {
+		return sqlError(err)
+	}
+	return nil
+}
+
+// ComQueryMulti runs the statements of one COM_QUERY in order, each with
+// its own result, and stops at the first that fails.
+func (h *handler) ComQueryMulti(c *vtmysql.Conn, text string, callback func(qr sqltypes.QueryResponse, more bool, firstPacket bool) error) error {
+	st, err := state(c)
+	if err != nil {
+		return err
+	}
+	var pieces []string
+	if c.Capabilities&vtmysql.CapabilityClientMultiStatements != 0 {
+		for _, p := range rsql.SplitStatements(text) {
+			pieces = append(pieces, p.Text)
+		}
+	} else if p := rsql.SplitStatements(text); len(p) > 0 {
+		pieces = []string{text}
+	}
+	if len(pieces) == 0 {
+		return callback(sqltypes.QueryResponse{QueryError: sqlerror.NewSQLError(sqlerror.EREmptyQuery, sqlerror.SSClientError, "Query was empty")}, false, true)
+	}
+	for i, p := range pieces {
+		more := i < len(pieces)-1
+		first := true
+		var cbErr error
+		err := h.s.run(st, p, func(r *sqltypes.Result) error {
+			cbErr = callback(sqltypes.QueryResponse{QueryResult: r}, more, first)
+			first = false
+			return cbErr
+		})
+		if cbErr != nil {
+			return cbErr
+		}
+		if err != nil {
+			return callback(sqltypes.QueryResponse{QueryError: sqlError(err)}, false, first)
+		}
+	}
+	return nil
+}
+
+// ComPrepare prepares a statement with `?` placeholders; it is bound and
+// run at each COM_STMT_EXECUTE, so its columns are sent then.
+func (h *handler) ComPrepare(c *vtmysql.Conn, query string) ([]*querypb.Field, uint16, error) {
+	n := rsql.CountParams(query)
+	if n > 65535 {
+		return nil, 0, sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "too many placeholders")
+	}
+	return nil, uint16(n), nil
+}
+
+func (h *handler) ComStmtExecute(c *vtmysql.Conn, prepare *vtmysql.PrepareData, callback func(*sqltypes.Result) error) error {
+	st, err := state(c)
+	if err != nil {
+		return err
+	}
+	args := make([]any, prepare.ParamsCount)
+	for i := range args {
+		bv := prepare.BindVars[fmt.Sprintf("v%d", i+1)]
+		if bv == nil {
+			return sqlerror.NewSQLError(sqlerror.ERWrongArguments, sqlerror.SSUnknownSQLState, fmt.Sprintf("missing argument %d", i+1))
+		}
+		if args[i], err = bindValue(bv); err != nil {
+			return sqlError(err)
+		}
+	}
+	text, err := rsql.BindParams(prepare.PrepareStmt, args, st.sess.Location())
+	if err != nil {
+		return sqlError(err)
+	}
+	if err := h.s.run(st, text, callback); err != nil {
+		return sqlError(err)
+	}
+	return nil
+}
+
+// bindValue is a prepared statement's argument as a Go value BindParams
+// writes as a literal of its type.
+func bindValue(bv *querypb.BindVariable) (any, error) {
+	v, err := sqltypes.BindVariableToValue(bv)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case v.IsNull():
+		return nil, nil
+	case v.IsSigned():
+		return v.ToInt64()
+	case v.IsUnsigned():
+		return v.ToUint64()
+	case v.IsFloat():
+		return v.ToFloat64()
+	}
+	return v.ToString(), nil
+}
+
+func (h *handler) ComRegisterReplica(*vtmysql.Conn, string, uint16, string, string) error {
+	return notSupported("replication")
+}
+
+func (h *handler) ComBinlogDump(*vtmysql.Conn, string, uint32) error {
+	return notSupported("binlog dump")
+}
+
+func (h *handler) ComBinlogDumpGTID(*vtmysql.Conn, string, uint64, replication.GTIDSet, uint16) error {
+	return notSupported("binlog dump")
+}
+
+func notSupported(what string) error {
+	return sqlError(rowttl.Errorf(rowttl.ErrNotSupported, "%s is not supported", what))
+}
+
+// run runs one statement of a connection: the client statements this
+// package answers itself, or the session's.
+func (s *Server) run(st *connState, text string, callback func(*sqltypes.Result) error) error {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(st.ctx)
+	st.begin(text, cancel)
+	st.queries++
+	err := s.exec(ctx, st, text, callback)
+	cancel()
+	st.end()
+	outcome := "ok"
+	switch {
+	case err != nil && ctx.Err() != nil:
+		outcome = "cancelled"
+	case err != nil:
+		outcome = "error"
+	}
+	s.metrics.queries.WithLabelValues(outcome).Inc()
+	s.metrics.duration.Observe(time.Since(start).Seconds())
+	return err
+}
+
+func (s *Server) exec(ctx context.Context, st *connState, text string, callback func(*sqltypes.Result) error) error {
+	if handled, err := s.compat(ctx, st, text, callback); handled {
+		return err
+	}
+	rows, err := rsql.ReturnsRows(text)
+	if err != nil {
+		return err
+	}
+	if rows {
+		r, err := st.sess.Query(ctx, text)
+		if err != nil {
+			return err
+		}
+		return stream(r, callback)
+	}
+	res, err := st.sess.Exec(ctx, text)
+	if err != nil {
+		return err
+	}
+	return callback(&sqltypes.Result{RowsAffected: uint64(max(res.RowsAffected, 0))})
+}
+
+// processes returns the connections in id order.
+func (s *Server) processes() []*connState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*connState, 0, len(s.mu.conns))
+	for _, st := range s.mu.conns {
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func (s *Server) process(id uint64) *connState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if id > uint64(^uint32(0)) {
+		return nil
+	}
+	return s.mu.conns[uint32(id)]
+}
+
+var _ io.Closer = (*conn)(nil)
