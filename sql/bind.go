@@ -40,10 +40,21 @@ func BindParams(text string, args []any, loc *time.Location) (string, error) {
 	var b strings.Builder
 	b.Grow(len(text) + 16*len(args))
 	last := 0
+	var lit strings.Builder
 	for k, i := range pos {
 		b.WriteString(text[last:i])
-		if err := appendLiteral(&b, args[k], loc); err != nil {
+		lit.Reset()
+		if err := appendLiteral(&lit, args[k], loc); err != nil {
 			return "", rowttl.Errorf(rowttl.ErrInvalidArgument, "argument %d: %w", k+1, err)
+		}
+		// A literal must stay one token: SELECT? is SELECT ?, a-? with -1
+		// is no comment, ?'x' is no doubled quote.
+		if i > 0 && !separates(text[i-1]) {
+			b.WriteByte(' ')
+		}
+		b.WriteString(lit.String())
+		if i+1 < len(text) && !separates(text[i+1]) {
+			b.WriteByte(' ')
 		}
 		last = i + 1
 	}
@@ -120,6 +131,12 @@ func appendQuoted(b *strings.Builder, s string) {
 		}
 	}
 	b.WriteByte('\'')
+}
+
+// separates reports the characters a literal may touch without joining
+// a token of theirs.
+func separates(c byte) bool {
+	return strings.IndexByte(" \t\r\n(),;=<>+*/%!", c) >= 0
 }
 
 // scanPlaceholders calls fn with the offset of every `?` outside quotes,

@@ -26,6 +26,9 @@ func TestBindParams(t *testing.T) {
 		{"SELECT ?", []any{at}, nil, "SELECT '2026-01-02 03:04:05.000006'"},
 		{"SELECT ?", []any{at}, sh, "SELECT '2026-01-02 11:04:05.000006'"},
 		{"SELECT 1", nil, nil, "SELECT 1"},
+		{"SELECT?FROM t", []any{1}, nil, "SELECT 1 FROM t"},
+		{"SELECT 1-?", []any{-1}, nil, "SELECT 1- -1"},
+		{"SELECT ?'x'", []any{"a"}, nil, "SELECT 'a' 'x'"},
 	} {
 		got, err := BindParams(c.text, c.args, c.loc)
 		if err != nil || got != c.want {
@@ -72,14 +75,21 @@ func FuzzBindParams(f *testing.F) {
 		if n == 0 && out != text {
 			t.Fatalf("no placeholder, text changed: %q", out)
 		}
-		// The bound text parses to the same statement kind as the text
-		// with NULLs: the literal never escapes its quotes.
-		nulls := make([]any, n)
-		withNull, _ := BindParams(text, nulls, nil)
-		_, e1 := Parse(out)
-		_, e2 := Parse(withNull)
-		if (e1 == nil) != (e2 == nil) {
-			t.Fatalf("%q parses (%v) but %q does not (%v), or the reverse", out, e1, withNull, e2)
+		// Whatever a value holds it stays one literal: the text parses
+		// with it exactly when it parses with a plain one of its type.
+		for _, alt := range [][2]any{{arg, "z"}, {int64(-1), int64(7)}, {-2.5, 1.0}} {
+			a := make([]any, n)
+			b := make([]any, n)
+			for i := range a {
+				a[i], b[i] = alt[0], alt[1]
+			}
+			ta, _ := BindParams(text, a, nil)
+			tb, _ := BindParams(text, b, nil)
+			_, e1 := Parse(ta)
+			_, e2 := Parse(tb)
+			if (e1 == nil) != (e2 == nil) {
+				t.Fatalf("%q parses (%v) but %q does not (%v), or the reverse", ta, e1, tb, e2)
+			}
 		}
 	})
 }

@@ -397,8 +397,6 @@ func (s *Server) run(st *connState, text string, callback func(*sqltypes.Result)
 	st.begin(text, cancel)
 	st.queries++
 	err := s.exec(ctx, st, text, callback)
-	cancel()
-	st.end()
 	outcome := "ok"
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -406,6 +404,8 @@ func (s *Server) run(st *connState, text string, callback func(*sqltypes.Result)
 	case err != nil:
 		outcome = "error"
 	}
+	cancel()
+	st.end()
 	s.metrics.queries.WithLabelValues(outcome).Inc()
 	s.metrics.duration.Observe(time.Since(start).Seconds())
 	return err

@@ -330,6 +330,24 @@ func TestErrors(t *testing.T) {
 			t.Errorf("%s: %d %s %q", c.q, me.Number, me.SQLState, me.Message)
 		}
 	}
+	mustExec(t, db, "SELECT 1")
+	m := ts.srv.metrics
+	if e, ok := testutil.ToFloat64(m.queries.WithLabelValues("error")), testutil.ToFloat64(m.queries.WithLabelValues("ok")); e != 6 || ok != 1 {
+		t.Errorf("queries: %v failed, %v ok; want 6 and 1", e, ok)
+	}
+	if n := testutil.CollectAndCount(m.duration); n != 1 {
+		t.Errorf("duration histogram: %d series", n)
+	}
+	if got := testutil.ToFloat64(m.connections); got < 1 {
+		t.Errorf("connections = %v", got)
+	}
+	// The registry serves them as /metrics does.
+	if _, err := ts.reg.Gather(); err != nil {
+		t.Error(err)
+	}
+	if !strings.Contains(ts.logs.String(), "mysql connection 1 from 127.0.0.1:") {
+		t.Errorf("no connection log line:\n%s", ts.logs.String())
+	}
 }
 
 func TestClientStatements(t *testing.T) {

@@ -1,0 +1,280 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// bigTable makes table big of about 20 MB of result text (163,840 rows):
+// more than the sockets buffer, so a statement reading it is still
+// running while its client waits.
+func bigTable(t testing.TB, db *sql.DB) int {
+	t.Helper()
+	mustExec(t, db, "CREATE TABLE big (id BIGINT, s STRING) DUPLICATE KEY(id)")
+	mustExec(t, db, "INSERT INTO big VALUES (0, 'the quick brown fox jumps over the lazy dog, again and again the quick brown fox jumps over the lazy dog, again and again '), (1, 'x'), (2, 'y'), (3, 'z'), (4, 'w'), (5, 'v'), (6, 'u'), (7, 't'), (8, 's'), (9, 'r')")
+	n := 10
+	for n < 150000 {
+		mustExec(t, db, fmt.Sprintf("INSERT INTO big SELECT id + %d, s FROM big", n))
+		n *= 2
+	}
+	return n
+}
+
+func count(t testing.TB, db *sql.DB, q string) int {
+	t.Helper()
+	var n int
+	if err := db.QueryRow(q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+func TestKillQueryKeepsTheConnection(t *testing.T) {
+	ts := startServer(t, Options{})
+	db := ts.open(t, "")
+	total := bigTable(t, db)
+	ctx := context.Background()
+	victim, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Close()
+	var id int
+	if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := victim.QueryContext(ctx, "SELECT id, s FROM big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rows.Next() {
+		t.Fatal(rows.Err())
+	}
+	// The statement runs (it waits for the client to read): the process
+	// list shows it.
+	pl := fmt.Sprint(rowsOf(t)(db.Query("SHOW PROCESSLIST")))
+	if !strings.Contains(pl, fmt.Sprintf("[%d root", id)) || !strings.Contains(pl, "Query") || !strings.Contains(pl, "SELECT id, s FROM big") {
+		t.Errorf("process list does not show the query:\n%s", pl)
+	}
+	mustExec(t, db, fmt.Sprintf("KILL QUERY %d", id))
+	n := 1
+	for rows.Next() {
+		n++
+	}
+	mysqlErr(t, rows.Err(), 1317)
+	rows.Close()
+	if n >= total {
+		t.Errorf("all %d rows arrived after KILL QUERY", n)
+	}
+	// The connection goes on.
+	var one int
+	if err := victim.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after KILL QUERY: %v", err)
+	}
+	if got := count(t, db, "SELECT count(*) FROM big"); got != total {
+		t.Errorf("count %d, want %d", got, total)
+	}
+	if got := testutil.ToFloat64(ts.srv.metrics.queries.WithLabelValues("cancelled")); got != 1 {
+		t.Errorf("cancelled queries = %v", got)
+	}
+	// KILL closes the connection; an unknown id is error 1094.
+	mustExec(t, db, fmt.Sprintf("KILL %d", id))
+	if err := victim.QueryRowContext(ctx, "SELECT 1").Scan(&one); err == nil {
+		t.Error("a killed connection still answers")
+	}
+	_, err = db.Exec("KILL QUERY 999999")
+	mysqlErr(t, err, 1094)
+}
+
+func TestMaxConnections(t *testing.T) {
+	ts := startServer(t, Options{MaxConnections: 2})
+	db := ts.open(t, "")
+	ctx := context.Background()
+	c1, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := ts.open(t, "")
+	mysqlErr(t, other.Ping(), 1040)
+	if got := testutil.ToFloat64(ts.srv.metrics.refused); got != 1 {
+		t.Errorf("refused = %v", got)
+	}
+	c1.Close()
+	c2.Close()
+	db.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for other.Ping() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("closed connections were never given back")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var cut struct {
+	sync.Mutex
+	conns []net.Conn
+}
+
+func init() {
+	gomysql.RegisterDialContext("tcpcut", func(ctx context.Context, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			cut.Lock()
+			cut.conns = append(cut.conns, c)
+			cut.Unlock()
+		}
+		return c, err
+	})
+}
+
+func TestClientVanishesMidResult(t *testing.T) {
+	ts := startServer(t, Options{})
+	db := ts.open(t, "")
+	total := bigTable(t, db)
+	dsn := strings.Replace(ts.dsn("root", "secret", ""), "tcp(", "tcpcut(", 1)
+	gone, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gone.Close()
+	rows, err := gone.Query("SELECT id, s FROM big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10 && rows.Next(); i++ {
+	}
+	cut.Lock()
+	for _, c := range cut.conns {
+		c.Close()
+	}
+	cut.Unlock()
+	for rows.Next() {
+	}
+	if rows.Err() == nil {
+		t.Error("the cut connection read all its rows")
+	}
+	// The server lets go of the connection and its statement, serves on,
+	// and the table is as it was.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pl := fmt.Sprint(rowsOf(t)(db.Query("SHOW PROCESSLIST")))
+		if strings.Count(pl, " root ") == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the vanished client's connection is still served:\n%s", pl)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := count(t, db, "SELECT count(*) FROM big"); got != total {
+		t.Errorf("count %d, want %d", got, total)
+	}
+}
+
+func TestLargeStatements(t *testing.T) {
+	ts := startServer(t, Options{})
+	// 17 MiB: a command of two packets.
+	db := ts.open(t, "maxAllowedPacket=33554432")
+	mid := strings.Repeat("a", 17<<20)
+	if got := count(t, db, "SELECT length('"+mid+"')"); got != len(mid) {
+		t.Errorf("length %d, want %d", got, len(mid))
+	}
+	// 100 MB: past max_allowed_packet (64 MiB). The server refuses it with
+	// 1153 and closes that connection; the client may see the error or
+	// only the closed connection.
+	huge := ts.open(t, "maxAllowedPacket=209715200")
+	huge.SetMaxIdleConns(0)
+	_, err := huge.Exec("INSERT INTO nope VALUES ('" + strings.Repeat("b", 100_000_000) + "')")
+	var me *gomysql.MySQLError
+	if err == nil || errors.As(err, &me) && me.Number != 1153 {
+		t.Fatalf("a 100 MB statement: %v", err)
+	}
+	if n := count(t, db, "SELECT 1"); n != 1 {
+		t.Error("the server stopped answering")
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	ts := startServer(t, Options{IdleTimeout: 200 * time.Millisecond})
+	db := ts.open(t, "")
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.PingContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	if err := conn.PingContext(context.Background()); err == nil {
+		t.Error("an idle connection outlived the idle timeout")
+	}
+}
+
+func TestFieldList(t *testing.T) {
+	ts := startServer(t, Options{User: "-"})
+	db, err := sql.Open("mysql", ts.dsn("x", "", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	mustExec(t, db, "CREATE TABLE f (id BIGINT, at DATETIME(6), s VARCHAR(10))")
+	for _, caps := range []uint32{0, capDeprecateEOF} {
+		r := dialRaw(t, ts.addr)
+		r.login(t, caps)
+		if err := r.write(0, append([]byte{comFieldList}, "f\x00"...)); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for {
+			_, p, err := r.readPacket()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p[0] == eofPacketByte && len(p) < 9 {
+				break
+			}
+			// catalog, schema, table, org_table, name: the fifth string.
+			pos := 0
+			var name string
+			for i := 0; i < 5; i++ {
+				n := int(p[pos])
+				name = string(p[pos+1 : pos+1+n])
+				pos += 1 + n
+			}
+			names = append(names, name)
+		}
+		if fmt.Sprint(names) != "[id at s]" {
+			t.Errorf("caps %x: fields %v", caps, names)
+		}
+		// An unknown table is one ERR packet; the connection goes on.
+		if err := r.write(0, append([]byte{comFieldList}, "nope\x00"...)); err != nil {
+			t.Fatal(err)
+		}
+		if _, p, err := r.readPacket(); err != nil || p[0] != errPacketByte || int(p[1])|int(p[2])<<8 != 1146 {
+			t.Errorf("unknown table: %q %v", p, err)
+		}
+		if err := r.write(0, []byte{0x0e}); err != nil { // COM_PING
+			t.Fatal(err)
+		}
+		if _, p, err := r.readPacket(); err != nil || p[0] != 0 {
+			t.Errorf("ping after COM_FIELD_LIST: %q %v", p, err)
+		}
+		r.c.Close()
+	}
+}
