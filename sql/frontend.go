@@ -9,10 +9,10 @@ import (
 // running statements: the values of its variables (SHOW VARIABLES,
 // SELECT @@var) and its time zone (to read and write client values).
 
-// ReturnsRows reports whether a statement yields a result set (run it with
+// TextReturnsRows reports whether a statement yields a result set (run it with
 // Query) or not (run it with Exec). A statement that does not parse gives
 // its parse error.
-func ReturnsRows(text string) (bool, error) {
+func TextReturnsRows(text string) (bool, error) {
 	stmt, err := Parse(text)
 	if err != nil {
 		return false, err

@@ -117,7 +117,7 @@ func TestSQLReadOnlyScriptCreatesNothing(t *testing.T) {
 // address and a function that stops it (SIGTERM) and returns its error.
 func startServe(t *testing.T, dir string) (string, func() error) {
 	t.Helper()
-	cmd := childCommand("serve", "--dir", dir, "--listen", "127.0.0.1:0")
+	cmd := childCommand("serve", "--dir", dir, "--listen", "127.0.0.1:0", "--mysql-listen", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rowttl/rowttl/load"
+	"github.com/rowttl/rowttl/table"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -120,15 +122,18 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 		defer fh.Close()
 		in = fh
 	}
-	db, err := openDB(f.dir, nil, stderr)
-	if err != nil {
-		return err
-	}
-	defer db.Close() // after a failure; closing twice is harmless
 	dbName, name, err := tableArg(f.table)
 	if err != nil {
 		return err
 	}
+	db, err := openDB(f.dir, nil, stderr)
+	if errors.Is(err, table.ErrLocked) {
+		return fmt.Errorf("%w; while it runs, load through its Stream Load: curl --location-trusted -u USER:PASSWORD -T %s http://HOST:8030/api/%s/%s/_stream_load", err, file, dbName, name)
+	}
+	if err != nil {
+		return err
+	}
+	defer db.Close() // after a failure; closing twice is harmless
 	tbl, err := db.Table(dbName, name)
 	if err != nil {
 		return err

@@ -206,7 +206,7 @@ func TestLoadKilledMidway(t *testing.T) {
 func TestServeCommand(t *testing.T) {
 	dir := t.TempDir()
 	sqlIn(t, dir, `CREATE TABLE t (id INT, v STRING) DUPLICATE KEY(id)`)
-	cmd := childCommand("serve", "--dir", dir, "--listen", "127.0.0.1:0", "--user", "u", "--password", "p")
+	cmd := childCommand("serve", "--dir", dir, "--listen", "127.0.0.1:0", "--mysql-listen", "127.0.0.1:0", "--user", "u", "--password", "p")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/load"
+	mysqlserver "github.com/rowttl/rowttl/server/mysql"
 	"github.com/rowttl/rowttl/table"
 	"github.com/spf13/cobra"
 )
@@ -27,6 +28,8 @@ type serveFlags struct {
 	allowEmptyPassword bool
 	shutdownTimeout    time.Duration
 	bodyTimeout        time.Duration
+	mysqlListen        string
+	mysql              mysqlserver.Options
 }
 
 // passwordEnv names the variable serve reads the password from, so that it
@@ -74,8 +77,21 @@ func serveCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve Stream Load (PUT /api/{db}/{table}/_stream_load) and metrics over HTTP",
-		Long: `serve answers HTTP requests on the data directory:
+		Short: "Serve Stream Load and metrics over HTTP, and SQL over the MySQL protocol",
+		Long: `serve owns the data directory and speaks Doris's two client protocols.
+
+The MySQL protocol (--mysql-listen, default 127.0.0.1:9030) runs the SQL
+dialect, one session per connection, as a Doris FE does:
+  mysql -h 127.0.0.1 -P 9030 -u user -p
+  rowttl sql --connect 127.0.0.1:9030 -u user -p
+and any MySQL driver (go-sql-driver/mysql, JDBC). It authenticates the
+--user with mysql_native_password or caching_sha2_password (error 1045 on a
+wrong password), refuses connections past --mysql-max-connections (error
+1040), closes connections idle for --mysql-idle-timeout, and answers SHOW
+PROCESSLIST and KILL [QUERY] id (the mysql client's Ctrl-C). An empty
+--mysql-listen turns it off.
+
+HTTP (--listen) answers:
 
   PUT /api/{db}/{table}/_stream_load   a CSV load; the options of "rowttl
                                        load" as Stream Load headers (label,
@@ -116,7 +132,12 @@ directory is closed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", defaultDir, "data directory")
-	fl.StringVar(&f.listen, "listen", "127.0.0.1:8030", "address to listen on")
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:8030", "address of HTTP (Stream Load, /metrics)")
+	fl.StringVar(&f.mysqlListen, "mysql-listen", "127.0.0.1:9030", "address of the MySQL protocol (empty: none)")
+	fl.IntVar(&f.mysql.MaxConnections, "mysql-max-connections", 1024, "MySQL-protocol connections served at once")
+	fl.DurationVar(&f.mysql.IdleTimeout, "mysql-idle-timeout", 8*time.Hour, "close MySQL-protocol connections idle for this long")
+	fl.DurationVar(&f.mysql.ReadTimeout, "mysql-read-timeout", 30*time.Second, "bound on the handshake and on each read within a command")
+	fl.DurationVar(&f.mysql.WriteTimeout, "mysql-write-timeout", time.Minute, "bound on each write of a result to a client")
 	fl.StringVar(&f.user, "user", "", "user of HTTP basic authentication (default: no authentication)")
 	fl.StringVar(&f.password, "password", "", "password of --user; visible in ps: prefer --password-file or $"+passwordEnv)
 	fl.StringVar(&f.passwordFile, "password-file", "", "file holding the password of --user on one line")
@@ -138,10 +159,23 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		db.Close()
 		return err
 	}
+	var mln net.Listener
+	if f.mysqlListen != "" {
+		if mln, err = net.Listen("tcp", f.mysqlListen); err != nil {
+			ln.Close()
+			db.Close()
+			return err
+		}
+	}
 	logger := log.New(stderr, "rowttl serve: ", log.LstdFlags)
 	if f.user == "" {
-		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
-			logger.Printf("warning: listening on %s without authentication (give --user)", ln.Addr())
+		for _, l := range []net.Listener{ln, mln} {
+			if l == nil {
+				continue
+			}
+			if tcp, ok := l.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+				logger.Printf("warning: listening on %s without authentication (give --user)", l.Addr())
+			}
 		}
 	}
 	bodyTimeout := f.bodyTimeout
@@ -150,8 +184,35 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	srv := load.NewServer(db, load.ServerOptions{User: f.user, Password: f.password, Log: logger,
 		ShutdownTimeout: f.shutdownTimeout, BodyTimeout: bodyTimeout})
-	logger.Printf("serving %s on http://%s", f.dir, ln.Addr())
+	stopMySQL := func() error { return nil }
+	if mln != nil {
+		o := f.mysql
+		o.User, o.Password, o.Log, o.Registerer = f.user, f.password, logger, srv.Metrics().Registry()
+		msrv, err := mysqlserver.New(db, o)
+		if err != nil {
+			ln.Close()
+			mln.Close()
+			db.Close()
+			return err
+		}
+		// The MySQL side stops with the HTTP side (on a signal, or when
+		// HTTP fails), before the data directory is closed: its running
+		// statements are cancelled.
+		mctx, mstop := context.WithCancel(ctx)
+		mysqlErr := make(chan error, 1)
+		go func() { mysqlErr <- msrv.Serve(mctx, mln) }()
+		stopMySQL = func() error {
+			mstop()
+			return <-mysqlErr
+		}
+		logger.Printf("serving %s on http://%s and mysql://%s", f.dir, ln.Addr(), mln.Addr())
+	} else {
+		logger.Printf("serving %s on http://%s", f.dir, ln.Addr())
+	}
 	err = srv.Serve(ctx, ln)
+	if merr := stopMySQL(); err == nil {
+		err = merr
+	}
 	logger.Printf("stopped")
 	if cerr := db.Close(); err == nil {
 		err = cerr

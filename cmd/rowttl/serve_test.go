@@ -90,7 +90,7 @@ func TestResolvePassword(t *testing.T) {
 func TestServeCredentials(t *testing.T) {
 	dir := t.TempDir()
 	sqlIn(t, dir, `CREATE TABLE t (id INT) DUPLICATE KEY(id)`)
-	cmd := childCommand("serve", "--dir", dir, "--listen", "127.0.0.1:0", "--user", "admin",
+	cmd := childCommand("serve", "--dir", dir, "--listen", "127.0.0.1:0", "--mysql-listen", "127.0.0.1:0", "--user", "admin",
 		"--password-file", writeFile(t, "pw", "from-file\n"), "--body-timeout", "1m")
 	cmd.Env = append(cmd.Env, passwordEnv+"=") // the file is the only source
 	stderr, err := cmd.StderrPipe()

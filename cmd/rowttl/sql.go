@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/chzyer/readline"
@@ -33,6 +34,17 @@ type sqlOptions struct {
 	bail    bool
 	format  string
 	maxRows int64
+	// connect is the address of a server to run the statements on, over
+	// the MySQL protocol, instead of opening dir.
+	connect     string
+	user        string
+	askPassword bool
+}
+
+// scriptRunner runs a script as sql.Session.RunScript does: in process,
+// or on a server (remote).
+type scriptRunner interface {
+	RunScript(ctx context.Context, src string, o sql.ScriptOptions, w io.Writer) ([]*sql.ScriptError, error)
 }
 
 func sqlCommand() *cobra.Command {
@@ -60,7 +72,14 @@ shell commands.
 Formats: table and vertical show at most --max-rows rows (0: all) and say
 how many there were; tsv (SPEC's script format, strings escaped as mysql -B
 does), csv (RFC 4180, NULL as an empty field) and json (an array of objects
-per result set) write every row.`,
+per result set) write every row.
+
+With --connect HOST:PORT the statements run on a server (rowttl serve's
+MySQL port, 9030 by default) over the MySQL protocol, as user -u, with the
+password of $ROWTTL_PASSWORD or, with -p, asked on the terminal; the output
+is the same, except that BOOLEAN values print as 1 and 0 (the protocol's
+TINYINT(1)). Only the tsv format runs remotely, and the remote shell is a plain line
+reader. Use it while a server owns the data directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.format != "" {
@@ -86,6 +105,9 @@ per result set) write every row.`,
 	f.BoolVar(&o.bail, "bail", false, "stop at the first failed statement")
 	f.StringVar(&o.format, "format", "", "result format: table|tsv|csv|json|vertical (default: table on a terminal, tsv in script mode)")
 	f.Int64Var(&o.maxRows, "max-rows", 1000, "rows shown of a result set in the table and vertical formats (0: all)")
+	f.StringVar(&o.connect, "connect", "", "run the statements on the server at HOST:PORT (MySQL protocol) instead of --dir")
+	f.StringVarP(&o.user, "user", "u", "root", "user on the server (with --connect)")
+	f.BoolVarP(&o.askPassword, "password", "p", false, "ask for the password on the terminal (with --connect; default $ROWTTL_PASSWORD)")
 	return cmd
 }
 
@@ -113,11 +135,17 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 			scripts = append(scripts, string(b))
 		}
 	}
+	if o.connect != "" {
+		return runRemote(ctx, o, tty, scripts, stdout, stderr)
+	}
 	// A script that only reads opens the directory read-only: it creates
 	// nothing (not even a missing directory) and runs alongside the
 	// process that owns it.
 	readOnly := !tty && !scriptsWrite(scripts)
 	db, err := openDB(o.dir, &table.Options{ReadOnly: readOnly}, stderr)
+	if errors.Is(err, table.ErrLocked) {
+		return fmt.Errorf("%w; while it runs, run the statements on it: rowttl sql --connect HOST:9030 -u USER -p", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -136,8 +164,84 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 		}
 		return interactive(ctx, s, o, stdout)
 	}
+	return runScripts(ctx, s, s, o, scripts, stdout)
+}
+
+// runRemote runs the scripts (or the shell) on the server at o.connect.
+func runRemote(ctx context.Context, o sqlOptions, tty bool, scripts []string, stdout, stderr io.Writer) error {
+	password := os.Getenv("ROWTTL_PASSWORD")
+	if o.askPassword {
+		p, err := readPassword(stderr)
+		if err != nil {
+			return err
+		}
+		password = p
+	}
+	r, err := connect(ctx, o.connect, o.user, password)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if o.now != "" {
+		if errs, werr := r.RunScript(ctx, "SET session_now = '"+strings.ReplaceAll(o.now, "'", "''")+"'", sql.ScriptOptions{Bail: true}, stderr); werr != nil || len(errs) > 0 {
+			return fmt.Errorf("--now: %s", o.now)
+		}
+	}
+	if o.format != "" && o.format != formatTSV {
+		return rowttl.Errorf(rowttl.ErrNotSupported, "--format %s: only tsv runs with --connect", o.format)
+	}
+	if tty {
+		return remoteShell(ctx, r, stdout)
+	}
+	return runScripts(ctx, nil, r, o, scripts, stdout)
+}
+
+// remoteShell reads statements on a terminal and runs each on the server,
+// printing as script mode does.
+func remoteShell(ctx context.Context, s scriptRunner, out io.Writer) error {
+	cfg := &readline.Config{Prompt: prompt, Stdout: out, InterruptPrompt: "^C", EOFPrompt: "exit"}
+	rl, err := readline.NewEx(cfg)
+	if err != nil {
+		return err
+	}
+	defer rl.Close()
+	var buf strings.Builder
+	for {
+		line, err := rl.Readline()
+		if errors.Is(err, readline.ErrInterrupt) {
+			buf.Reset()
+			continue
+		}
+		if err != nil {
+			if buf.Len() > 0 {
+				fmt.Fprintln(out, "(unfinished statement discarded)")
+			}
+			return nil
+		}
+		if t := strings.TrimSpace(line); buf.Len() == 0 && (t == "exit" || t == "quit" || t == `\q`) {
+			return nil
+		}
+		buf.WriteString(line)
+		buf.WriteByte('\n')
+		done, rest := sql.CompleteStatements(buf.String())
+		if len(done) == 0 {
+			continue
+		}
+		buf.Reset()
+		buf.WriteString(rest)
+		for _, p := range done {
+			if _, err := s.RunScript(ctx, p.Text, sql.ScriptOptions{}, out); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// runScripts runs the scripts on s; local, the session behind it for the
+// formats other than tsv (nil with --connect, where only tsv runs).
+func runScripts(ctx context.Context, local *sql.Session, s scriptRunner, o sqlOptions, scripts []string, stdout io.Writer) error {
 	failed := 0
-	r := &runner{sess: s, out: stdout, pr: printer{format: o.format, maxRows: o.maxRows}, now: time.Now}
+	r := &runner{sess: local, out: stdout, pr: printer{format: o.format, maxRows: o.maxRows}, now: time.Now}
 	for _, src := range scripts {
 		if o.format == "" || o.format == formatTSV {
 			// RunScript is the reference of SPEC's script format.

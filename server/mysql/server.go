@@ -218,8 +218,22 @@ func (h *handler) NewConnection(c *vtmysql.Conn) {
 	c.StatusFlags |= vtmysql.ServerStatusAutocommit
 }
 
+// ConnectionReady starts serving commands. The library may already have
+// run the handshake's database (USE) through ComQuery, which made the
+// connection's state.
 func (h *handler) ConnectionReady(c *vtmysql.Conn) {
-	s := h.s
+	st := h.s.ensureState(c)
+	if st.conn != nil {
+		st.conn.ready.Store(true)
+	}
+	h.s.logf("mysql connection %d from %s: user '%s'", st.id, st.host, st.user)
+}
+
+// ensureState returns the connection's state, made at its first use.
+func (s *Server) ensureState(c *vtmysql.Conn) *connState {
+	if st, ok := c.ClientData.(*connState); ok {
+		return st
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	st := &connState{id: c.ConnectionID, user: c.User, host: c.RemoteAddr().String(), vc: c, since: time.Now(),
 		ctx: ctx, stop: stop, sess: s.o.NewSession(s.db)}
@@ -227,7 +241,6 @@ func (h *handler) ConnectionReady(c *vtmysql.Conn) {
 	if cn, ok := c.GetRawConn().(*conn); ok {
 		st.conn = cn
 		cn.state = st
-		cn.ready.Store(true)
 	}
 	c.ClientData = st
 	s.mu.Lock()
@@ -235,7 +248,7 @@ func (h *handler) ConnectionReady(c *vtmysql.Conn) {
 	s.mu.Unlock()
 	s.metrics.connections.Inc()
 	s.metrics.open.Inc()
-	s.logf("mysql connection %d from %s: user '%s'", st.id, st.host, st.user)
+	return st
 }
 
 func (h *handler) ConnectionClosed(c *vtmysql.Conn) {
@@ -261,20 +274,9 @@ func (h *handler) ComResetConnection(c *vtmysql.Conn) {
 
 func (h *handler) WarningCount(*vtmysql.Conn) uint16 { return 0 }
 
-func state(c *vtmysql.Conn) (*connState, error) {
-	st, ok := c.ClientData.(*connState)
-	if !ok {
-		return nil, sqlerror.NewSQLError(sqlerror.ERUnknownError, sqlerror.SSUnknownSQLState, "connection is not ready")
-	}
-	return st, nil
-}
-
 // ComQuery runs one statement (the library sends COM_INIT_DB here as USE).
 func (h *handler) ComQuery(c *vtmysql.Conn, query string, callback func(*sqltypes.Result) error) error {
-	st, err := state(c)
-	if err != nil {
-		return err
-	}
+	st := h.s.ensureState(c)
 	if err := h.s.run(st, query, callback); err != nil {
 		return sqlError(err)
 	}
@@ -284,10 +286,7 @@ func (h *handler) ComQuery(c *vtmysql.Conn, query string, callback func(*sqltype
 // ComQueryMulti runs the statements of one COM_QUERY in order, each with
 // its own result, and stops at the first that fails.
 func (h *handler) ComQueryMulti(c *vtmysql.Conn, text string, callback func(qr sqltypes.QueryResponse, more bool, firstPacket bool) error) error {
-	st, err := state(c)
-	if err != nil {
-		return err
-	}
+	st := h.s.ensureState(c)
 	var pieces []string
 	if c.Capabilities&vtmysql.CapabilityClientMultiStatements != 0 {
 		for _, p := range rsql.SplitStatements(text) {
@@ -329,10 +328,8 @@ func (h *handler) ComPrepare(c *vtmysql.Conn, query string) ([]*querypb.Field, u
 }
 
 func (h *handler) ComStmtExecute(c *vtmysql.Conn, prepare *vtmysql.PrepareData, callback func(*sqltypes.Result) error) error {
-	st, err := state(c)
-	if err != nil {
-		return err
-	}
+	st := h.s.ensureState(c)
+	var err error
 	args := make([]any, prepare.ParamsCount)
 	for i := range args {
 		bv := prepare.BindVars[fmt.Sprintf("v%d", i+1)]
@@ -415,7 +412,7 @@ func (s *Server) exec(ctx context.Context, st *connState, text string, callback 
 	if handled, err := s.compat(ctx, st, text, callback); handled {
 		return err
 	}
-	rows, err := rsql.ReturnsRows(text)
+	rows, err := rsql.TextReturnsRows(text)
 	if err != nil {
 		return err
 	}

@@ -203,6 +203,24 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+// TestHandshakeDatabase connects with a database, which the library
+// selects before the connection is ready.
+func TestHandshakeDatabase(t *testing.T) {
+	ts := startServer(t, Options{})
+	mustExec(t, ts.open(t, ""), "CREATE DATABASE d1")
+	db, err := sql.Open("mysql", strings.Replace(ts.dsn("root", "secret", ""), ")/", ")/d1", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := fmt.Sprint(rowsOf(t)(db.Query("SELECT DATABASE()"))); got != "[[d1]]" {
+		t.Errorf("database %s", got)
+	}
+	db2, _ := sql.Open("mysql", strings.Replace(ts.dsn("root", "secret", ""), ")/", ")/nope", 1))
+	defer db2.Close()
+	mysqlErr(t, db2.Ping(), 1049)
+}
+
 func TestOpenServerAcceptsAnyUser(t *testing.T) {
 	ts := startServer(t, Options{User: "-"})
 	db, err := sql.Open("mysql", ts.dsn("anyone", "", ""))
