@@ -299,7 +299,7 @@ func (c *Conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
-	rows, err := rsql.ReturnsRows(text)
+	rows, err := rsql.TextReturnsRows(text)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,13 @@ func (a *authServer) AuthMethods() []vtmysql.AuthMethod {
 	}
 }
 
+// DefaultAuthMethodDescription is the method of the greeting:
+// mysql_native_password, which every client speaks; a client that wants
+// caching_sha2_password answers with it and is served with it.
 func (a *authServer) DefaultAuthMethodDescription() vtmysql.AuthMethodDescription {
+	if a.s.greetSha2.Load() {
+		return vtmysql.CachingSha2Password
+	}
 	return vtmysql.MysqlNativePassword
 }
 

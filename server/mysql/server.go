@@ -85,6 +85,9 @@ type Server struct {
 	env     *vtenv.Environment
 	metrics *metrics
 	open    atomic.Int64 // admitted connections
+	// greetSha2 greets with caching_sha2_password (tests: it makes
+	// go-sql-driver use it).
+	greetSha2 atomic.Bool
 
 	mu struct {
 		sync.Mutex

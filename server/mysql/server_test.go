@@ -221,6 +221,27 @@ func TestHandshakeDatabase(t *testing.T) {
 	mysqlErr(t, db2.Ping(), 1049)
 }
 
+// TestCachingSha2Password logs in with caching_sha2_password's fast path
+// (no TLS needed: only scrambles travel).
+func TestCachingSha2Password(t *testing.T) {
+	ts := startServer(t, Options{})
+	ts.srv.greetSha2.Store(true)
+	for _, c := range []struct {
+		pass string
+		ok   bool
+	}{{"secret", true}, {"wrong", false}, {"", false}} {
+		db, _ := sql.Open("mysql", ts.dsn("root", c.pass, ""))
+		err := db.Ping()
+		db.Close()
+		if c.ok && err != nil {
+			t.Errorf("%q: %v", c.pass, err)
+		}
+		if !c.ok {
+			mysqlErr(t, err, 1045)
+		}
+	}
+}
+
 func TestOpenServerAcceptsAnyUser(t *testing.T) {
 	ts := startServer(t, Options{User: "-"})
 	db, err := sql.Open("mysql", ts.dsn("anyone", "", ""))
