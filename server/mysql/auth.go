@@ -59,13 +59,22 @@ func (a *authServer) denied(c *vtmysql.Conn, user string, remote net.Addr) error
 		"Access denied for user '%s'@'%s' (using password: %s)", user, host, using)
 }
 
+// matches compares a client's scramble with the expected one; an empty
+// password (serve --allow-empty-password) is proven by an empty answer.
+func (a *authServer) matches(want, got []byte) bool {
+	if a.s.o.Password == "" {
+		return len(got) == 0
+	}
+	return len(got) > 0 && subtle.ConstantTimeCompare(want, got) == 1
+}
+
 // UserEntryWithHash checks a mysql_native_password scramble.
 func (a *authServer) UserEntryWithHash(c *vtmysql.Conn, salt []byte, user string, authResponse []byte, remote net.Addr) (vtmysql.Getter, error) {
 	if a.open() {
 		return userData(user), nil
 	}
 	want := vtmysql.ScrambleMysqlNativePassword(salt, []byte(a.s.o.Password))
-	if user != a.s.o.User || len(authResponse) == 0 || subtle.ConstantTimeCompare(want, authResponse) != 1 {
+	if user != a.s.o.User || !a.matches(want, authResponse) {
 		return nil, a.denied(c, user, remote)
 	}
 	return userData(user), nil
@@ -77,7 +86,7 @@ func (a *authServer) UserEntryWithCacheHash(c *vtmysql.Conn, salt []byte, user s
 		return userData(user), vtmysql.AuthAccepted, nil
 	}
 	want := vtmysql.ScrambleCachingSha2Password(salt, []byte(a.s.o.Password))
-	if user != a.s.o.User || len(authResponse) == 0 || subtle.ConstantTimeCompare(want, authResponse) != 1 {
+	if user != a.s.o.User || !a.matches(want, authResponse) {
 		return nil, vtmysql.AuthRejected, a.denied(c, user, remote)
 	}
 	return userData(user), vtmysql.AuthAccepted, nil

@@ -242,6 +242,29 @@ func TestCachingSha2Password(t *testing.T) {
 	}
 }
 
+// TestEmptyPassword: a user configured with an empty password (serve
+// --allow-empty-password) logs in without one, and not with one.
+func TestEmptyPassword(t *testing.T) {
+	ts := startServer(t, Options{User: "root"})
+	for _, greetSha2 := range []bool{false, true} {
+		ts.srv.greetSha2.Store(greetSha2)
+		for _, c := range []struct {
+			pass string
+			ok   bool
+		}{{"", true}, {"x", false}} {
+			db, _ := sql.Open("mysql", ts.dsn("root", c.pass, ""))
+			err := db.Ping()
+			db.Close()
+			if c.ok && err != nil {
+				t.Errorf("sha2 %v, %q: %v", greetSha2, c.pass, err)
+			}
+			if !c.ok {
+				mysqlErr(t, err, 1045)
+			}
+		}
+	}
+}
+
 func TestOpenServerAcceptsAnyUser(t *testing.T) {
 	ts := startServer(t, Options{User: "-"})
 	db, err := sql.Open("mysql", ts.dsn("anyone", "", ""))
