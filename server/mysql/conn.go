@@ -58,7 +58,9 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			}()
 			continue
 		}
-		return &conn{Conn: c, s: l.s}, nil
+		cn := &conn{Conn: c, s: l.s}
+		l.s.track(cn, true)
+		return cn, nil
 	}
 }
 
@@ -101,6 +103,7 @@ func (c *conn) Close() error {
 	c.closed.Do(func() {
 		c.s.open.Add(-1)
 		err = c.Conn.Close()
+		c.s.track(c, false)
 	})
 	return err
 }

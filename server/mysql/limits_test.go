@@ -13,6 +13,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rowttl/rowttl/table"
 )
 
 // bigTable makes table big of about 20 MB of result text (163,840 rows):
@@ -279,5 +280,40 @@ func TestFieldList(t *testing.T) {
 			t.Errorf("ping after COM_FIELD_LIST: %q %v", p, err)
 		}
 		r.c.Close()
+	}
+}
+
+// TestShutdownClosesHandshakes: a client that connects and never answers
+// the greeting does not hold up the server's shutdown.
+func TestShutdownClosesHandshakes(t *testing.T) {
+	db, err := table.OpenDB(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv, err := New(db, Options{User: "root", Password: "x", ReadTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	silent := dialRaw(t, ln.Addr().String())
+	defer silent.c.Close()
+	if _, _, err := silent.readPacket(); err != nil { // the greeting, then nothing
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve waits for a client in its handshake")
 	}
 }

@@ -91,9 +91,10 @@ type Server struct {
 
 	mu struct {
 		sync.Mutex
-		conns map[uint32]*connState
+		conns map[uint32]*connState // logged in, by id
+		raw   map[*conn]struct{}    // admitted, logged in or not
 	}
-	wg sync.WaitGroup // connections being served
+	wg sync.WaitGroup // admitted connections not yet closed
 }
 
 var quietLibrary sync.Once
@@ -110,6 +111,7 @@ func New(db *table.DB, o Options) (*Server, error) {
 	}
 	s := &Server{db: db, o: o, env: env, metrics: newMetrics(o.Registerer)}
 	s.mu.conns = map[uint32]*connState{}
+	s.mu.raw = map[*conn]struct{}{}
 	return s, nil
 }
 
@@ -143,13 +145,37 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	<-ctx.Done()
 	l.Shutdown()
 	<-done
+	// Every admitted connection ends: running statements are cancelled,
+	// and connections still in their handshake are closed too, so that
+	// none waits out its read timeout.
 	s.mu.Lock()
 	for _, st := range s.mu.conns {
-		st.kill()
+		st.stop()
+	}
+	raw := make([]*conn, 0, len(s.mu.raw))
+	for c := range s.mu.raw {
+		raw = append(raw, c)
 	}
 	s.mu.Unlock()
+	for _, c := range raw {
+		_ = c.Close()
+	}
 	s.wg.Wait()
 	return nil
+}
+
+// track adds an admitted connection (the library closes it last, after
+// ConnectionClosed) or removes a closed one.
+func (s *Server) track(c *conn, add bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if add {
+		s.mu.raw[c] = struct{}{}
+		s.wg.Add(1)
+		return
+	}
+	delete(s.mu.raw, c)
+	s.wg.Done()
 }
 
 // connState is one connection: its session and what SHOW PROCESSLIST
@@ -217,7 +243,6 @@ type handler struct {
 func (h *handler) Env() *vtenv.Environment { return h.s.env }
 
 func (h *handler) NewConnection(c *vtmysql.Conn) {
-	h.s.wg.Add(1)
 	c.StatusFlags |= vtmysql.ServerStatusAutocommit
 }
 
@@ -255,7 +280,6 @@ func (s *Server) ensureState(c *vtmysql.Conn) *connState {
 }
 
 func (h *handler) ConnectionClosed(c *vtmysql.Conn) {
-	defer h.s.wg.Done()
 	st, ok := c.ClientData.(*connState)
 	if !ok {
 		return
