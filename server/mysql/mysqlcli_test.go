@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/cockroachdb/datadriven"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	rexec "github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 	rsql "github.com/rowttl/rowttl/sql"
@@ -299,4 +301,67 @@ func startGoldenServer(t *testing.T) string {
 		<-done
 	})
 	return ln.Addr().String()
+}
+
+// TestMySQLClientCtrlC interrupts `mysql --quick` while it streams a large
+// result, as Ctrl-C does: the client sends KILL QUERY on a connection of
+// its own, the statement stops, and the server serves on.
+func TestMySQLClientCtrlC(t *testing.T) {
+	client := mysqlClient(t)
+	ts := startServer(t, Options{})
+	db := ts.open(t, "")
+	n := bigTable(t, db)
+	// 40 MB: more than loopback's socket buffers hold.
+	mustExec(t, db, fmt.Sprintf("INSERT INTO big SELECT id + %d, s FROM big", n))
+	host, port, _ := net.SplitHostPort(ts.addr)
+	cmd := exec.Command(client, "-h", host, "-P", port, "-uroot", "--quick", "--batch", "-e", "SELECT id, s FROM big")
+	cmd.Env = append(os.Environ(), "MYSQL_PWD=secret")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// Read the header and a row, then stop reading: the statement waits
+	// for the client, running.
+	br := bufio.NewReader(out)
+	for i := 0; i < 2; i++ {
+		if _, err := br.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	running := func() bool {
+		return strings.Contains(fmt.Sprint(rowsOf(t)(db.Query("SHOW PROCESSLIST"))), "Query 0 executing SELECT id, s FROM big")
+	}
+	waitFor := func(what string, cond func() bool) {
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	// Running, and still running a moment later: blocked on the client.
+	waitFor("the statement to wait for the client", func() bool {
+		if !running() {
+			return false
+		}
+		time.Sleep(200 * time.Millisecond)
+		return running()
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the statement to stop", func() bool { return !running() })
+	go io.Copy(io.Discard, br)
+	_ = cmd.Wait()
+	if got := testutil.ToFloat64(ts.srv.metrics.queries.WithLabelValues("cancelled")); got != 1 {
+		t.Errorf("cancelled statements: %v\n%s", got, ts.logs.String())
+	}
+	if n := count(t, db, "SELECT 1"); n != 1 {
+		t.Error("the server stopped answering")
+	}
 }

@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"context"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -141,8 +142,10 @@ func boolFormatter(col arrow.Array) func([]byte, int) []byte {
 
 // stream sends a result set batch by batch: the column definitions with
 // the first batch (so that a statement failing before its first row is one
-// ERR packet), then each batch as it is read. It releases r.
-func stream(r array.RecordReader, callback func(*sqltypes.Result) error) error {
+// ERR packet), then each batch as it is read. A statement cancelled while
+// a batch was being written (KILL QUERY, while the client reads slowly)
+// ends with the cancellation, even after its last batch. It releases r.
+func stream(ctx context.Context, r array.RecordReader, callback func(*sqltypes.Result) error) error {
 	defer r.Release()
 	sch := r.Schema()
 	fl := fields(sch)
@@ -166,6 +169,9 @@ func stream(r array.RecordReader, callback func(*sqltypes.Result) error) error {
 			sent = true
 		}
 		if err := callback(res); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}

@@ -448,7 +448,7 @@ func (s *Server) exec(ctx context.Context, st *connState, text string, callback 
 		if err != nil {
 			return err
 		}
-		return stream(r, callback)
+		return stream(ctx, r, callback)
 	}
 	res, err := st.sess.Exec(ctx, text)
 	if err != nil {
