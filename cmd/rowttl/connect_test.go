@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"syscall"
@@ -59,7 +61,7 @@ func startServeMySQL(t *testing.T, dir string) (httpAddr, mysqlAddr string, stop
 // what to use instead.
 func TestSQLConnect(t *testing.T) {
 	dir := t.TempDir()
-	_, addr, stop := startServeMySQL(t, dir)
+	httpAddr, addr, stop := startServeMySQL(t, dir)
 	t.Setenv("ROWTTL_PASSWORD", "p")
 	script := `CREATE TABLE t (id INT, s STRING, ok BOOLEAN) DUPLICATE KEY(id);
 INSERT INTO t VALUES (1, 'a	b', true), (2, NULL, false);
@@ -89,6 +91,20 @@ SHOW CREATE TABLE t;`
 	_, _, err = runLoadCmd(t, "3,x,1\n", "--dir", dir, "--table", "t", "-")
 	if err == nil || !strings.Contains(err.Error(), "is in use by process") || !strings.Contains(err.Error(), "/api/default/t/_stream_load") {
 		t.Errorf("load on a served directory: %v", err)
+	}
+	// The MySQL side's metrics are in serve's /metrics.
+	req, _ := http.NewRequest(http.MethodGet, "http://"+httpAddr+"/metrics", nil)
+	req.SetBasicAuth("u", "p")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{`rowttl_mysql_queries_total{outcome="error"} 1`, "rowttl_mysql_login_failures_total 1", "rowttl_mysql_query_duration_seconds_count"} {
+		if !strings.Contains(string(metrics), m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("serve after SIGTERM: %v", err)
