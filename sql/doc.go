@@ -22,6 +22,11 @@
 // rows it formats from the same batches; Session.RunScript runs a script
 // as the shell does, streaming each result set to a writer batch by batch;
 // Session.ExecScript runs a script statement by statement with a callback.
+// For front ends (the MySQL protocol, the database/sql driver):
+// ReturnsRows tells Query's statements from Exec's, CountParams and
+// BindParams write `?` arguments into a statement as literals of their Go
+// type (the dialect has no placeholders), Session.Variable and
+// Session.Location give what SHOW VARIABLES and client values need.
 // Each statement takes one now when it starts (the wall clock, or the
 // frozen clock of SET session_now) and uses it for NOW(),
 // CURRENT_TIMESTAMP, defaults and the TTL check of every row it reads or
