@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 )
 
@@ -241,4 +242,47 @@ func TestRawArrow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestBatchesReleased: rows read to the end, closed early, cancelled, or
+// failing midway release every batch (a checked allocator in the
+// connection's session).
+func TestBatchesReleased(t *testing.T) {
+	db, _ := openTest(t, "")
+	mustExec(t, db, "CREATE TABLE r (id BIGINT, s STRING) DUPLICATE KEY(id)")
+	mustExec(t, db, "INSERT INTO r VALUES (1, 'a'), (2, 'b'), (3, 'x'), (4, 'y')")
+	for i := 0; i < 14; i++ {
+		mustExec(t, db, fmt.Sprintf("INSERT INTO r SELECT id + %d, s FROM r", 4<<i))
+	}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Raw(func(dc any) error {
+		dc.(*Conn).Session().SetAllocator(mem)
+		return nil
+	})
+	// To the end; closed after a row; cancelled; failing midway. The
+	// values are computed, so that the batches come from mem.
+	rows, _ := conn.QueryContext(ctx, "SELECT id + 1, concat(s, 'x') FROM r WHERE id > 0")
+	for rows.Next() {
+	}
+	rows.Close()
+	rows, _ = conn.QueryContext(ctx, "SELECT id + 1, concat(s, 'x') FROM r")
+	rows.Next()
+	rows.Close()
+	cctx, cancel := context.WithCancel(ctx)
+	rows, _ = conn.QueryContext(cctx, "SELECT id * 2 FROM r")
+	rows.Next()
+	cancel()
+	for rows.Next() {
+	}
+	rows.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT CAST(s AS INT) FROM r"); err == nil {
+		t.Error("a failing cast succeeded")
+	}
+	conn.Close()
+	mem.AssertSize(t, 0)
 }

@@ -3,6 +3,8 @@ package sql
 import (
 	"strconv"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // What network front ends and drivers need to know about a session beyond
@@ -52,4 +54,13 @@ func (s *Session) Variable(name string) (value string, ok bool) {
 	}
 	v, ok := s.vars[name]
 	return v, ok
+}
+
+// SetAllocator makes the session build its result batches with mem (tests
+// give a checked allocator, to show that a front end releases every
+// batch).
+func (s *Session) SetAllocator(mem memory.Allocator) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mem = mem
 }

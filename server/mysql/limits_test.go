@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	rsql "github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -316,4 +318,65 @@ func TestShutdownClosesHandshakes(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve waits for a client in its handshake")
 	}
+}
+
+// TestBatchesReleased: every batch a statement makes is released, whether
+// its rows all reach the client, the client vanishes, the statement is
+// killed or fails midway (a checked allocator for the table and the
+// sessions).
+func TestBatchesReleased(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	db, err := table.OpenDB(t.TempDir(), &table.Options{Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(db, Options{User: "root", Password: "secret", NewSession: func(db *table.DB) *rsql.Session {
+		s := rsql.NewSession(db)
+		s.SetAllocator(mem)
+		return s
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	ts := &testServer{srv: srv, addr: ln.Addr().String()}
+	c := ts.open(t, "")
+	total := bigTable(t, c)
+	if got := count(t, c, "SELECT count(*) FROM big"); got != total {
+		t.Fatalf("count %d", got)
+	}
+	// A client that reads a few rows and goes.
+	gone, _ := sql.Open("mysql", strings.Replace(ts.dsn("root", "secret", ""), "tcp(", "tcpcut(", 1))
+	rows, err := gone.Query("SELECT id, s FROM big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows.Next()
+	cut.Lock()
+	for _, cn := range cut.conns {
+		cn.Close()
+	}
+	cut.conns = nil
+	cut.Unlock()
+	rows.Close()
+	gone.Close()
+	// A statement that fails midway.
+	if _, err := c.Exec("SELECT CAST(s AS INT) FROM big"); err == nil {
+		t.Error("a failing cast succeeded")
+	}
+	c.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mem.AssertSize(t, 0)
 }
