@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -379,4 +380,36 @@ func TestBatchesReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem.AssertSize(t, 0)
+}
+
+// TestReadTimeout: a command that stops arriving midway, or a handshake
+// never answered, closes its connection after the read timeout, though
+// the idle timeout is far off.
+func TestReadTimeout(t *testing.T) {
+	ts := startServer(t, Options{User: "-", ReadTimeout: 200 * time.Millisecond, IdleTimeout: time.Hour})
+	closedWithin := func(r *rawClient, d time.Duration) bool {
+		_ = r.c.SetReadDeadline(time.Now().Add(d))
+		_, err := io.Copy(io.Discard, r.c)
+		return err == nil // EOF: the server closed it
+	}
+	half := dialRaw(t, ts.addr)
+	half.login(t, 0)
+	_, _ = half.c.Write([]byte{100, 0, 0, 0, 3, 'S', 'E', 'L'}) // 100 bytes announced, 4 sent
+	if !closedWithin(half, 3*time.Second) {
+		t.Error("a half-sent command kept its connection")
+	}
+	mute := dialRaw(t, ts.addr)
+	if _, _, err := mute.readPacket(); err != nil {
+		t.Fatal(err)
+	}
+	if !closedWithin(mute, 3*time.Second) {
+		t.Error("an unanswered greeting kept its connection")
+	}
+	// An idle connection that logged in stays.
+	idle := dialRaw(t, ts.addr)
+	idle.login(t, 0)
+	if closedWithin(idle, time.Second) {
+		t.Error("an idle connection was closed by the read timeout")
+	}
+	idle.c.Close()
 }
