@@ -91,22 +91,7 @@ func (t *Table) alter(fn func(def *Definition, pol *ttlcol.Policy) error) error 
 	if err := fn(def, &pol); err != nil {
 		return err
 	}
-	return t.installDefinition(v, def, pol)
-}
-
-// installDefinition makes a new definition and policy durable, then
-// current.
-func (t *Table) installDefinition(v *version, def *Definition, pol ttlcol.Policy) error {
-	e := &versionEdit{Definition: def, Policy: &pol}
-	if err := t.appendManifest(e); err != nil {
-		return err
-	}
-	t.mu.Lock()
-	old := t.mu.current
-	t.mu.current = newVersion(def, pol, old.with(nil), old.lastVersion, old.deleted)
-	t.mu.Unlock()
-	old.unref()
-	return nil
+	return t.vs.logAndApply(&versionEdit{Definition: def, Policy: &pol})
 }
 
 // hiddenOrSource reports whether name is __TTL__ (or its alias) or the row

@@ -228,7 +228,7 @@ func (t *Table) autoCompactionOn() bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.mu.current.def.Properties[PropDisableAutoComp] != "true"
+	return t.vs.current.def.Properties[PropDisableAutoComp] != "true"
 }
 
 // startBackground runs auto-compaction after writes and on a timer until
@@ -285,26 +285,17 @@ func (t *Table) startBackground() {
 }
 
 // recordPublished records in CURRENT the last record the manifest made
-// durable, when CURRENT is behind it: after a crash, a cut of the records
-// it names is then told from a torn tail (see the manifest format).
+// durable (see versionSet.recordPublished), unless the table is closed.
 func (t *Table) recordPublished() error {
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
 	t.mu.Lock()
-	skip := t.mu.closed || t.mu.failed != nil
-	published := t.mu.published
+	closed := t.mu.closed
 	t.mu.Unlock()
-	m := t.manifest
-	if skip || m == nil || m.seq <= published {
+	if closed {
 		return nil
 	}
-	if err := writeCurrent(t.fs, t.dir, m.num, m.seq); err != nil {
-		return err
-	}
-	t.mu.Lock()
-	t.mu.published = m.seq
-	t.mu.Unlock()
-	return nil
+	return t.vs.recordPublished()
 }
 
 // wake asks the background loop for a round.

@@ -257,69 +257,39 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 // rows) in one manifest record, and marks the inputs obsolete: their files
 // go when the last reader lets go.
 func (t *Table) installCompaction(v *version, j job, out rowset.Meta, w *rowset.Writer) error {
-	inputs := j.inputs
-	var h *rowset.Handle
+	e := &versionEdit{}
 	if w != nil && out.Rows > 0 {
-		t.mu.Lock()
-		out.ID = t.mu.nextRowsetID
-		t.mu.nextRowsetID++
-		t.mu.Unlock()
-		var err error
-		if h, err = rowset.Open(t.fs, t.dir, out, t.onRelease); err != nil {
+		out.ID = t.vs.newRowsetID()
+		h, err := rowset.Open(t.fs, t.dir, out, t.onRelease)
+		if err != nil {
 			w.Abort()
 			return err
 		}
+		e.Added = []rowset.Meta{out}
+		e.apply.handles = []*rowset.Handle{h}
 	}
-	removed := map[uint64]bool{}
 	var inRows, inBytes int64
-	for _, in := range inputs {
-		removed[in.Meta.ID] = true
+	for _, in := range j.inputs {
+		e.Removed = append(e.Removed, in.Meta.ID)
 		inRows += in.Meta.Rows
 		inBytes += in.Meta.Bytes
 	}
-	t.mu.Lock()
-	tot := t.mu.totals.clone()
-	tot.ReclaimedRows += inRows - out.Rows
-	tot.ReclaimedBytes += inBytes - out.Bytes
-	tot.CompactedBytes += out.Bytes
-	tot.Compactions[string(j.kind)]++
-	if tot.Triggers == nil {
-		tot.Triggers = map[string]int64{}
-	}
-	tot.Triggers[j.trigger]++
-	e := &versionEdit{NextFileNum: t.mu.nextFileNum, NextRowsetID: t.mu.nextRowsetID, Totals: &tot}
-	t.mu.Unlock()
-	for id := range removed {
-		e.Removed = append(e.Removed, id)
-	}
-	if h != nil {
-		e.Added = []rowset.Meta{out}
-	}
-	if err := t.appendManifest(e); err != nil {
-		if h != nil {
-			h.Unref()
+	e.apply.updateTotals = func(tot *Totals) {
+		tot.ReclaimedRows += inRows - out.Rows
+		tot.ReclaimedBytes += inBytes - out.Bytes
+		tot.CompactedBytes += out.Bytes
+		tot.Compactions[string(j.kind)]++
+		if tot.Triggers == nil {
+			tot.Triggers = map[string]int64{}
 		}
+		tot.Triggers[j.trigger]++
+	}
+	if err := t.vs.logAndApply(e); err != nil {
 		if w != nil {
 			w.Abort()
 		}
 		return err
 	}
-	t.mu.Lock()
-	old := t.mu.current
-	var add []*rowset.Handle
-	if h != nil {
-		add = append(add, h)
-	}
-	t.mu.current = newVersion(old.def, old.policy, old.with(removed, add...), old.lastVersion, old.deleted)
-	t.mu.totals = tot
-	t.mu.Unlock()
-	for _, in := range inputs {
-		in.MarkObsolete()
-	}
-	if h != nil {
-		h.Unref()
-	}
-	old.unref()
 	return nil
 }
 

@@ -3,6 +3,16 @@
 // (the manifest and the rowsets of each version), the write path, the
 // snapshots that readers pin, and the clean-up of files after a crash.
 //
+// # The version set
+//
+// One versionSet (version_set.go) owns the manifest, the current version,
+// the numbering of files and rowsets, the labels, the totals and the
+// failed state. Every change of what is published — a write, a DELETE, an
+// ALTER, a compaction install — is one edit through its logAndApply, which
+// appends the edit to the manifest and only then installs the version it
+// describes; replay at open, rotation and recovery from a failed append
+// rebuild the same state there.
+//
 // # Durability
 //
 // A write encodes its rows into segment files under temporary names, syncs

@@ -122,7 +122,7 @@ func (t *Table) NewLoadWriter(ctx context.Context, o WriteOptions) (*LoadWriter,
 // publishes, no manifest record names its files, so aborting removes them.
 func (lw *LoadWriter) newRowsetWriter() *rowset.Writer {
 	t := lw.t
-	return t.newRowsetWriterWith(lw.v, func() bool { return !lw.publishing || t.manifest.mayRemoveFiles() })
+	return t.newRowsetWriterWith(lw.v, func() bool { return !lw.publishing || t.vs.mayRemoveFiles() })
 }
 
 // Definition is the definition the load encodes its rows for.
@@ -136,7 +136,7 @@ func (t *Table) checkLabel(label string) error {
 		return nil
 	}
 	t.mu.Lock()
-	dup := t.mu.labels[label]
+	dup := t.vs.labels[label]
 	t.mu.Unlock()
 	if dup {
 		return rowttl.Errorf(rowttl.ErrLabelExists, "Label [%s] has already been used", label)
@@ -148,7 +148,7 @@ func (t *Table) checkLabel(label string) error {
 func (t *Table) HasLabel(label string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.mu.labels[label]
+	return t.vs.labels[label]
 }
 
 var errLoadDone = errors.New("load writer already committed or aborted")
@@ -228,7 +228,7 @@ func (lw *LoadWriter) spill() error {
 		FS: t.fs, Dir: t.dir, Schema: phys, TTLIndex: -1,
 		// Runs are read back once: light encodings only, one file each.
 		Segment:     segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: -1, Tag: t.tagFor(kindRun)},
-		SegmentRows: math.MaxInt64, NewFileNum: t.newFileNum,
+		SegmentRows: math.MaxInt64, NewFileNum: t.vs.newFileNum,
 	})
 	lw.runs = append(lw.runs, w)
 	err = w.Write(run)

@@ -198,7 +198,7 @@ func createManifest(fs vfs.FS, dir string, num uint64, snapshot *versionEdit) (*
 
 // append makes one edit durable, numbering it after the last. A failed
 // append leaves the file as it was (the partial record is cut) when it can;
-// the table then recovers (see Table.recoverLocked).
+// the table then recovers (see versionSet.recover).
 func (m *manifest) append(e *versionEdit) error {
 	if m.uncertain != nil {
 		return fmt.Errorf("append to manifest %s after an earlier failure: %w", manifestName(m.num), m.uncertain)

@@ -192,7 +192,7 @@ func openCut(t *testing.T, where string, fsys *vfs.MemFS, readOnly bool, want []
 			t.Fatal(err)
 		}
 		live := map[string]bool{}
-		for _, h := range tbl.mu.current.rowsets {
+		for _, h := range tbl.vs.current.rowsets {
 			for _, s := range h.Meta.Segments {
 				live[path.Base(rowset.SegmentFileName("", s.FileNum))] = true
 			}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/segment"
@@ -51,12 +50,10 @@ func parseSegmentTag(tag []byte) (kind byte, after uint64, ok bool) {
 	return tag[1], after, true
 }
 
-// tagFor is the tag of the next file the table writes. Writers under
-// writeMu read the exact last record; a load encoding without it may read
-// one a concurrent publish has just passed, an earlier record, which is
-// what a file written before that publish would carry anyway.
+// tagFor is the tag of the next file the table writes (see
+// versionSet.lastSeq for what a writer without the lock reads).
 func (t *Table) tagFor(kind byte) []byte {
-	return segmentTag(kind, t.tagSeq.Load())
+	return segmentTag(kind, t.vs.lastSeq())
 }
 
 // strayFile is a segment file that no live rowset lists.
@@ -275,125 +272,4 @@ func (t *Table) LostFound() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Clone(t.mu.lostFound)
-}
-
-// recoverLocked makes a table whose manifest append failed usable again,
-// in place: it reads the manifest back to learn what it holds — the failed
-// record may be there, whole, or not at all — writes that state as the
-// snapshot of a fresh manifest, switches CURRENT to it and installs it. The
-// old file is never appended to again: after a failed write or sync what
-// it holds on disk is unknown. The caller holds writeMu.
-func (t *Table) recoverLocked() error {
-	t.mu.Lock()
-	failed := t.mu.failed
-	t.mu.Unlock()
-	if failed == nil {
-		return nil
-	}
-	old := t.manifest
-	r, err := replayManifest(t.fs, t.dir, old.num)
-	if err != nil {
-		return err
-	}
-	st := newReplayState()
-	for i, e := range r.edits {
-		if err := st.apply(e); err != nil {
-			return rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d: %v", r.name, i, err)
-		}
-	}
-	if r.lastSeq < old.seq {
-		return rowttl.Errorf(rowttl.ErrCorruption, "manifest %s reads back %d records, %d were acknowledged", r.name, r.lastSeq, old.seq)
-	}
-	t.mu.Lock()
-	cur := t.mu.current
-	cur.ref()
-	t.mu.Unlock()
-	defer cur.unref()
-	byID := map[uint64]*rowset.Handle{}
-	for _, h := range cur.rowsets {
-		byID[h.Meta.ID] = h
-	}
-	var handles []*rowset.Handle
-	release := func() {
-		for _, h := range handles {
-			h.Unref()
-		}
-	}
-	for _, m := range st.sortedRowsets() {
-		if h, ok := byID[m.ID]; ok {
-			h.Ref()
-			handles = append(handles, h)
-			continue
-		}
-		h, err := rowset.Open(t.fs, t.dir, m, t.onRelease)
-		if err != nil {
-			release()
-			return err
-		}
-		handles = append(handles, h)
-	}
-	next := newVersion(st.def, st.policy, handles, st.lastVersion, st.deleted)
-	release()
-
-	t.mu.Lock()
-	num := max(t.mu.nextFileNum, st.nextFileNum)
-	nextFile := num + 1
-	nextRowset := max(t.mu.nextRowsetID, st.nextRowsetID)
-	t.mu.Unlock()
-	snap := snapshotEdit(next, st.labels, st.totals, nextFile, nextRowset)
-	snap.Seq = r.lastSeq
-	m, err := createManifest(t.fs, t.dir, num, snap)
-	if err != nil {
-		// CURRENT may name the new manifest already; the next attempt
-		// writes the same state under the same number.
-		next.unref()
-		return fmt.Errorf("rewrite manifest: %w", err)
-	}
-	old.close()
-	t.manifest = m
-	t.tagSeq.Store(m.seq)
-	t.mu.Lock()
-	t.mu.current = next
-	t.mu.nextFileNum = nextFile
-	t.mu.nextRowsetID = nextRowset
-	t.mu.labels = st.labels
-	t.mu.totals = st.totals
-	t.mu.failed = nil
-	t.mu.published = r.lastSeq
-	unsettled := t.mu.unsettled
-	t.mu.unsettled = nil
-	t.mu.Unlock()
-	live := map[uint64]bool{}
-	for _, h := range next.rowsets {
-		live[h.Meta.ID] = true
-		for _, s := range h.Meta.Segments {
-			delete(unsettled, s.FileNum)
-		}
-	}
-	for _, h := range cur.rowsets {
-		if !live[h.Meta.ID] {
-			// The failed record was a compaction, and it is durable after
-			// all: its inputs go when their readers let go.
-			h.MarkObsolete()
-		}
-	}
-	cur.unref() // the table's reference; the deferred one is ours
-	// Files of the failed record that the manifest turned out not to hold,
-	// and the old manifest, go; failing that they are orphans for the next
-	// open.
-	for n := range unsettled {
-		t.fs.Remove(rowset.SegmentFileName(t.dir, n))
-	}
-	t.fs.Remove(filepath.Join(t.dir, manifestName(old.num)))
-	t.logf("table %s: recovered from a failed manifest append (%v): manifest %s holds %d records, continued in %s",
-		t.Name(), failed, manifestName(old.num), r.lastSeq, manifestName(num))
-	return nil
-}
-
-func newReplayState() *replayState {
-	return &replayState{
-		rowsets: map[uint64]rowset.Meta{}, labels: map[string]bool{},
-		totals: Totals{Compactions: map[string]int64{}}, deleted: map[uint64]*roaring.Bitmap{},
-		obsolete: map[uint64]bool{},
-	}
 }

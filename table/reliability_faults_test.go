@@ -773,7 +773,7 @@ func runFaultSequence(t *testing.T, seed uint64, steps int) {
 		}
 		expect("after failed "+desc, ref)
 		tbl.mu.Lock()
-		failed := tbl.mu.failed != nil
+		failed := tbl.vs.failed != nil
 		tbl.mu.Unlock()
 		if failed && rng.IntN(2) == 0 {
 			// The record may be durable: the next write settles it in
@@ -901,7 +901,7 @@ func TestBackgroundRecoversInPlace(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		tbl.mu.Lock()
-		failed := tbl.mu.failed
+		failed := tbl.vs.failed
 		tbl.mu.Unlock()
 		if failed == nil {
 			break

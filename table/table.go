@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -117,27 +114,14 @@ type Table struct {
 	// writeMu serialises writers: writes, ALTERs, compaction installs and
 	// the publish of a load (which reads and encodes its rows without it).
 	writeMu writeLock
-	// tagSeq is the manifest's last record, for the tags of segment files
-	// written without writeMu (a load encodes before it publishes). Read
-	// stale it only names an earlier record, which the open-time checks
-	// accept.
-	tagSeq atomic.Uint64
+
+	// vs owns the manifest and the published state; its fields are
+	// guarded by mu.
+	vs versionSet
 
 	mu struct {
 		sync.Mutex
-		current      *version
-		nextFileNum  uint64
-		nextRowsetID uint64
-		labels       map[string]bool
-		totals       Totals
-		closed       bool
-		// failed is set when a manifest append failed: the manifest may
-		// hold the record or part of it. The next writer recovers first
-		// (recoverLocked); unsettled are the files of that record.
-		failed    error
-		unsettled map[uint64]bool
-		// published is the last record CURRENT records as published.
-		published uint64
+		closed bool
 		// lostFound lists the files no record accounts for (LostFound).
 		lostFound []string
 		// latestNow is the latest now (µs) any request of this process has
@@ -145,13 +129,20 @@ type Table struct {
 		// it (see reclaimNow).
 		latestNow int64
 	}
-	manifest *manifest
 
 	// Background compaction.
 	kick     chan struct{}
 	stop     chan struct{}
 	bgDone   chan struct{}
 	stopOnce sync.Once
+}
+
+// newTable is a table with no state yet: the caller loads its version set.
+func newTable(dir string, o Options, fsys vfs.FS, lock *fileLock) *Table {
+	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock}
+	t.deferring, _ = fsys.(*deferringFS)
+	t.vs = versionSet{fs: fsys, dir: dir, name: t.Name, logf: t.logf, onRelease: t.onRelease, mu: &t.mu.Mutex}
+	return t
 }
 
 // Create makes a new table in dir, which must not hold one already.
@@ -198,14 +189,14 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 		lock.release()
 		return nil, err
 	}
-	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock, manifest: m}
-	t.deferring, _ = fsys.(*deferringFS)
-	t.mu.current = newVersion(d, pol, nil, 0, nil)
-	t.mu.nextFileNum = 2 // 1 is the manifest
-	t.mu.nextRowsetID = 1
-	t.mu.labels = map[string]bool{}
-	t.mu.totals = Totals{Compactions: map[string]int64{}}
-	t.mu.published = snap.Seq
+	t := newTable(dir, o, fsys, lock)
+	t.vs.setManifest(m)
+	t.vs.current = newVersion(d, pol, nil, 0, nil)
+	t.vs.nextFileNum = 2 // 1 is the manifest
+	t.vs.nextRowsetID = 1
+	t.vs.labels = map[string]bool{}
+	t.vs.totals = Totals{Compactions: map[string]int64{}}
+	t.vs.published = snap.Seq
 	t.startBackground()
 	return t, nil
 }
@@ -319,11 +310,9 @@ func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock 
 	if err != nil {
 		return nil, err
 	}
-	st := newReplayState()
-	for i, e := range r.edits {
-		if err := st.apply(e); err != nil {
-			return nil, rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: record %d: %v", r.name, i, err)
-		}
+	st, err := replayEdits(r)
+	if err != nil {
+		return nil, err
 	}
 	live := map[uint64]bool{}
 	for _, m := range st.rowsets {
@@ -340,52 +329,35 @@ func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock 
 	if err := inv.checkPublished(r, filepath.Join(dir, currentFile), published); err != nil {
 		return nil, err
 	}
-	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock}
-	t.deferring, _ = fsys.(*deferringFS)
-	var handles []*rowset.Handle
-	for _, m := range st.sortedRowsets() {
-		h, err := rowset.Open(fsys, dir, m, t.onRelease)
-		if err != nil {
-			for _, h := range handles {
-				h.Unref()
-			}
-			return nil, inv.missingWithLoss(r, st.nextFileNum, err)
-		}
-		handles = append(handles, h)
-	}
-	t.mu.current = newVersion(st.def, st.policy, handles, st.lastVersion, st.deleted)
-	for _, h := range handles {
-		h.Unref() // the version holds them now
+	t := newTable(dir, o, fsys, lock)
+	handles, err := t.vs.openRowsets(st, nil)
+	if err != nil {
+		return nil, inv.missingWithLoss(r, st.nextFileNum, err)
 	}
 	// No number in use, even in lost+found/, is handed out again.
-	t.mu.nextFileNum = max(st.nextFileNum, num+1, inv.maxNum+1)
-	t.mu.nextRowsetID = st.nextRowsetID
-	t.mu.labels = st.labels
-	t.mu.totals = st.totals
-	t.mu.published = published
+	t.vs.load(st, handles, max(st.nextFileNum, num+1, inv.maxNum+1), published)
 
 	if o.ReadOnly {
 		t.mu.lostFound = append(inv.lostFound, strayNames(inv.strays)...)
 		return t, nil
 	}
 	if r.size > o.ManifestRotateBytes {
-		if err := t.rotateManifestLocked(r.lastSeq); err != nil {
-			t.mu.current.unref()
+		if err := t.vs.rotate(r.lastSeq); err != nil {
+			t.vs.current.unref()
 			return nil, err
 		}
 		inv.manifests = append(inv.manifests, manifestName(num))
 	} else {
 		if err := r.cutTail(fsys); err != nil {
-			t.mu.current.unref()
+			t.vs.current.unref()
 			return nil, err
 		}
 		f, err := fsys.OpenAppend(r.name)
 		if err != nil {
-			t.mu.current.unref()
+			t.vs.current.unref()
 			return nil, err
 		}
-		t.manifest = &manifest{fs: fsys, dir: dir, num: num, f: f, size: r.size, seq: r.lastSeq}
-		t.tagSeq.Store(r.lastSeq)
+		t.vs.setManifest(&manifest{fs: fsys, dir: dir, num: num, f: f, size: r.size, seq: r.lastSeq})
 		// What was just replayed may never have been made durable (a
 		// record whose sync failed before a restart): sync it, and CURRENT's
 		// entry, before anything relies on it — before the orphans it makes
@@ -395,137 +367,28 @@ func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock 
 			err = o.FS.SyncDir(dir)
 		}
 		if err != nil {
-			t.manifest.close()
-			t.mu.current.unref()
+			t.vs.manifest.close()
+			t.vs.current.unref()
 			return nil, fmt.Errorf("sync manifest %s: %w", manifestName(num), err)
 		}
 		if r.lastSeq > published {
 			// Now durable, the records are published: a table that crashes
 			// later still tells a cut of them from a torn tail.
 			if err := writeCurrent(o.FS, dir, num, r.lastSeq); err != nil {
-				t.manifest.close()
-				t.mu.current.unref()
+				t.vs.manifest.close()
+				t.vs.current.unref()
 				return nil, fmt.Errorf("record the last published record in %s: %w", currentFile, err)
 			}
-			t.mu.published = r.lastSeq
+			t.vs.published = r.lastSeq
 		}
 	}
 	if err := t.settleFiles(inv); err != nil {
-		t.manifest.close()
-		t.mu.current.unref()
+		t.vs.manifest.close()
+		t.vs.current.unref()
 		return nil, err
 	}
 	t.mu.lostFound = inv.lostFound
 	return t, nil
-}
-
-type replayState struct {
-	def          *Definition
-	policy       ttlcol.Policy
-	rowsets      map[uint64]rowset.Meta
-	labels       map[string]bool
-	totals       Totals
-	nextFileNum  uint64
-	nextRowsetID uint64
-	lastVersion  int64
-	deleted      map[uint64]*roaring.Bitmap
-	// obsolete are the segment files of rowsets a record removed.
-	obsolete map[uint64]bool
-}
-
-func (s *replayState) apply(e *versionEdit) error {
-	if e.Definition != nil {
-		s.def = e.Definition
-	}
-	if e.Policy != nil {
-		s.policy = *e.Policy
-	}
-	for _, id := range e.Removed {
-		for _, seg := range s.rowsets[id].Segments {
-			s.obsolete[seg.FileNum] = true
-		}
-		delete(s.rowsets, id)
-		delete(s.deleted, id)
-	}
-	for _, m := range e.Added {
-		s.rowsets[m.ID] = m
-	}
-	for _, l := range e.Labels {
-		s.labels[l] = true
-	}
-	if e.Totals != nil {
-		s.totals = e.Totals.clone()
-	}
-	s.nextFileNum = max(s.nextFileNum, e.NextFileNum)
-	s.nextRowsetID = max(s.nextRowsetID, e.NextRowsetID)
-	s.lastVersion = max(s.lastVersion, e.LastVersion)
-	for _, d := range e.Deletes {
-		b := roaring.New()
-		if _, err := b.FromBuffer(append([]byte(nil), d.Bits...)); err != nil {
-			return fmt.Errorf("delete bitmap of rowset %d: %v", d.Rowset, err)
-		}
-		if cur, ok := s.deleted[d.Rowset]; ok {
-			cur.Or(b)
-		} else {
-			s.deleted[d.Rowset] = b
-		}
-	}
-	return nil
-}
-
-func (s *replayState) sortedRowsets() []rowset.Meta {
-	out := make([]rowset.Meta, 0, len(s.rowsets))
-	for _, m := range s.rowsets {
-		out = append(out, m)
-	}
-	sortMetas(out)
-	return out
-}
-
-// snapshotEditLocked describes the whole current state as one edit.
-func (t *Table) snapshotEditLocked() *versionEdit {
-	return snapshotEdit(t.mu.current, t.mu.labels, t.mu.totals, t.mu.nextFileNum, t.mu.nextRowsetID)
-}
-
-// snapshotEdit describes a state as one edit, with no sequence number.
-func snapshotEdit(v *version, labels map[string]bool, totals Totals, nextFile, nextRowset uint64) *versionEdit {
-	pol := v.policy
-	tot := totals.clone()
-	e := &versionEdit{
-		Format: manifestFormat, Definition: v.def, Policy: &pol,
-		NextFileNum: nextFile, NextRowsetID: nextRowset,
-		LastVersion: v.lastVersion, Totals: &tot,
-	}
-	for _, h := range v.rowsets {
-		e.Added = append(e.Added, h.Meta)
-	}
-	for l := range labels {
-		e.Labels = append(e.Labels, l)
-	}
-	sort.Strings(e.Labels)
-	e.Deletes = encodeMarks(v.deleted)
-	return e
-}
-
-// rotateManifestLocked writes the state, whose last record is numbered
-// seq, into a fresh manifest and switches CURRENT to it; the old manifest
-// becomes an orphan.
-func (t *Table) rotateManifestLocked(seq uint64) error {
-	num := t.mu.nextFileNum
-	t.mu.nextFileNum++
-	e := t.snapshotEditLocked()
-	e.Seq = seq
-	m, err := createManifest(t.fs, t.dir, num, e)
-	if err != nil {
-		return fmt.Errorf("rewrite manifest: %w", err)
-	}
-	if t.manifest != nil {
-		t.manifest.close()
-	}
-	t.manifest = m
-	t.tagSeq.Store(m.seq)
-	t.mu.published = seq
-	return nil
 }
 
 // onRelease is called when a rowset's last reader lets go.
@@ -547,21 +410,21 @@ func (t *Table) Name() string {
 func (t *Table) Definition() *Definition {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.mu.current.def.Clone()
+	return t.vs.current.def.Clone()
 }
 
 // Policy returns the table's row TTL policy.
 func (t *Table) Policy() ttlcol.Policy {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.mu.current.policy
+	return t.vs.current.policy
 }
 
 // LastVersion returns the number of the newest published version.
 func (t *Table) LastVersion() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.mu.current.lastVersion
+	return t.vs.current.lastVersion
 }
 
 // Close waits for nothing: scans that are still open keep their files until
@@ -576,21 +439,10 @@ func (t *Table) Close() error {
 		return nil
 	}
 	t.mu.closed = true
-	v := t.mu.current
-	published := t.mu.published
+	v := t.vs.current
 	t.mu.Unlock()
 	v.unref()
-	var err error
-	if m := t.manifest; m != nil && m.seq > published {
-		// Record in CURRENT what the manifest must hold at least, so that
-		// a cut of its last records is told from a torn tail.
-		if werr := writeCurrent(t.fs, t.dir, m.num, m.seq); werr != nil {
-			err = fmt.Errorf("close table %s: record the last published record in %s: %w", t.Name(), currentFile, werr)
-		}
-	}
-	if cerr := t.manifest.close(); err == nil {
-		err = cerr
-	}
+	err := t.vs.close()
 	if t.deferring != nil {
 		t.deferring.close()
 	}
@@ -614,7 +466,7 @@ func (t *Table) pin() (*version, error) {
 	if t.mu.closed {
 		return nil, rowttl.Errorf(rowttl.ErrClosed, "table %s", t.Name())
 	}
-	v := t.mu.current
+	v := t.vs.current
 	v.ref()
 	return v, nil
 }

@@ -36,6 +36,10 @@ type versionEdit struct {
 	// DELETE, or superseded by a newer version of their key (merge-on-write).
 	Deletes []DeleteMarks `json:"deletes,omitempty"`
 	Totals  *Totals       `json:"totals,omitempty"`
+
+	// apply is what logAndApply installs besides the record; it is never
+	// encoded.
+	apply editApply
 }
 
 // Totals are counters that survive restarts.

@@ -60,13 +60,8 @@ func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, o Wr
 	if o.Partial {
 		return rowttl.Errorf(rowttl.ErrNotSupported, "table %s: partial-column updates", t.Name())
 	}
-	if o.Label != "" {
-		t.mu.Lock()
-		dup := t.mu.labels[o.Label]
-		t.mu.Unlock()
-		if dup {
-			return rowttl.Errorf(rowttl.ErrLabelExists, "Label [%s] has already been used", o.Label)
-		}
+	if err := t.checkLabel(o.Label); err != nil {
+		return err
 	}
 	return t.writeLocked(ctx, v, recs, o, writeExtras{})
 }
@@ -169,15 +164,13 @@ func (t *Table) writable() (*version, error) {
 		v.unref()
 		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "table %s is open read-only", t.Name())
 	}
-	t.mu.Lock()
-	failed := t.mu.failed
-	t.mu.Unlock()
+	failed := t.vs.failure()
 	if failed == nil {
 		return v, nil
 	}
 	// The caller holds writeMu, as every caller of writable does.
 	v.unref()
-	if err := t.recoverLocked(); err != nil {
+	if err := t.vs.recover(); err != nil {
 		return nil, fmt.Errorf("table %s takes no writes until it recovers from a failed manifest append (%v); recovering failed: %w", t.Name(), failed, err)
 	}
 	return t.pin()
@@ -185,7 +178,7 @@ func (t *Table) writable() (*version, error) {
 
 func (t *Table) newRowsetWriter(v *version) *rowset.Writer {
 	// Called with writeMu held, as every manifest append is.
-	return t.newRowsetWriterWith(v, func() bool { return t.manifest.mayRemoveFiles() })
+	return t.newRowsetWriterWith(v, t.vs.mayRemoveFiles)
 }
 
 // newRowsetWriterWith is newRowsetWriter whose Abort asks mayRemove before
@@ -205,29 +198,18 @@ func (t *Table) newRowsetWriterWith(v *version, mayRemove func() bool) *rowset.W
 	return rowset.NewWriter(rowset.WriterOptions{
 		FS: t.fs, Dir: t.dir, Schema: phys, TTLIndex: ttlIdx,
 		Segment: seg, SegmentRows: t.opts.SegmentRows,
-		NewFileNum: t.newFileNum,
+		NewFileNum: t.vs.newFileNum,
 		MayRemove:  mayRemove,
 	})
-}
-
-func (t *Table) newFileNum() uint64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := t.mu.nextFileNum
-	t.mu.nextFileNum++
-	return n
 }
 
 // publish makes a written rowset the next version: it opens the files (so
 // that a bad file fails the write, not a later scan), appends one manifest
 // record, and installs the new version.
 func (t *Table) publish(ctx context.Context, v *version, meta rowset.Meta, w *rowset.Writer, label string, marks map[uint64]*roaring.Bitmap) error {
-	t.mu.Lock()
-	meta.ID = t.mu.nextRowsetID
-	t.mu.nextRowsetID++
+	meta.ID = t.vs.newRowsetID()
 	meta.Lo = v.lastVersion + 1
 	meta.Hi = meta.Lo
-	t.mu.Unlock()
 
 	h, err := rowset.Open(t.fs, t.dir, meta, t.onRelease)
 	if err != nil {
@@ -255,62 +237,24 @@ func (t *Table) publish(ctx context.Context, v *version, meta rowset.Meta, w *ro
 		}
 		marks = m
 	}
-	t.mu.Lock()
-	tot := t.mu.totals.clone()
-	tot.IngestedBytes += meta.Bytes
-	e := &versionEdit{
-		NextFileNum: t.mu.nextFileNum, NextRowsetID: t.mu.nextRowsetID,
-		LastVersion: meta.Hi, Totals: &tot, Deletes: encodeMarks(marks),
-	}
+	e := &versionEdit{LastVersion: meta.Hi}
+	e.apply.marks = marks
+	e.apply.updateTotals = func(tot *Totals) { tot.IngestedBytes += meta.Bytes }
 	if meta.Rows > 0 {
 		e.Added = []rowset.Meta{meta}
+		e.apply.handles = []*rowset.Handle{h}
+	} else {
+		// An empty write publishes a version and no rowset.
+		defer h.Unref()
 	}
-	t.mu.Unlock()
 	if label != "" {
 		e.Labels = []string{label}
 	}
-	if err := t.appendManifest(e); err != nil {
-		h.Unref()
+	if err := t.vs.logAndApply(e); err != nil {
 		w.Abort()
 		return err
 	}
-	t.mu.Lock()
-	old := t.mu.current
-	rowsets := old.with(nil)
-	if meta.Rows > 0 {
-		rowsets = append(rowsets, h)
-	}
-	t.mu.current = newVersion(old.def, old.policy, rowsets, meta.Hi, old.withMarks(marks))
-	t.mu.totals = tot
-	if label != "" {
-		t.mu.labels[label] = true
-	}
-	t.mu.Unlock()
-	h.Unref()
-	old.unref()
 	t.wake()
-	return nil
-}
-
-// appendManifest makes an edit durable. When it cannot, the record's fate
-// is unknown: the next writer first recovers (recoverLocked), which
-// settles it, and the files it lists stay until then.
-func (t *Table) appendManifest(e *versionEdit) error {
-	if err := t.manifest.append(e); err != nil {
-		t.mu.Lock()
-		t.mu.failed = err
-		if t.mu.unsettled == nil {
-			t.mu.unsettled = map[uint64]bool{}
-		}
-		for _, m := range e.Added {
-			for _, s := range m.Segments {
-				t.mu.unsettled[s.FileNum] = true
-			}
-		}
-		t.mu.Unlock()
-		return err
-	}
-	t.tagSeq.Store(t.manifest.seq)
 	return nil
 }
 
