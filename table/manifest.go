@@ -92,8 +92,14 @@ func appendRecord(dst, payload []byte) []byte {
 // readRecords splits a manifest into payloads. It returns the length of the
 // valid prefix, so a torn tail can be cut.
 func readRecords(name string, data []byte) (payloads [][]byte, valid int, err error) {
+	return readFramed("manifest", name, data)
+}
+
+// readFramed is readRecords of a file of another kind (what, for messages)
+// framed the same way.
+func readFramed(kind, name string, data []byte) (payloads [][]byte, valid int, err error) {
 	corrupt := func(off int, what string) error {
-		return rowttl.Errorf(rowttl.ErrCorruption, "manifest %s: %s at offset %d", name, what, off)
+		return rowttl.Errorf(rowttl.ErrCorruption, "%s %s: %s at offset %d", kind, name, what, off)
 	}
 	off := 0
 	for off < len(data) {

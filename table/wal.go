@@ -1,0 +1,302 @@
+package table
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/vfs"
+)
+
+// The write-ahead log holds small writes until a flush makes them a
+// rowset. It is a sequence of segment files WAL-000123 (numbered from the
+// table's file numbers, so a later segment has a larger number), each a
+// sequence of records framed as manifest records are (see appendRecord):
+//
+//	payload   | seq (uvarint) | body |
+//
+// seq numbers the records in the order writers queued them, across
+// segments, strictly increasing; a number whose write failed is never
+// used again, so numbers may skip but never repeat, and a record that a
+// failed sync left durable after all cannot be confused with a later one.
+//
+// Group commit: writers queue their records; the first writer that finds
+// no leader leads: it writes every queued record in one write, syncs once
+// if any of them asked for a sync, applies them in queue order and wakes
+// their writers, then hands the lead to the first writer queued meanwhile.
+// A failed write or sync fails every writer of that group and applies none
+// of its records. After a failed sync the segment's contents are unknown,
+// so the next group first starts a new segment; until one can be made,
+// every commit fails.
+const walPrefix = "WAL-"
+
+func walName(num uint64) string { return fmt.Sprintf("%s%06d", walPrefix, num) }
+
+// parseWALName returns the number of a WAL segment file name.
+func parseWALName(name string) (uint64, bool) {
+	var num uint64
+	if _, err := fmt.Sscanf(name, walPrefix+"%06d", &num); err != nil || walName(num) != name {
+		return 0, false
+	}
+	return num, true
+}
+
+// walOp is one queued record.
+type walOp struct {
+	seq   uint64
+	body  []byte
+	sync  bool
+	apply func(seq uint64)
+	err   error
+	// wake receives once: lead set means the op's writer leads next,
+	// else the op is done (err set).
+	wake chan struct{}
+	lead bool
+}
+
+// walWriter appends records to the live segment with group commit.
+type walWriter struct {
+	fs         vfs.FS
+	dir        string
+	newFileNum func() uint64
+
+	mu      sync.Mutex // guards queue, leading, nextSeq
+	queue   []*walOp
+	leading bool
+	nextSeq uint64
+
+	// Owned by the leader.
+	f      vfs.File
+	num    uint64
+	size   int64
+	failed error
+	// syncs counts the syncs of the log (tests and Stats).
+	syncs int64
+}
+
+// openWALWriter starts a new segment whose first record will be numbered
+// nextSeq; the segment is durable (its directory entry synced) before it
+// returns.
+func openWALWriter(fsys vfs.FS, dir string, newFileNum func() uint64, nextSeq uint64) (*walWriter, error) {
+	w := &walWriter{fs: fsys, dir: dir, newFileNum: newFileNum, nextSeq: nextSeq}
+	if err := w.newSegment(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *walWriter) newSegment() error {
+	num := w.newFileNum()
+	name := filepath.Join(w.dir, walName(num))
+	f, err := w.fs.Create(name)
+	if err != nil {
+		return fmt.Errorf("create write-ahead log %s: %w", name, err)
+	}
+	if err := w.fs.SyncDir(w.dir); err != nil {
+		f.Close()
+		return fmt.Errorf("sync directory of write-ahead log %s: %w", name, err)
+	}
+	if w.f != nil {
+		w.f.Close()
+	}
+	w.f, w.num, w.size, w.failed = f, num, 0, nil
+	return nil
+}
+
+// commit appends body as one record, numbered after every record queued
+// before it, and returns its number once the record is written and, unless
+// noSync, synced. apply, when set, runs in number order for every record
+// of the group after the write (and sync) that covers it and before any of
+// their writers returns; it must not call commit.
+func (w *walWriter) commit(body []byte, noSync bool, apply func(seq uint64)) (uint64, error) {
+	op := &walOp{body: body, sync: !noSync, apply: apply, wake: make(chan struct{}, 1)}
+	w.mu.Lock()
+	op.seq = w.nextSeq
+	w.nextSeq++
+	w.queue = append(w.queue, op)
+	if w.leading {
+		w.mu.Unlock()
+		<-op.wake
+		if !op.lead {
+			return op.seq, op.err
+		}
+		w.mu.Lock()
+	}
+	w.leading = true
+	group := w.queue
+	w.queue = nil
+	w.mu.Unlock()
+
+	w.writeGroup(group)
+
+	w.mu.Lock()
+	if len(w.queue) > 0 {
+		next := w.queue[0]
+		next.lead = true
+		next.wake <- struct{}{}
+	} else {
+		w.leading = false
+	}
+	w.mu.Unlock()
+	for _, o := range group {
+		if o != op {
+			o.wake <- struct{}{}
+		}
+	}
+	return op.seq, op.err
+}
+
+// writeGroup writes, syncs and applies one group; it sets each op's err.
+func (w *walWriter) writeGroup(group []*walOp) {
+	fail := func(err error) {
+		for _, o := range group {
+			o.err = err
+		}
+	}
+	if w.failed != nil {
+		// What the segment holds is unknown: carry on in a new one.
+		if err := w.newSegment(); err != nil {
+			fail(fmt.Errorf("write-ahead log unusable after %v: %w", w.failed, err))
+			return
+		}
+	}
+	var buf []byte
+	needSync := false
+	for _, o := range group {
+		p := binary.AppendUvarint(nil, o.seq)
+		buf = appendRecord(buf, append(p, o.body...))
+		needSync = needSync || o.sync
+	}
+	name := walName(w.num)
+	if _, err := w.f.Write(buf); err != nil {
+		err = fmt.Errorf("write write-ahead log %s: %w", name, err)
+		if terr := w.f.Truncate(w.size); terr != nil {
+			// A partial record may stay: never append after it.
+			w.failed = err
+		}
+		fail(err)
+		return
+	}
+	w.size += int64(len(buf))
+	if needSync {
+		w.syncs++
+		if err := w.f.Sync(); err != nil {
+			err = fmt.Errorf("sync write-ahead log %s: %w", name, err)
+			w.failed = err
+			fail(err)
+			return
+		}
+	}
+	for _, o := range group {
+		if o.apply != nil {
+			o.apply(o.seq)
+		}
+	}
+}
+
+// close closes the live segment; queued writers must have returned.
+func (w *walWriter) close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+// walRecord is one replayed record.
+type walRecord struct {
+	seq  uint64
+	body []byte
+}
+
+// walSegment is one segment file found by replayWAL.
+type walSegment struct {
+	num     uint64
+	records []walRecord
+	// valid is the length of its prefix of whole records; size the file's.
+	valid, size int64
+}
+
+// replayWAL reads every segment of the log in dir, oldest first. A torn
+// tail of any segment (records a crash or a failed sync left half-written,
+// never acknowledged) ends that segment; a damaged record before it, a
+// record that does not decode, or numbers that do not increase are
+// ErrCorruption naming the file. It changes nothing.
+func replayWAL(fsys vfs.FS, dir string) ([]walSegment, error) {
+	names, err := fsys.List(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var nums []uint64
+	for _, n := range names {
+		if num, ok := parseWALName(n); ok {
+			nums = append(nums, num)
+		}
+	}
+	slices.Sort(nums)
+	var segs []walSegment
+	var last uint64
+	haveLast := false
+	for _, num := range nums {
+		name := filepath.Join(dir, walName(num))
+		data, err := readAll(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		seg, err := decodeWALSegment(name, data)
+		if err != nil {
+			return nil, err
+		}
+		seg.num = num
+		for _, r := range seg.records {
+			if haveLast && r.seq <= last {
+				return nil, rowttl.Errorf(rowttl.ErrCorruption, "write-ahead log %s: record %d follows record %d", name, r.seq, last)
+			}
+			last, haveLast = r.seq, true
+		}
+		segs = append(segs, seg)
+	}
+	return segs, nil
+}
+
+// decodeWALSegment splits the bytes of one segment into records.
+func decodeWALSegment(name string, data []byte) (walSegment, error) {
+	payloads, valid, err := readFramed("write-ahead log", name, data)
+	if err != nil {
+		return walSegment{}, err
+	}
+	seg := walSegment{valid: int64(valid), size: int64(len(data))}
+	var prev uint64
+	for i, p := range payloads {
+		seq, n := binary.Uvarint(p)
+		if n <= 0 {
+			return walSegment{}, rowttl.Errorf(rowttl.ErrCorruption, "write-ahead log %s: record %d has no sequence number", name, i)
+		}
+		if i > 0 && seq <= prev {
+			return walSegment{}, rowttl.Errorf(rowttl.ErrCorruption, "write-ahead log %s: record %d follows record %d", name, seq, prev)
+		}
+		prev = seq
+		seg.records = append(seg.records, walRecord{seq: seq, body: p[n:]})
+	}
+	return seg, nil
+}
+
+func readAll(fsys vfs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("open write-ahead log: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read write-ahead log %s: %w", name, err)
+	}
+	return data, nil
+}
