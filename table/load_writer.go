@@ -80,9 +80,10 @@ type LoadWriter struct {
 // NewLoadWriter starts a load of the table's current definition (see
 // Definition) and checks the label (a label the table has applied fails
 // with ErrLabelExists) and the options as WriteBatches does. It does not
-// take the writer lock.
+// take the writer lock, except to recover first a table whose manifest
+// append failed (waiting for it until ctx ends).
 func (t *Table) NewLoadWriter(ctx context.Context, o WriteOptions) (*LoadWriter, error) {
-	v, err := t.writable()
+	v, err := t.writableWithoutLock(ctx)
 	if err != nil {
 		return nil, err
 	}

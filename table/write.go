@@ -154,8 +154,8 @@ func (t *Table) writeLocked(ctx context.Context, v *version, recs []arrow.Record
 	return t.publish(ctx, v, meta, w, o.Label, x.marks)
 }
 
-// writable pins the current version of a table that accepts writes.
-func (t *Table) writable() (*version, error) {
+// pinWritable pins the current version of a table open for writing.
+func (t *Table) pinWritable() (*version, error) {
 	v, err := t.pin()
 	if err != nil {
 		return nil, err
@@ -163,6 +163,34 @@ func (t *Table) writable() (*version, error) {
 	if t.opts.ReadOnly {
 		v.unref()
 		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "table %s is open read-only", t.Name())
+	}
+	return v, nil
+}
+
+// writableWithoutLock is writable for a caller that does not hold writeMu
+// (a load starting): a table that must recover first takes the lock for
+// that, since a recovery rewrites the manifest, which only the holder of
+// the lock may touch.
+func (t *Table) writableWithoutLock(ctx context.Context) (*version, error) {
+	v, err := t.pinWritable()
+	if err != nil || t.vs.failure() == nil {
+		return v, err
+	}
+	v.unref()
+	if err := t.writeMu.LockContext(ctx); err != nil {
+		return nil, fmt.Errorf("table %s: waiting to recover from a failed manifest append: %w", t.Name(), err)
+	}
+	defer t.writeMu.Unlock()
+	return t.writable()
+}
+
+// writable pins the current version of a table that accepts writes,
+// recovering it first from a failed manifest append. The caller holds
+// writeMu.
+func (t *Table) writable() (*version, error) {
+	v, err := t.pinWritable()
+	if err != nil {
+		return nil, err
 	}
 	failed := t.vs.failure()
 	if failed == nil {
