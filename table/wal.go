@@ -58,6 +58,9 @@ type walOp struct {
 	// else the op is done (err set).
 	wake chan struct{}
 	lead bool
+	// rotate asks for a new segment instead of writing a record; seq is
+	// then the number of the first record the new segment may hold.
+	rotate bool
 }
 
 // walWriter appends records to the live segment with group commit.
@@ -78,13 +81,33 @@ type walWriter struct {
 	failed error
 	// syncs counts the syncs of the log (tests and Stats).
 	syncs int64
+	// last is the largest number given to a record of the live segment.
+	last uint64
+
+	segMu sync.Mutex
+	// old are the segments before the live one, oldest first, with the
+	// largest number given to a record of each.
+	old []walSegmentInfo
+}
+
+// walSegmentInfo is a segment that no record goes to any more.
+type walSegmentInfo struct {
+	num, last uint64
 }
 
 // openWALWriter starts a new segment whose first record will be numbered
 // nextSeq; the segment is durable (its directory entry synced) before it
 // returns.
-func openWALWriter(fsys vfs.FS, dir string, newFileNum func() uint64, nextSeq uint64) (*walWriter, error) {
+// The segments found at open (existing) are retired like later ones.
+func openWALWriter(fsys vfs.FS, dir string, newFileNum func() uint64, nextSeq uint64, existing []walSegment) (*walWriter, error) {
 	w := &walWriter{fs: fsys, dir: dir, newFileNum: newFileNum, nextSeq: nextSeq}
+	for _, s := range existing {
+		info := walSegmentInfo{num: s.num}
+		if n := len(s.records); n > 0 {
+			info.last = s.records[n-1].seq
+		}
+		w.old = append(w.old, info)
+	}
 	if err := w.newSegment(); err != nil {
 		return nil, err
 	}
@@ -104,9 +127,42 @@ func (w *walWriter) newSegment() error {
 	}
 	if w.f != nil {
 		w.f.Close()
+		w.segMu.Lock()
+		w.old = append(w.old, walSegmentInfo{num: w.num, last: w.last})
+		w.segMu.Unlock()
 	}
 	w.f, w.num, w.size, w.failed = f, num, 0, nil
 	return nil
+}
+
+// rotate starts a new segment for the records queued after the call and
+// returns the number of the first of them: every record numbered below it
+// lies in an older segment, which retire can then delete.
+func (w *walWriter) rotate() (uint64, error) {
+	return w.run(&walOp{rotate: true, wake: make(chan struct{}, 1)})
+}
+
+// retire deletes the segments before the live one whose records are all
+// numbered at most through (a flush made them part of a rowset). The
+// deletion need not be durable: replay skips records the manifest says
+// were flushed.
+func (w *walWriter) retire(through uint64) error {
+	w.segMu.Lock()
+	defer w.segMu.Unlock()
+	keep := w.old[:0]
+	var err error
+	for _, s := range w.old {
+		if s.last > through || err != nil {
+			keep = append(keep, s)
+			continue
+		}
+		if rerr := w.fs.Remove(filepath.Join(w.dir, walName(s.num))); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = fmt.Errorf("remove write-ahead log %s: %w", walName(s.num), rerr)
+			keep = append(keep, s)
+		}
+	}
+	w.old = keep
+	return err
 }
 
 // commit appends body as one record, numbered after every record queued
@@ -115,10 +171,16 @@ func (w *walWriter) newSegment() error {
 // of the group after the write (and sync) that covers it and before any of
 // their writers returns; it must not call commit.
 func (w *walWriter) commit(body []byte, noSync bool, apply func(seq uint64)) (uint64, error) {
-	op := &walOp{body: body, sync: !noSync, apply: apply, wake: make(chan struct{}, 1)}
+	return w.run(&walOp{body: body, sync: !noSync, apply: apply, wake: make(chan struct{}, 1)})
+}
+
+// run queues op and returns once its group is done.
+func (w *walWriter) run(op *walOp) (uint64, error) {
 	w.mu.Lock()
 	op.seq = w.nextSeq
-	w.nextSeq++
+	if !op.rotate {
+		w.nextSeq++
+	}
 	w.queue = append(w.queue, op)
 	if w.leading {
 		w.mu.Unlock()
@@ -133,7 +195,20 @@ func (w *walWriter) commit(body []byte, noSync bool, apply func(seq uint64)) (ui
 	w.queue = nil
 	w.mu.Unlock()
 
-	w.writeGroup(group)
+	start := 0
+	for i, o := range group {
+		if !o.rotate {
+			continue
+		}
+		if i > start {
+			w.writeGroup(group[start:i])
+		}
+		o.err = w.newSegment()
+		start = i + 1
+	}
+	if start < len(group) {
+		w.writeGroup(group[start:])
+	}
 
 	w.mu.Lock()
 	if len(w.queue) > 0 {
@@ -168,6 +243,7 @@ func (w *walWriter) writeGroup(group []*walOp) {
 	}
 	var buf []byte
 	needSync := false
+	w.last = max(w.last, group[len(group)-1].seq)
 	for _, o := range group {
 		p := binary.AppendUvarint(nil, o.seq)
 		buf = appendRecord(buf, append(p, o.body...))
