@@ -2,13 +2,16 @@ package table
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/vfs"
 )
 
 const benchRows = 1_000_000
@@ -123,4 +126,42 @@ func BenchmarkKeyMerge(b *testing.B) {
 			b.StartTimer()
 		}
 	})
+}
+
+// BenchmarkWALCommit appends durable records of a one-row write's size to
+// a write-ahead log on the disk, from 1 and 16 goroutines: the rate group
+// commit allows, one sync shared by every writer queued behind it.
+func BenchmarkWALCommit(b *testing.B) {
+	for _, writers := range []int{1, 16} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			dir := b.TempDir()
+			w, err := openWALWriter(vfs.Default, dir, fileNums(), 1, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.close()
+			body := make([]byte, 64)
+			b.ResetTimer()
+			if writers == 1 {
+				for range b.N {
+					if _, err := w.commit(body, false, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else {
+				// RunParallel starts parallelism × GOMAXPROCS goroutines.
+				b.SetParallelism((writers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if _, err := w.commit(body, false, nil); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			b.ReportMetric(float64(w.syncs)/float64(b.N), "syncs/record")
+		})
+	}
 }
