@@ -35,6 +35,12 @@ type column struct {
 	// ttl marks the hidden __TTL__ column: it answers to __TTL__ and
 	// __DORIS_TTL_COL__, and only when hidden columns are shown.
 	ttl bool
+	// In the scope of a FROM with several table references (scope.multi)
+	// each column carries its own reference's qualifiers and database, and
+	// merged marks the column a USING join hides from unqualified names.
+	quals  []string
+	db     string
+	merged bool
 }
 
 // scope is the set of columns a compiler resolves names against: one
@@ -49,12 +55,19 @@ type scope struct {
 	showHidden bool
 	// tableName names the table in messages.
 	tableName string
+	// multi is the scope of several table references (plan_join.go):
+	// qualifiers and databases are the columns' own, and an unqualified
+	// name two references share is ambiguous.
+	multi bool
 }
 
 // resolve returns the input slot of a column reference.
 func (sc *scope) resolve(ref *ColumnRef) (int, error) {
 	if sc == nil {
 		return 0, notFoundf("Unknown column '%s' in 'field list'", ref.Name)
+	}
+	if sc.multi {
+		return sc.resolveMulti(ref)
 	}
 	if ref.Table != "" {
 		ok := false

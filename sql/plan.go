@@ -34,6 +34,11 @@ type selectPlan struct {
 	// agg, when set, aggregates the filtered rows; exprs are then over its
 	// output (the group keys, then the aggregates).
 	agg *aggPlan
+	// from is the FROM of joins, derived tables or CTEs and tops the
+	// subquery joins above it (plan_join.go, plan_subquery.go); tbl is nil
+	// then.
+	from *fromPlan
+	tops []*topJoin
 }
 
 // aggPlan is the aggregation of a plan: a projection of the group keys and
@@ -53,14 +58,27 @@ type aggPlan struct {
 // single-table and table-less SELECTs without GROUP BY, HAVING, aggregates,
 // ORDER BY or DISTINCT whose expressions it compiles (see vcompiler.compile).
 func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
-	// Joins, subqueries, WITH and window functions are planned by neither
-	// engine yet: refused by name, as the row engine would.
+	if !st.IsSimple() {
+		// Joins, derived tables, WITH and subqueries: the row engine
+		// never runs them.
+		p := &relPlanner{s: s, env: env}
+		p.pushWith(st.With)
+		return p.planRelSelect(st)
+	}
+	if s.rowEngineOnly {
+		return nil, rowEnginef("the row engine is forced")
+	}
+	return s.planSelectSimple(env, st)
+}
+
+// planSelectSimple plans the plain single-table query block.
+func (s *Session) planSelectSimple(env *stmtEnv, st *Select) (*selectPlan, error) {
+	// Window functions, REGEXP and the like are planned by neither engine
+	// yet: refused by name, as the row engine would.
 	if err := refuseQuery(st); err != nil {
 		return nil, err
 	}
 	switch {
-	case s.rowEngineOnly:
-		return nil, rowEnginef("the row engine is forced")
 	case ContainsAggregate(st.Where):
 		return nil, rowEnginef("an aggregate in WHERE")
 	}
@@ -195,10 +213,18 @@ func (p *selectPlan) limitBelowProject() bool {
 // build returns the operators of the plan.
 func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 	var op exec.Operator
-	if p.tbl == nil {
-		one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
-		op = exec.NewSliceSource(exec.Schema{}, []arrow.RecordBatch{one})
-	} else {
+	switch {
+	case p.from != nil:
+		var err error
+		if op, err = p.from.root.build(env); err != nil {
+			return nil, err
+		}
+		if op, err = buildTops(env, op, p.tops); err != nil {
+			return nil, err
+		}
+	case p.tbl == nil:
+		op = oneRow()
+	default:
 		op = &scanOp{tbl: p.tbl, req: p.req, schema: p.scanCols}
 	}
 	var err error
@@ -267,6 +293,42 @@ func (p *selectPlan) explain() []string {
 	add := func(depth int, format string, args ...any) {
 		lines = append(lines, strings.Repeat("  ", depth)+fmt.Sprintf(format, args...))
 	}
+	p.explainTree(add, 0)
+	return lines
+}
+
+// oneRow is the input of a SELECT without FROM: one row of no columns.
+func oneRow() exec.Operator {
+	one := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+	return exec.NewSliceSource(exec.Schema{}, []arrow.RecordBatch{one})
+}
+
+func (p *selectPlan) outCols() exec.Schema {
+	s := make(exec.Schema, len(p.exprs))
+	for i, e := range p.exprs {
+		s[i] = exec.Column{Name: p.names[i], Type: e.Type(), Nullable: true}
+	}
+	return s
+}
+
+func (p *selectPlan) estRows() int64 {
+	var n int64 = 1
+	switch {
+	case p.from != nil:
+		n = p.from.root.est
+	case p.tbl != nil:
+		n, _ = estimateRows(p.tbl, &stmtEnv{now: p.req.Now})
+		if p.req.Filter != nil {
+			n /= 2
+		}
+	}
+	if p.limit != nil && p.limit.Count < n {
+		n = p.limit.Count
+	}
+	return n
+}
+
+func (p *selectPlan) explainTree(add explainFunc, d int) {
 	exprs := make([]string, len(p.exprs))
 	for i, e := range p.exprs {
 		exprs[i] = e.String()
@@ -274,7 +336,6 @@ func (p *selectPlan) explain() []string {
 			exprs[i] += " AS " + QuoteIdent(p.names[i])
 		}
 	}
-	d := 0
 	if len(p.exprs) > p.nOut {
 		add(d, "Project: %s", strings.Join(exprs[:p.nOut], ", "))
 		d++
@@ -342,9 +403,13 @@ func (p *selectPlan) explain() []string {
 		add(d, "Filter: %s", p.where)
 		d++
 	}
+	if p.from != nil {
+		explainTops(add, d, p.tops, func(d int) { p.from.root.explainTree(add, d) })
+		return
+	}
 	if p.tbl == nil {
 		add(d, "OneRow")
-		return lines
+		return
 	}
 	cols := make([]string, len(p.scanCols))
 	for i, c := range p.scanCols {
@@ -354,7 +419,6 @@ func (p *selectPlan) explain() []string {
 	if p.req.Filter != nil {
 		add(d+1, "pushed filter: %s", p.req.Filter)
 	}
-	return lines
 }
 
 // scanOp is the exec operator over a table scan: it starts the scan (and

@@ -61,6 +61,9 @@ type vcompiler struct {
 	// an aggregation it replaces aggregate calls and GROUP BY expressions
 	// with the columns that hold them.
 	subst func(e Expr) (exec.Expr, bool, error)
+	// subq compiles a scalar subquery (plan_subquery.go); nil where the
+	// planner has no place for one.
+	subq func(*SubqueryExpr) (exec.Expr, error)
 }
 
 func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
@@ -80,7 +83,7 @@ func markConst(e Expr, konst map[Expr]bool, depth int) bool {
 	}
 	k := true
 	switch f := e.(type) {
-	case *ColumnRef:
+	case *ColumnRef, *SubqueryExpr, *InSubquery, *ExistsExpr:
 		k = false
 	case *FuncCall:
 		if IsAggregate(f.Name) {
@@ -248,6 +251,14 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 		return c.caseExpr(e)
 	case *FuncCall:
 		return c.funcCall(e)
+	case *SubqueryExpr:
+		if c.subq != nil {
+			return c.subq(e)
+		}
+	case *InSubquery:
+		return nil, rowEnginef("IN (subquery) other than a WHERE conjunct")
+	case *ExistsExpr:
+		return nil, rowEnginef("EXISTS other than a WHERE conjunct or its negation")
 	}
 	return nil, rowEnginef("expression %s", Format(e))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,7 +45,7 @@ func (s *Session) Query(ctx context.Context, text string) (array.RecordReader, e
 // streams reports the statements Exec runs through Query.
 func streams(stmt Stmt) bool {
 	switch stmt.(type) {
-	case *Select, *Explain:
+	case *Select, *SetOp, *Explain:
 		return true
 	}
 	return false
@@ -113,6 +114,16 @@ func (s *Session) queryLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (arr
 			return nil, err
 		}
 		return rowsReader(s.mem, rs, env.loc), nil
+	case *SetOp:
+		p, err := (&relPlanner{s: s, env: env}).planQuery(st)
+		if err != nil {
+			return nil, err
+		}
+		op, err := p.build(s.execEnv(env))
+		if err != nil {
+			return nil, err
+		}
+		return newOpReader(ctx, op, env.loc, s.cleanError), nil
 	case *Explain:
 		res, err := s.explain(ctx, env, st)
 		if err != nil {
@@ -134,7 +145,15 @@ func (s *Session) explain(ctx context.Context, env *stmtEnv, st *Explain) (*Resu
 	res := &Result{Columns: []string{"Explain String"}, Rows: [][]string{}}
 	sel, ok := st.Stmt.(*Select)
 	if !ok {
-		return nil, refuseQuery(st.Stmt.(QueryExpr))
+		p, err := (&relPlanner{s: s, env: env}).planQuery(st.Stmt.(QueryExpr))
+		if err != nil {
+			return nil, err
+		}
+		res.Rows = append(res.Rows, []string{"engine: vectorised"})
+		p.explainTree(func(depth int, format string, args ...any) {
+			res.Rows = append(res.Rows, []string{strings.Repeat("  ", depth) + fmt.Sprintf(format, args...)})
+		}, 0)
+		return res, nil
 	}
 	p, err := s.planSelect(env, sel)
 	if err != nil {

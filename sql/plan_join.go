@@ -1,0 +1,1071 @@
+package sql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/query"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/table"
+)
+
+// The relational planner runs the query shapes the row engine never will:
+// FROM with joins and derived tables, WITH, subqueries in expressions and
+// set operations. It plans every table reference onto a scan at the
+// statement's one now (so the TTL rule applies per table), pushes each
+// WHERE conjunct as far down as SQL allows (into a scan's filter, where
+// zone maps skip pages, but never into the NULL-extended side of an outer
+// join), turns the equalities of ON into hash keys and builds on the side
+// with fewer estimated rows.
+
+// relPlan is a planned relation: it builds the operators that produce its
+// rows and explains them.
+type relPlan interface {
+	build(env *exec.Env) (exec.Operator, error)
+	// explainTree writes the operators at depth and their inputs below.
+	explainTree(add explainFunc, depth int)
+	// outCols are the names and types of its columns.
+	outCols() exec.Schema
+	// estRows is the planner's estimate of its row count.
+	estRows() int64
+}
+
+type explainFunc func(depth int, format string, args ...any)
+
+// relPlanner plans one statement's query blocks; ctes are the common table
+// expressions in scope, innermost last.
+type relPlanner struct {
+	s    *Session
+	env  *stmtEnv
+	ctes []*cteDef
+}
+
+// cteDef is one WITH entry; each use plans its query again (it is not
+// recursive), in the scope of the CTEs defined before it.
+type cteDef struct {
+	name  string
+	cols  []string
+	query QueryExpr
+	outer []*cteDef
+}
+
+// analytic turns an error of the vectorised compiler into what a query
+// the row engine cannot run reports: the resolution or typing error
+// itself, or the construct the vectorised engine does not compute yet.
+func analytic(err error) error {
+	var re *rowEngineError
+	if !errors.As(err, &re) {
+		return err
+	}
+	if re.err != nil {
+		return re.err
+	}
+	return notYet(re.reason + " in a query with joins, subqueries, set operations or WITH")
+}
+
+// needsRel reports whether a query block needs the relational planner.
+func (p *relPlanner) needsRel(st *Select) bool {
+	if !st.IsSimple() {
+		return true
+	}
+	return st.From != nil && p.cte(st.From.Table) != nil
+}
+
+// cte returns the CTE a table name refers to, or nil.
+func (p *relPlanner) cte(t TableName) *cteDef {
+	if t.DB != "" {
+		return nil
+	}
+	for i := len(p.ctes) - 1; i >= 0; i-- {
+		if strings.EqualFold(p.ctes[i].name, t.Name) {
+			return p.ctes[i]
+		}
+	}
+	return nil
+}
+
+// planQuery plans a query expression (a query block or a set operation)
+// with its WITH.
+func (p *relPlanner) planQuery(q QueryExpr) (relPlan, error) {
+	var with []*CTE
+	switch q := q.(type) {
+	case *Select:
+		with = q.With
+	case *SetOp:
+		with = q.With
+	}
+	saved := p.ctes
+	defer func() { p.ctes = saved }()
+	p.pushWith(with)
+	switch q := q.(type) {
+	case *Select:
+		return p.planBlock(q)
+	case *SetOp:
+		return p.planSetOp(q)
+	}
+	return nil, invalidf("unknown query %T", q)
+}
+
+// pushWith brings the CTEs of a WITH into scope, each seeing those
+// before it.
+func (p *relPlanner) pushWith(with []*CTE) {
+	for _, c := range with {
+		p.ctes = append(p.ctes[:len(p.ctes):len(p.ctes)], &cteDef{name: c.Name, cols: c.Columns, query: c.Query, outer: p.ctes})
+	}
+}
+
+// planBlock plans one query block: the plain single-table shape through
+// planSelect, any other through planRelSelect.
+func (p *relPlanner) planBlock(st *Select) (relPlan, error) {
+	if p.needsRel(st) {
+		return p.planRelSelect(st)
+	}
+	sp, err := p.s.planSelectSimple(p.env, st)
+	if err != nil {
+		return nil, analytic(err)
+	}
+	return sp, nil
+}
+
+// relNode is one node of a FROM tree: a table scan, a derived table (or
+// CTE), or a join of two nodes.
+type relNode struct {
+	// full is every column the reference offers (a table's visible columns
+	// and __TTL__, a derived table's output), with its qualifiers; cols are
+	// those the statement uses, the node's output, in full's order.
+	full []column
+	cols []column
+	// leaves are the indices of the table references below, in FROM order.
+	leaves []int
+	est    int64
+	// pending are the conjuncts placed on the node: a leaf's filter, a
+	// join's condition beside its ON.
+	pending []Expr
+
+	// A table scan.
+	tbl       *table.Table
+	tscope    *scope
+	tableName string
+	req       query.Request
+	filter    exec.Expr
+	// A derived table.
+	sub   relPlan
+	alias string
+	// A join.
+	kind        JoinKind
+	left, right *relNode
+	on          []Expr
+	using       []string
+	ekind       exec.JoinKind
+	swap        bool
+	lkeys       []exec.Expr
+	rkeys       []exec.Expr
+	keyText     []string
+	residual    exec.Expr
+}
+
+func (n *relNode) isLeaf() bool { return n.left == nil }
+
+// fromPlan is a planned FROM clause.
+type fromPlan struct {
+	root   *relNode
+	leaves []*relNode
+	// scope resolves names to root's output columns.
+	scope *scope
+	// above are the WHERE conjuncts no join or scan could take.
+	above []Expr
+}
+
+// leafScope is the scope of a table reference's columns.
+func leafScope(cols []column, name string) *scope {
+	return &scope{cols: cols, multi: true, tableName: name}
+}
+
+// planTree builds the node of a FROM reference; its leaves are appended to
+// fp.leaves.
+func (p *relPlanner) planTree(fp *fromPlan, ref *TableRef) (*relNode, error) {
+	if ref.IsJoin() {
+		l, err := p.planTree(fp, ref.Join.Left)
+		if err != nil {
+			return nil, err
+		}
+		r, err := p.planTree(fp, ref.Join.Right)
+		if err != nil {
+			return nil, err
+		}
+		n := &relNode{kind: ref.Join.Kind, left: l, right: r, using: ref.Join.Using}
+		n.leaves = append(append([]int(nil), l.leaves...), r.leaves...)
+		n.full = append(append([]column(nil), l.full...), r.full...)
+		if ref.Join.On != nil {
+			n.on = conjuncts(ref.Join.On)
+		}
+		for _, u := range ref.Join.Using {
+			if err := p.using(n, u); err != nil {
+				return nil, err
+			}
+		}
+		return n, nil
+	}
+	n := &relNode{leaves: []int{len(fp.leaves)}}
+	fp.leaves = append(fp.leaves, n)
+	if ref.IsSubquery() {
+		sub, err := p.planQuery(ref.Subquery)
+		if err != nil {
+			return nil, err
+		}
+		n.sub, n.alias = sub, ref.Alias
+		n.est = sub.estRows()
+		for _, c := range sub.outCols() {
+			n.full = append(n.full, column{name: c.Name, typ: c.Type, quals: []string{ref.Alias}})
+		}
+		return n, nil
+	}
+	if c := p.cte(ref.Table); c != nil {
+		saved := p.ctes
+		p.ctes = c.outer
+		sub, err := p.planQuery(c.query)
+		p.ctes = saved
+		if err != nil {
+			return nil, err
+		}
+		out := sub.outCols()
+		if c.cols != nil && len(c.cols) != len(out) {
+			return nil, invalidf("WITH query name '%s' specifies %d columns for a query of %d", c.name, len(c.cols), len(out))
+		}
+		alias := ref.Alias
+		if alias == "" {
+			alias = c.name
+		}
+		n.sub, n.alias = sub, alias
+		n.est = sub.estRows()
+		for i, col := range out {
+			name := col.Name
+			if c.cols != nil {
+				name = c.cols[i]
+			}
+			n.full = append(n.full, column{name: name, typ: col.Type, quals: []string{alias}})
+		}
+		return n, nil
+	}
+	tbl, db, name, err := p.s.openTable(ref.Table)
+	if err != nil {
+		return nil, err
+	}
+	sc := p.s.tableScope(tbl.Definition(), policyOf(tbl), db, name, ref.Alias)
+	n.tbl, n.tscope, n.tableName = tbl, sc, db+"."+name
+	for _, c := range sc.cols {
+		c.quals, c.db = sc.qualifiers, db
+		n.full = append(n.full, c)
+	}
+	n.est, err = estimateRows(tbl, p.env)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// estimateRows estimates a table's live rows at the statement's now from
+// its rowsets' metadata: rows written, less those expired or deleted.
+func estimateRows(tbl *table.Table, env *stmtEnv) (int64, error) {
+	// Planning has no context of its own; the metadata is in memory.
+	infos, err := tbl.Rowsets(context.Background(), env.now)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, r := range infos {
+		n += max(r.Rows-r.ExpiredRows-r.DeletedRows, 0)
+	}
+	return n, nil
+}
+
+// using adds the equality of a USING column to a join's condition and
+// hides one of the two columns from unqualified names: the right one,
+// except in a RIGHT JOIN, where the right side's value is the one kept.
+func (p *relPlanner) using(n *relNode, name string) error {
+	find := func(cols []column, side string) (int, error) {
+		at := -1
+		for i, c := range cols {
+			if !c.ttl && !c.merged && strings.EqualFold(c.name, name) {
+				if at >= 0 {
+					return 0, invalidf("Column '%s' in from clause is ambiguous", name)
+				}
+				at = i
+			}
+		}
+		if at < 0 {
+			return 0, notFoundf("Unknown column '%s' in 'from clause'", name)
+		}
+		return at, nil
+	}
+	li, err := find(n.left.full, "left")
+	if err != nil {
+		return err
+	}
+	ri, err := find(n.right.full, "right")
+	if err != nil {
+		return err
+	}
+	if n.kind == JoinFull {
+		return notYet("FULL JOIN with USING")
+	}
+	lc, rc := n.left.full[li], n.right.full[ri]
+	ref := func(c column) *ColumnRef {
+		r := &ColumnRef{Name: c.name}
+		if len(c.quals) > 0 {
+			r.Table = c.quals[0]
+		}
+		return r
+	}
+	n.on = append(n.on, &BinaryExpr{Op: OpEq, L: ref(lc), R: ref(rc)})
+	if n.kind == JoinRight {
+		n.full[li].merged = true
+	} else {
+		n.full[len(n.left.full)+ri].merged = true
+	}
+	return nil
+}
+
+// resolveMulti resolves a name in the scope of several table references.
+func (sc *scope) resolveMulti(ref *ColumnRef) (int, error) {
+	where := "field list"
+	if ref.Table != "" {
+		where = ref.Table
+	}
+	found := -1
+	for i, c := range sc.cols {
+		if ref.Table != "" {
+			ok := false
+			for _, q := range c.quals {
+				if strings.EqualFold(q, ref.Table) {
+					ok = true
+				}
+			}
+			if !ok || (ref.DB != "" && ref.DB != c.db) {
+				continue
+			}
+		} else if c.merged {
+			continue
+		}
+		if schema.IsTTLName(ref.Name) {
+			if !c.ttl || !sc.showHidden {
+				continue
+			}
+		} else if c.ttl || !strings.EqualFold(c.name, ref.Name) {
+			continue
+		}
+		if found >= 0 {
+			return 0, invalidf("Column '%s' in %s is ambiguous", Format(ref), where)
+		}
+		found = i
+	}
+	if found < 0 {
+		if ref.Table != "" {
+			return 0, notFoundf("Unknown column '%s' in '%s'", Format(ref), where)
+		}
+		return 0, notFoundf("Unknown column '%s' in 'field list'", ref.Name)
+	}
+	return found, nil
+}
+
+// colRefs returns the column references of e outside subqueries.
+func colRefs(e Expr) []*ColumnRef {
+	var out []*ColumnRef
+	Walk(e, func(x Expr) bool {
+		if r, ok := x.(*ColumnRef); ok {
+			out = append(out, r)
+		}
+		return true
+	})
+	return out
+}
+
+// leafSet returns the leaves an expression reads (indices into leaves,
+// as a bit set over the full scope's columns' leaf numbers).
+func leafSet(e Expr, sc *scope, leafOf []int) (map[int]bool, error) {
+	set := map[int]bool{}
+	for _, r := range colRefs(e) {
+		slot, err := sc.resolve(r)
+		if err != nil {
+			return nil, err
+		}
+		set[leafOf[slot]] = true
+	}
+	return set, nil
+}
+
+func subset(a map[int]bool, leaves []int) bool {
+	for l := range a {
+		found := false
+		for _, x := range leaves {
+			if x == l {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// planFrom plans the FROM clause of st. used lists every expression of
+// the statement whose columns must be read; stars asks for every visible
+// column of the references they name.
+func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
+	fp := &fromPlan{}
+	root, err := p.planTree(fp, st.From)
+	if err != nil {
+		return nil, err
+	}
+	fp.root = root
+	full := &scope{cols: root.full, multi: true, showHidden: p.s.showHidden}
+	leafOf := make([]int, 0, len(root.full))
+	for li, l := range fp.leaves {
+		for range l.full {
+			leafOf = append(leafOf, li)
+		}
+	}
+	// Columns used, by full slot.
+	need := make([]bool, len(root.full))
+	var walkOn func(n *relNode)
+	walkOn = func(n *relNode) {
+		if n.isLeaf() {
+			return
+		}
+		walkOn(n.left)
+		walkOn(n.right)
+		used = append(used, n.on...)
+	}
+	walkOn(root)
+	for _, e := range used {
+		for _, r := range colRefs(e) {
+			slot, err := full.resolve(r)
+			if err != nil {
+				return nil, err
+			}
+			need[slot] = true
+		}
+	}
+	for _, it := range st.Items {
+		if !it.Star {
+			continue
+		}
+		any := false
+		for i, c := range root.full {
+			if c.ttl && !p.s.showHidden {
+				continue
+			}
+			if it.StarTable != "" && !hasQual(c, it.StarTable) {
+				continue
+			}
+			need[i], any = true, true
+		}
+		if !any {
+			return nil, notFoundf("Unknown table '%s'", it.StarTable)
+		}
+	}
+	// Each leaf reads its used columns (at least one, so that its batches
+	// carry their row count through every operator).
+	off := 0
+	for li, l := range fp.leaves {
+		first := len(l.cols) == 0
+		for i, c := range l.full {
+			if need[off+i] {
+				l.cols = append(l.cols, c)
+			}
+		}
+		if first && len(l.cols) == 0 && len(l.full) > 0 {
+			l.cols = append(l.cols, l.full[0])
+		}
+		_ = li
+		off += len(l.full)
+	}
+	var layout func(n *relNode)
+	layout = func(n *relNode) {
+		if n.isLeaf() {
+			return
+		}
+		layout(n.left)
+		layout(n.right)
+		n.cols = append(append([]column(nil), n.left.cols...), n.right.cols...)
+		// USING hides the same column in the output.
+		for i := range n.cols {
+			for _, f := range n.full {
+				if f.merged && sameCol(f, n.cols[i]) {
+					n.cols[i].merged = true
+				}
+			}
+		}
+	}
+	layout(root)
+	fp.scope = &scope{cols: root.cols, multi: true, showHidden: p.s.showHidden}
+
+	// WHERE conjuncts go as far down as they may.
+	for _, conj := range conjuncts(st.Where) {
+		if ContainsSubquery(conj) || ContainsAggregate(conj) || ContainsWindow(conj) {
+			fp.above = append(fp.above, conj)
+			continue
+		}
+		set, err := leafSet(conj, full, leafOf)
+		if err != nil {
+			return nil, err
+		}
+		if len(set) == 0 || !place(root, conj, set, true) {
+			fp.above = append(fp.above, conj)
+		}
+	}
+	// ON conjuncts of one side go down too where SQL allows it.
+	var pushOn func(n *relNode) error
+	pushOn = func(n *relNode) error {
+		if n.isLeaf() {
+			return nil
+		}
+		var keep []Expr
+		for _, conj := range n.on {
+			set, err := leafSet(conj, full, leafOf)
+			if err != nil {
+				return err
+			}
+			switch {
+			case len(set) > 0 && subset(set, n.right.leaves) && (n.kind == JoinInner || n.kind == JoinLeft):
+				place(n.right, conj, set, true)
+			case len(set) > 0 && subset(set, n.left.leaves) && (n.kind == JoinInner || n.kind == JoinRight):
+				place(n.left, conj, set, true)
+			default:
+				keep = append(keep, conj)
+			}
+		}
+		n.on = keep
+		if err := pushOn(n.left); err != nil {
+			return err
+		}
+		return pushOn(n.right)
+	}
+	if err := pushOn(root); err != nil {
+		return nil, err
+	}
+	if err := p.compileTree(root, leafOf, full); err != nil {
+		return nil, err
+	}
+	return fp, nil
+}
+
+func hasQual(c column, q string) bool {
+	for _, x := range c.quals {
+		if strings.EqualFold(x, q) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameCol(a, b column) bool {
+	return a.name == b.name && a.ttl == b.ttl && len(a.quals) == len(b.quals) && (len(a.quals) == 0 || a.quals[0] == b.quals[0]) && a.db == b.db
+}
+
+// place puts a conjunct reading the leaves of set on the lowest node that
+// may evaluate it, and reports whether one could: never below the
+// NULL-extended side of an outer join, whose rows the join makes.
+func place(n *relNode, conj Expr, set map[int]bool, top bool) bool {
+	if n.isLeaf() {
+		n.pending = append(n.pending, conj)
+		return true
+	}
+	inner := n.kind == JoinInner || n.kind == JoinCross || n.kind == JoinComma
+	switch {
+	case subset(set, n.left.leaves) && (inner || n.kind == JoinLeft):
+		return place(n.left, conj, set, false)
+	case subset(set, n.right.leaves) && (inner || n.kind == JoinRight):
+		return place(n.right, conj, set, false)
+	case inner:
+		n.pending = append(n.pending, conj)
+		return true
+	}
+	return false
+}
+
+// compileTree compiles the filters, keys and residuals of the tree.
+func (p *relPlanner) compileTree(n *relNode, leafOf []int, full *scope) error {
+	if n.isLeaf() {
+		return p.compileLeaf(n)
+	}
+	if err := p.compileTree(n.left, leafOf, full); err != nil {
+		return err
+	}
+	if err := p.compileTree(n.right, leafOf, full); err != nil {
+		return err
+	}
+	conds := append(append([]Expr(nil), n.on...), n.pending...)
+	kind := n.kind
+	if (kind == JoinCross || kind == JoinComma) && len(conds) > 0 {
+		kind = JoinInner
+	}
+	ls := &scope{cols: n.left.cols, multi: true, showHidden: p.s.showHidden}
+	rs := &scope{cols: n.right.cols, multi: true, showHidden: p.s.showHidden}
+	var rest []Expr
+	for _, conj := range conds {
+		b, ok := conj.(*BinaryExpr)
+		if ok && b.Op == OpEq {
+			lset, err := leafSet(b.L, full, leafOf)
+			if err != nil {
+				return err
+			}
+			rset, err := leafSet(b.R, full, leafOf)
+			if err != nil {
+				return err
+			}
+			lx, rx := b.L, b.R
+			if len(lset) > 0 && len(rset) > 0 && subset(rset, n.left.leaves) && subset(lset, n.right.leaves) {
+				lx, rx, lset, rset = rx, lx, rset, lset
+			}
+			if len(lset) > 0 && len(rset) > 0 && subset(lset, n.left.leaves) && subset(rset, n.right.leaves) {
+				lk, rk, err := p.joinKeys(ls, rs, lx, rx)
+				if err != nil {
+					return err
+				}
+				if lk != nil {
+					n.lkeys = append(n.lkeys, lk)
+					n.rkeys = append(n.rkeys, rk)
+					n.keyText = append(n.keyText, Format(lx)+" = "+Format(rx))
+					continue
+				}
+			}
+		}
+		rest = append(rest, conj)
+	}
+	switch kind {
+	case JoinInner:
+		n.ekind = exec.InnerJoin
+	case JoinLeft:
+		n.ekind = exec.LeftJoin
+	case JoinRight:
+		n.ekind = exec.RightJoin
+	case JoinFull:
+		n.ekind = exec.FullJoin
+	default:
+		n.ekind = exec.CrossJoin
+	}
+	// The build side (exec's right input) is the smaller one.
+	n.swap = n.left.est < n.right.est && n.ekind != exec.CrossJoin
+	if n.ekind == exec.CrossJoin {
+		// A nested loop holds its right input: the smaller one too.
+		n.swap = n.left.est < n.right.est
+	}
+	if len(rest) > 0 {
+		probe, build := n.left.cols, n.right.cols
+		probeKeys := n.lkeys
+		if n.swap {
+			probe, build, probeKeys = build, probe, n.rkeys
+		}
+		cols := append(append([]column(nil), probe...), build...)
+		c := newVCompiler(p.env, &scope{cols: cols, multi: true, showHidden: p.s.showHidden})
+		x, err := c.compile(andAll(rest))
+		if err == nil {
+			x, err = c.asBool(x)
+		}
+		if err != nil {
+			return analytic(err)
+		}
+		// The probe side's computed keys (withKeys) come between its
+		// columns and the build side's.
+		extra := 0
+		for _, k := range probeKeys {
+			if _, ok := k.(*exec.ColumnRef); !ok {
+				extra++
+			}
+		}
+		for slot, refs := range c.refs {
+			for _, r := range refs {
+				r.Index = slot
+				if slot >= len(probe) {
+					r.Index += extra
+				}
+			}
+		}
+		n.residual = x
+	}
+	switch n.ekind {
+	case exec.InnerJoin, exec.CrossJoin:
+		n.est = max(n.left.est, n.right.est)
+		if n.ekind == exec.CrossJoin {
+			n.est = n.left.est * n.right.est
+		}
+	case exec.LeftJoin:
+		n.est = max(n.left.est, 1)
+	case exec.RightJoin:
+		n.est = n.right.est
+	case exec.FullJoin:
+		n.est = n.left.est + n.right.est
+	}
+	return nil
+}
+
+// joinKeys compiles an equality's two sides as hash keys of one type, or
+// returns nil keys when the equality must stay in the residual.
+func (p *relPlanner) joinKeys(ls, rs *scope, lx, rx Expr) (exec.Expr, exec.Expr, error) {
+	lc := newVCompiler(p.env, ls)
+	l, err := lc.compile(lx)
+	if err != nil {
+		return nil, nil, analytic(err)
+	}
+	rc := newVCompiler(p.env, rs)
+	r, err := rc.compile(rx)
+	if err != nil {
+		return nil, nil, analytic(err)
+	}
+	bindRefs(lc)
+	bindRefs(rc)
+	lk, rk, err := p.sameKeyType(lc, rc, l, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lk, rk, nil
+}
+
+// sameKeyType converts two key expressions to their comparison type.
+// DECIMALs pair only when their types are identical (the exact
+// comparison across scales is the row engine's).
+func (p *relPlanner) sameKeyType(lc, rc *vcompiler, l, r exec.Expr) (exec.Expr, exec.Expr, error) {
+	lt, rt := l.Type(), r.Type()
+	if lt.Kind == schema.Decimal || rt.Kind == schema.Decimal {
+		if lt == rt {
+			return l, r, nil
+		}
+		return nil, nil, notYet("a join key comparing " + lt.String() + " with " + rt.String())
+	}
+	if lt == rt {
+		return l, r, nil
+	}
+	t, ok := comparisonType(lt, rt)
+	if !ok || isNullType(t) {
+		return nil, nil, nil
+	}
+	l, err := lc.convert(l, t)
+	if err != nil {
+		return nil, nil, analytic(err)
+	}
+	if r, err = rc.convert(r, t); err != nil {
+		return nil, nil, analytic(err)
+	}
+	if !arrowEqual(l.Type(), r.Type()) {
+		return nil, nil, nil
+	}
+	return l, r, nil
+}
+
+func arrowEqual(a, b schema.Type) bool {
+	if a.IsString() && b.IsString() {
+		return true
+	}
+	return a.Arrow().Fingerprint() == b.Arrow().Fingerprint()
+}
+
+// bindRefs points a compiler's column references at their slots: the
+// scopes of the relational planner are the operators' column layouts.
+func bindRefs(c *vcompiler) {
+	for slot, refs := range c.refs {
+		for _, r := range refs {
+			r.Index = slot
+		}
+	}
+}
+
+func andAll(es []Expr) Expr {
+	out := es[0]
+	for _, e := range es[1:] {
+		out = &BinaryExpr{Op: OpAnd, L: out, R: e}
+	}
+	return out
+}
+
+// compileLeaf compiles a table reference's filter and its scan request.
+func (p *relPlanner) compileLeaf(n *relNode) error {
+	c := newVCompiler(p.env, leafScope(n.cols, n.alias))
+	c.sc.showHidden = p.s.showHidden
+	if len(n.pending) > 0 {
+		x, err := c.compile(andAll(n.pending))
+		if err == nil {
+			x, err = c.asBool(x)
+		}
+		if err != nil {
+			return analytic(err)
+		}
+		bindRefs(c)
+		n.filter = x
+		// An equality with a constant keeps few rows; anything else is
+		// guessed to keep half.
+		for _, e := range n.pending {
+			if b, ok := e.(*BinaryExpr); ok && b.Op == OpEq {
+				n.est /= 10
+			} else {
+				n.est /= 2
+			}
+		}
+	}
+	if n.tbl == nil {
+		return nil
+	}
+	names := make([]string, len(n.cols))
+	for i, col := range n.cols {
+		names[i] = col.name
+	}
+	n.req = query.Request{Now: p.env.now, Columns: names}
+	if len(n.pending) > 0 {
+		n.req.Filter = pushdown(p.env, n.tscope, andAll(n.pending))
+	}
+	return nil
+}
+
+// schemaOf is the exec schema of a node's columns.
+func schemaOf(cols []column) exec.Schema {
+	s := make(exec.Schema, len(cols))
+	for i, c := range cols {
+		s[i] = exec.Column{Name: c.name, Type: c.typ, Nullable: true}
+	}
+	return s
+}
+
+// build returns the operators of a node.
+func (n *relNode) build(env *exec.Env) (exec.Operator, error) {
+	if n.isLeaf() {
+		var op exec.Operator
+		if n.tbl != nil {
+			op = &scanOp{tbl: n.tbl, req: n.req, schema: schemaOf(n.cols)}
+		} else {
+			sub, err := n.sub.build(env)
+			if err != nil {
+				return nil, err
+			}
+			// A derived table reads its used columns of the subquery.
+			var exprs []exec.Expr
+			var names []string
+			for _, c := range n.cols {
+				for i, f := range n.full {
+					if sameCol(f, c) {
+						exprs = append(exprs, &exec.ColumnRef{Index: i, Name: f.name, Typ: f.typ})
+						names = append(names, f.name)
+						break
+					}
+				}
+			}
+			if op, err = exec.NewProject(env, sub, exprs, names); err != nil {
+				sub.Close()
+				return nil, err
+			}
+		}
+		if n.filter != nil {
+			f, err := exec.NewFilter(env, op, n.filter)
+			if err != nil {
+				op.Close()
+				return nil, err
+			}
+			op = f
+		}
+		return op, nil
+	}
+	l, err := n.left.build(env)
+	if err != nil {
+		return nil, err
+	}
+	r, err := n.right.build(env)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	lk, rk := n.lkeys, n.rkeys
+	probe, buildSide := l, r
+	kind := n.ekind
+	if n.swap {
+		probe, buildSide, lk, rk = r, l, rk, lk
+		switch kind {
+		case exec.LeftJoin:
+			kind = exec.RightJoin
+		case exec.RightJoin:
+			kind = exec.LeftJoin
+		}
+	}
+	probe, pk, err := withKeys(env, probe, lk)
+	if err != nil {
+		buildSide.Close()
+		return nil, err
+	}
+	buildSide, bk, err := withKeys(env, buildSide, rk)
+	if err != nil {
+		probe.Close()
+		return nil, err
+	}
+	pw, bw := len(probe.Schema()), len(buildSide.Schema())
+	j, err := exec.NewHashJoin(env, probe, buildSide, kind, pk, bk, n.residual)
+	if err != nil {
+		probe.Close()
+		buildSide.Close()
+		return nil, err
+	}
+	// Back to the node's layout: left columns then right ones, without
+	// the computed keys.
+	lw, rw := len(n.left.cols), len(n.right.cols)
+	if !n.swap && pw == lw && bw == rw {
+		return j, nil
+	}
+	js := j.Schema()
+	var exprs []exec.Expr
+	var names []string
+	add := func(i int) {
+		exprs = append(exprs, &exec.ColumnRef{Index: i, Name: js[i].Name, Typ: js[i].Type})
+		names = append(names, js[i].Name)
+	}
+	if n.swap {
+		for i := 0; i < lw; i++ {
+			add(pw + i)
+		}
+		for i := 0; i < rw; i++ {
+			add(i)
+		}
+	} else {
+		for i := 0; i < lw; i++ {
+			add(i)
+		}
+		for i := 0; i < rw; i++ {
+			add(pw + i)
+		}
+	}
+	out, err := exec.NewProject(env, j, exprs, names)
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	return out, nil
+}
+
+// withKeys returns the key columns of keys over op, appending a Project
+// that computes those that are not plain columns.
+func withKeys(env *exec.Env, op exec.Operator, keys []exec.Expr) (exec.Operator, []int, error) {
+	idx := make([]int, len(keys))
+	var extra []exec.Expr
+	s := op.Schema()
+	for i, k := range keys {
+		if r, ok := k.(*exec.ColumnRef); ok {
+			idx[i] = r.Index
+			continue
+		}
+		idx[i] = len(s) + len(extra)
+		extra = append(extra, k)
+	}
+	if len(extra) == 0 {
+		return op, idx, nil
+	}
+	exprs := make([]exec.Expr, 0, len(s)+len(extra))
+	names := make([]string, 0, len(s)+len(extra))
+	for i, c := range s {
+		exprs = append(exprs, &exec.ColumnRef{Index: i, Name: c.Name, Typ: c.Type})
+		names = append(names, c.Name)
+	}
+	for i, k := range extra {
+		exprs = append(exprs, k)
+		names = append(names, fmt.Sprintf("key%d", i))
+	}
+	out, err := exec.NewProject(env, op, exprs, names)
+	if err != nil {
+		op.Close()
+		return nil, nil, err
+	}
+	return out, idx, nil
+}
+
+// explainTree writes a node and its inputs.
+func (n *relNode) explainTree(add explainFunc, d int) {
+	if n.isLeaf() {
+		if n.filter != nil {
+			add(d, "Filter: %s", n.filter)
+			d++
+		}
+		names := make([]string, len(n.cols))
+		for i, c := range n.cols {
+			names[i] = c.name
+		}
+		if n.tbl != nil {
+			add(d, "Scan: %s columns [%s] (estimated rows %d)", n.tableName, strings.Join(names, ", "), n.est)
+			if n.req.Filter != nil {
+				add(d+1, "pushed filter: %s", n.req.Filter)
+			}
+			return
+		}
+		add(d, "Derived: %s columns [%s] (estimated rows %d)", n.alias, strings.Join(names, ", "), n.est)
+		n.sub.explainTree(add, d+1)
+		return
+	}
+	var parts []string
+	if len(n.keyText) > 0 {
+		parts = append(parts, "keys ["+strings.Join(n.keyText, ", ")+"]")
+	}
+	if n.residual != nil {
+		parts = append(parts, fmt.Sprintf("residual %s", n.residual))
+	}
+	build := "right"
+	if n.swap {
+		build = "left"
+	}
+	parts = append(parts, "build "+build, fmt.Sprintf("estimated rows %d", n.est))
+	add(d, "HashJoin: %s %s", joinName(n.ekind), strings.Join(parts, ", "))
+	n.left.explainTree(add, d+1)
+	n.right.explainTree(add, d+1)
+}
+
+func joinName(k exec.JoinKind) string {
+	switch k {
+	case exec.InnerJoin:
+		return "INNER"
+	case exec.LeftJoin:
+		return "LEFT OUTER"
+	case exec.RightJoin:
+		return "RIGHT OUTER"
+	case exec.FullJoin:
+		return "FULL OUTER"
+	case exec.CrossJoin:
+		return "CROSS"
+	case exec.SemiJoin:
+		return "LEFT SEMI"
+	case exec.AntiJoin:
+		return "LEFT ANTI"
+	case exec.NullAwareAntiJoin:
+		return "NULL AWARE LEFT ANTI"
+	}
+	return "?"
+}
+
+// expandRelItems expands the stars of a select list over a FROM scope:
+// each reference's visible columns in FROM order, a USING column once.
+func expandRelItems(st *Select, sc *scope) []outItem {
+	var items []outItem
+	for _, it := range st.Items {
+		if !it.Star {
+			name := it.Alias
+			if name == "" {
+				name = it.Text
+			}
+			items = append(items, outItem{name: name, alias: it.Alias, expr: it.Expr})
+			continue
+		}
+		for _, c := range sc.cols {
+			if c.merged && it.StarTable == "" || c.ttl && !sc.showHidden {
+				continue
+			}
+			if it.StarTable != "" && !hasQual(c, it.StarTable) {
+				continue
+			}
+			ref := &ColumnRef{Name: c.name}
+			if len(c.quals) > 0 {
+				ref.Table = c.quals[0]
+			}
+			items = append(items, outItem{name: c.name, expr: ref})
+		}
+	}
+	return items
+}
+
+var _ = rowttl.ErrNotSupported

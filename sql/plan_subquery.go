@@ -1,0 +1,467 @@
+package sql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// Subqueries in expressions become joins above the FROM relation: a WHERE
+// conjunct x IN (query) a semi join on x, x NOT IN (query) a null-aware
+// anti join (a NULL in the subquery makes the conjunct never TRUE), EXISTS
+// and NOT EXISTS semi and anti joins (correlated on equalities: the
+// subquery's conjuncts comparing its columns with the outer query's
+// become keys); a scalar subquery anywhere is a cross join with its one
+// row (NULL when it has none, an error when it has more), its value a
+// column of the joined row.
+
+// topJoin is one subquery joined above a FROM relation.
+type topJoin struct {
+	kind exec.JoinKind
+	sub  relPlan
+	// keys are over the outer relation, subKeys over the subquery's
+	// columns; none for an uncorrelated EXISTS and a scalar subquery.
+	keys, subKeys []exec.Expr
+	text          string
+	scalar        bool
+}
+
+// planRelSelect plans a query block the row engine cannot run.
+func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
+	if err := refuseRel(st); err != nil {
+		return nil, err
+	}
+	var used []Expr
+	for _, it := range st.Items {
+		if it.Expr != nil {
+			used = append(used, it.Expr)
+		}
+	}
+	if st.Where != nil {
+		if ContainsAggregate(st.Where) {
+			return nil, invalidf("aggregate functions are not allowed in WHERE")
+		}
+		used = append(used, st.Where)
+	}
+	var fp *fromPlan
+	if st.From == nil {
+		for _, it := range st.Items {
+			if it.Star {
+				return nil, invalidf("No tables used")
+			}
+		}
+		leaf := &relNode{sub: oneRowPlan{}, leaves: []int{0}, est: 1}
+		fp = &fromPlan{root: leaf, leaves: []*relNode{leaf}, scope: &scope{multi: true}, above: conjuncts(st.Where)}
+	} else {
+		var err error
+		if fp, err = p.planFrom(st, used); err != nil {
+			return nil, err
+		}
+	}
+	sp := &selectPlan{from: fp, limit: st.Limit}
+	width := len(fp.root.cols)
+	var rest []Expr
+	for _, conj := range fp.above {
+		tj, err := p.subqueryJoin(fp.scope, conj)
+		if err != nil {
+			return nil, err
+		}
+		if tj == nil {
+			rest = append(rest, conj)
+			continue
+		}
+		sp.tops = append(sp.tops, tj)
+	}
+	c := newVCompiler(p.env, fp.scope)
+	c.subq = func(e *SubqueryExpr) (exec.Expr, error) {
+		sub, err := p.planQuery(e.Query)
+		if err != nil {
+			return nil, err
+		}
+		cols := sub.outCols()
+		if len(cols) != 1 {
+			return nil, invalidf("Operand should contain 1 column(s)")
+		}
+		idx := width
+		for _, t := range sp.tops {
+			if t.scalar {
+				idx++
+			}
+		}
+		sp.tops = append(sp.tops, &topJoin{kind: exec.CrossJoin, sub: sub, scalar: true, text: "(" + FormatQuery(e.Query) + ")"})
+		return &exec.ColumnRef{Index: idx, Name: cols[0].Name, Typ: cols[0].Type}, nil
+	}
+	if len(rest) > 0 {
+		w, err := c.compile(andAll(rest))
+		if err == nil {
+			w, err = c.asBool(w)
+		}
+		if err != nil {
+			return nil, analytic(err)
+		}
+		sp.where = w
+	}
+	for _, it := range expandRelItems(st, fp.scope) {
+		x, err := c.compile(it.expr)
+		if err != nil {
+			return nil, analytic(err)
+		}
+		sp.exprs = append(sp.exprs, x)
+		sp.names = append(sp.names, it.name)
+	}
+	sp.nOut = len(sp.exprs)
+	bindRefs(c)
+	return sp, nil
+}
+
+// refuseRel refuses what the relational planner does not plan yet, by
+// name.
+func refuseRel(st *Select) error {
+	if len(st.Windows) > 0 {
+		return notYet("WINDOW")
+	}
+	var err error
+	st.WalkExprs(func(e Expr) {
+		Walk(e, func(x Expr) bool {
+			if err != nil {
+				return false
+			}
+			switch x.(type) {
+			case *SubqueryExpr, *InSubquery, *ExistsExpr:
+				return true
+			}
+			err = refuseNode(x)
+			return err == nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(st.GroupBy) > 0 || st.Having != nil:
+		return notYet("GROUP BY in a query with joins, subqueries or WITH")
+	case len(st.OrderBy) > 0:
+		return notYet("ORDER BY in a query with joins, subqueries or WITH")
+	case st.Distinct:
+		return notYet("DISTINCT in a query with joins, subqueries or WITH")
+	}
+	for _, it := range st.Items {
+		if it.Expr != nil && ContainsAggregate(it.Expr) {
+			return notYet("an aggregate in a query with joins, subqueries or WITH")
+		}
+	}
+	return nil
+}
+
+// subqueryJoin returns the join of a WHERE conjunct that is [NOT] IN
+// (query), EXISTS or NOT EXISTS, or nil for any other conjunct.
+func (p *relPlanner) subqueryJoin(outer *scope, conj Expr) (*topJoin, error) {
+	not := false
+	x := conj
+	if u, ok := x.(*UnaryExpr); ok && u.Op == OpNot {
+		if _, ok := u.X.(*ExistsExpr); ok {
+			not, x = true, u.X
+		}
+	}
+	switch e := x.(type) {
+	case *InSubquery:
+		sub, err := p.planQuery(e.Query)
+		if err != nil {
+			return nil, err
+		}
+		cols := sub.outCols()
+		if len(cols) != 1 {
+			return nil, invalidf("Operand should contain 1 column(s)")
+		}
+		lc := newVCompiler(p.env, outer)
+		l, err := lc.compile(e.X)
+		if err != nil {
+			return nil, analytic(err)
+		}
+		bindRefs(lc)
+		rc := newVCompiler(p.env, &scope{multi: true})
+		var r exec.Expr = &exec.ColumnRef{Index: 0, Name: cols[0].Name, Typ: cols[0].Type}
+		l, r, err = p.sameKeyType(lc, rc, l, r)
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			return nil, notYet(fmt.Sprintf("IN (subquery) comparing %s with %s", l.Type(), cols[0].Type))
+		}
+		kind := exec.SemiJoin
+		if e.Not {
+			kind = exec.NullAwareAntiJoin
+		}
+		return &topJoin{kind: kind, sub: sub, keys: []exec.Expr{l}, subKeys: []exec.Expr{r}, text: Format(conj)}, nil
+	case *ExistsExpr:
+		return p.existsJoin(outer, e, not, conj)
+	}
+	return nil, nil
+}
+
+// existsJoin plans [NOT] EXISTS (query). A subquery block whose WHERE
+// names outer columns is correlated: each conjunct equating an
+// expression of its own columns with one of the outer query's becomes a
+// key pair; any other conjunct naming an outer column is refused.
+func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr) (*topJoin, error) {
+	kind := exec.SemiJoin
+	if not {
+		kind = exec.AntiJoin
+	}
+	st, ok := e.Query.(*Select)
+	if !ok || st.From == nil {
+		sub, err := p.planQuery(e.Query)
+		if err != nil {
+			return nil, err
+		}
+		return &topJoin{kind: kind, sub: sub, text: Format(conj)}, nil
+	}
+	// The subquery's own scope decides which names are its own.
+	inner, err := p.fromScope(st)
+	if err != nil {
+		return nil, err
+	}
+	isInner := func(x Expr) bool {
+		for _, r := range colRefs(x) {
+			if _, err := inner.resolve(r); err != nil {
+				return false
+			}
+		}
+		return true
+	}
+	isOuter := func(x Expr) bool {
+		refs := colRefs(x)
+		for _, r := range refs {
+			if _, err := outer.resolve(r); err != nil {
+				return false
+			}
+			if _, err := inner.resolve(r); err == nil {
+				return false
+			}
+		}
+		return len(refs) > 0
+	}
+	var own, innerKeys, outerKeys []Expr
+	for _, c := range conjuncts(st.Where) {
+		if ContainsSubquery(c) || isInner(c) {
+			own = append(own, c)
+			continue
+		}
+		b, ok := c.(*BinaryExpr)
+		if ok && b.Op == OpEq {
+			switch {
+			case isInner(b.L) && isOuter(b.R):
+				innerKeys, outerKeys = append(innerKeys, b.L), append(outerKeys, b.R)
+				continue
+			case isInner(b.R) && isOuter(b.L):
+				innerKeys, outerKeys = append(innerKeys, b.R), append(outerKeys, b.L)
+				continue
+			}
+		}
+		return nil, notYet("a correlated subquery condition other than an equality (" + Format(c) + ")")
+	}
+	// The subquery selects its key expressions, filtered by its own
+	// conjuncts.
+	q := *st
+	q.Where = nil
+	if len(own) > 0 {
+		q.Where = andAll(own)
+	}
+	q.Items = nil
+	for _, k := range innerKeys {
+		q.Items = append(q.Items, &SelectItem{Expr: k, Text: Format(k)})
+	}
+	if len(q.Items) == 0 {
+		q.Items = []*SelectItem{{Expr: &IntLit{Val: 1}, Text: "1"}}
+	}
+	sub, err := p.planQuery(&q)
+	if err != nil {
+		return nil, err
+	}
+	tj := &topJoin{kind: kind, sub: sub, text: Format(conj)}
+	cols := sub.outCols()
+	lc := newVCompiler(p.env, outer)
+	rc := newVCompiler(p.env, &scope{multi: true})
+	for i, ok := range outerKeys {
+		l, err := lc.compile(ok)
+		if err != nil {
+			return nil, analytic(err)
+		}
+		var r exec.Expr = &exec.ColumnRef{Index: i, Name: cols[i].Name, Typ: cols[i].Type}
+		l, r, err = p.sameKeyType(lc, rc, l, r)
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			return nil, notYet("a correlated equality of " + Format(ok) + " with " + cols[i].Type.String())
+		}
+		tj.keys = append(tj.keys, l)
+		tj.subKeys = append(tj.subKeys, r)
+	}
+	bindRefs(lc)
+	return tj, nil
+}
+
+// fromScope is the scope of a query block's FROM, for telling its names
+// from an outer query's.
+func (p *relPlanner) fromScope(st *Select) (*scope, error) {
+	fp := &fromPlan{}
+	root, err := p.planTree(fp, st.From)
+	if err != nil {
+		return nil, err
+	}
+	return &scope{cols: root.full, multi: true, showHidden: p.s.showHidden}, nil
+}
+
+// buildTops joins the subqueries above op.
+func buildTops(env *exec.Env, op exec.Operator, tops []*topJoin) (exec.Operator, error) {
+	for _, t := range tops {
+		sub, err := t.sub.build(env)
+		if err != nil {
+			op.Close()
+			return nil, err
+		}
+		if t.scalar {
+			j, err := exec.NewHashJoin(env, op, &scalarOp{in: sub, mem: env.Mem}, exec.CrossJoin, nil, nil, nil)
+			if err != nil {
+				op.Close()
+				sub.Close()
+				return nil, err
+			}
+			op = j
+			continue
+		}
+		width := len(op.Schema())
+		probe, pk, err := withKeys(env, op, t.keys)
+		if err != nil {
+			sub.Close()
+			return nil, err
+		}
+		build, bk, err := withKeys(env, sub, t.subKeys)
+		if err != nil {
+			probe.Close()
+			return nil, err
+		}
+		j, err := exec.NewHashJoin(env, probe, build, t.kind, pk, bk, nil)
+		if err != nil {
+			probe.Close()
+			build.Close()
+			return nil, err
+		}
+		op = j
+		if len(j.Schema()) != width {
+			// Drop the computed keys.
+			s := j.Schema()
+			exprs := make([]exec.Expr, width)
+			names := make([]string, width)
+			for i := range exprs {
+				exprs[i] = &exec.ColumnRef{Index: i, Name: s[i].Name, Typ: s[i].Type}
+				names[i] = s[i].Name
+			}
+			if op, err = exec.NewProject(env, j, exprs, names); err != nil {
+				j.Close()
+				return nil, err
+			}
+		}
+	}
+	return op, nil
+}
+
+// explainTops writes the subquery joins, outermost first, each with its
+// probe input (the joins below it, then the FROM relation) before the
+// subquery it builds on.
+func explainTops(add explainFunc, d int, tops []*topJoin, from func(d int)) {
+	if len(tops) == 0 {
+		from(d)
+		return
+	}
+	t := tops[len(tops)-1]
+	keys := make([]string, len(t.keys))
+	for k := range t.keys {
+		keys[k] = fmt.Sprintf("%s = %s", t.keys[k], t.subKeys[k])
+	}
+	what := joinName(t.kind)
+	if t.scalar {
+		what = "CROSS (scalar subquery)"
+	}
+	line := fmt.Sprintf("HashJoin: %s for %s", what, t.text)
+	if len(keys) > 0 {
+		line += ", keys [" + strings.Join(keys, ", ") + "]"
+	}
+	add(d, "%s, build right, estimated rows %d", line, t.sub.estRows())
+	explainTops(add, d+1, tops[:len(tops)-1], from)
+	t.sub.explainTree(add, d+1)
+}
+
+// oneRowPlan is the FROM of a block without one.
+type oneRowPlan struct{}
+
+func (oneRowPlan) build(*exec.Env) (exec.Operator, error) { return oneRow(), nil }
+func (oneRowPlan) explainTree(add explainFunc, d int)     { add(d, "OneRow") }
+func (oneRowPlan) outCols() exec.Schema                   { return exec.Schema{} }
+func (oneRowPlan) estRows() int64                         { return 1 }
+
+// scalarOp yields the one row of a scalar subquery: a row of NULL when
+// the subquery has none, an error when it has more.
+type scalarOp struct {
+	in   exec.Operator
+	mem  memory.Allocator
+	done bool
+}
+
+func (o *scalarOp) Schema() exec.Schema { return o.in.Schema() }
+
+func (o *scalarOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if o.done {
+		return nil, nil
+	}
+	o.done = true
+	defer o.in.Close()
+	var row arrow.RecordBatch
+	for {
+		b, err := o.in.Next(ctx)
+		if err != nil {
+			if row != nil {
+				row.Release()
+			}
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		if row != nil || b.NumRows() > 1 {
+			b.Release()
+			if row != nil {
+				row.Release()
+			}
+			return nil, invalidf("Subquery returns more than 1 row")
+		}
+		row = b
+	}
+	if row != nil {
+		return row, nil
+	}
+	s := o.in.Schema()
+	cols := make([]arrow.Array, len(s))
+	for i, c := range s {
+		cols[i] = array.MakeArrayOfNull(o.mem, c.Type.Arrow(), 1)
+	}
+	b := array.NewRecordBatch(s.Arrow(), cols, 1)
+	for _, c := range cols {
+		c.Release()
+	}
+	return b, nil
+}
+
+func (o *scalarOp) Close() {
+	o.done = true
+	o.in.Close()
+}
+
+var _ = schema.Null
