@@ -39,6 +39,8 @@ type selectPlan struct {
 	// then.
 	from *fromPlan
 	tops []*topJoin
+	// win computes the block's window functions after the filter.
+	win *windowPlan
 }
 
 // aggPlan is the aggregation of a plan: a projection of the group keys and
@@ -207,7 +209,7 @@ func (p *selectPlan) planOrder(st *Select, items []outItem, c *vcompiler) error 
 // filter: without ORDER BY and DISTINCT, no select item is evaluated on a
 // row the limit drops, as the row engine never evaluates them either.
 func (p *selectPlan) limitBelowProject() bool {
-	return p.limit != nil && len(p.order) == 0 && !p.distinct && p.agg == nil
+	return p.limit != nil && len(p.order) == 0 && !p.distinct && p.agg == nil && p.win == nil
 }
 
 // build returns the operators of the plan.
@@ -249,6 +251,11 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 			if op, err = exec.NewFilter(env, op, a.having); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if p.win != nil {
+		if op, err = p.win.build(env, op); err != nil {
+			return nil, err
 		}
 	}
 	if op, err = exec.NewProject(env, op, p.exprs, p.names); err != nil {
@@ -375,6 +382,10 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 	d++
 	if p.limitBelowProject() {
 		add(d, "Limit: offset %d, count %d", p.limit.Offset, p.limit.Count)
+		d++
+	}
+	if p.win != nil {
+		p.win.explain(add, d)
 		d++
 	}
 	if a := p.agg; a != nil {

@@ -64,6 +64,9 @@ type vcompiler struct {
 	// subq compiles a scalar subquery (plan_subquery.go); nil where the
 	// planner has no place for one.
 	subq func(*SubqueryExpr) (exec.Expr, error)
+	// win compiles a window function (plan_window.go); nil where none may
+	// stand.
+	win func(*WindowFunc) (exec.Expr, error)
 }
 
 func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
@@ -83,7 +86,7 @@ func markConst(e Expr, konst map[Expr]bool, depth int) bool {
 	}
 	k := true
 	switch f := e.(type) {
-	case *ColumnRef, *SubqueryExpr, *InSubquery, *ExistsExpr:
+	case *ColumnRef, *SubqueryExpr, *InSubquery, *ExistsExpr, *WindowFunc:
 		k = false
 	case *FuncCall:
 		if IsAggregate(f.Name) {
@@ -254,6 +257,10 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 	case *SubqueryExpr:
 		if c.subq != nil {
 			return c.subq(e)
+		}
+	case *WindowFunc:
+		if c.win != nil {
+			return c.win(e)
 		}
 	case *InSubquery:
 		return nil, rowEnginef("IN (subquery) other than a WHERE conjunct")

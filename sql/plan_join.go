@@ -451,6 +451,22 @@ func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
 			need[slot] = true
 		}
 	}
+	// The outer columns a correlated EXISTS names are read too; a name
+	// that is not the outer query's is left to the subquery.
+	for _, conj := range conjuncts(st.Where) {
+		if u, ok := conj.(*UnaryExpr); ok && u.Op == OpNot {
+			conj = u.X
+		}
+		if ex, ok := conj.(*ExistsExpr); ok {
+			if sub, ok := ex.Query.(*Select); ok {
+				for _, r := range colRefs(sub.Where) {
+					if slot, err := full.resolve(r); err == nil {
+						need[slot] = true
+					}
+				}
+			}
+		}
+	}
 	for _, it := range st.Items {
 		if !it.Star {
 			continue

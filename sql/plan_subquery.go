@@ -49,6 +49,12 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 		}
 		used = append(used, st.Where)
 	}
+	for _, w := range st.Windows {
+		used = append(used, w.Spec.PartitionBy...)
+		for _, o := range w.Spec.OrderBy {
+			used = append(used, o.Expr)
+		}
+	}
 	var fp *fromPlan
 	if st.From == nil {
 		for _, it := range st.Items {
@@ -98,6 +104,9 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 		return &exec.ColumnRef{Index: idx, Name: cols[0].Name, Typ: cols[0].Type}, nil
 	}
 	if len(rest) > 0 {
+		if ContainsWindow(andAll(rest)) {
+			return nil, invalidf("window functions are not allowed in WHERE")
+		}
 		w, err := c.compile(andAll(rest))
 		if err == nil {
 			w, err = c.asBool(w)
@@ -107,6 +116,8 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 		}
 		sp.where = w
 	}
+	wp := &windowPlan{}
+	c.win = func(w *WindowFunc) (exec.Expr, error) { return wp.window(c, st, w) }
 	for _, it := range expandRelItems(st, fp.scope) {
 		x, err := c.compile(it.expr)
 		if err != nil {
@@ -117,15 +128,15 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 	}
 	sp.nOut = len(sp.exprs)
 	bindRefs(c)
+	if len(wp.specs) > 0 {
+		sp.win = wp
+	}
 	return sp, nil
 }
 
 // refuseRel refuses what the relational planner does not plan yet, by
 // name.
 func refuseRel(st *Select) error {
-	if len(st.Windows) > 0 {
-		return notYet("WINDOW")
-	}
 	var err error
 	st.WalkExprs(func(e Expr) {
 		Walk(e, func(x Expr) bool {
@@ -133,7 +144,7 @@ func refuseRel(st *Select) error {
 				return false
 			}
 			switch x.(type) {
-			case *SubqueryExpr, *InSubquery, *ExistsExpr:
+			case *SubqueryExpr, *InSubquery, *ExistsExpr, *WindowFunc:
 				return true
 			}
 			err = refuseNode(x)

@@ -1,0 +1,311 @@
+package sql
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/schema"
+)
+
+// Window functions run after WHERE (and, once a block aggregates, after
+// GROUP BY and HAVING), before ORDER BY and LIMIT: a Project appends the
+// PARTITION BY, ORDER BY and argument expressions to the rows, one
+// exec.NewWindow computes every window function of the block, and the
+// select items read its output columns.
+
+// windowPlan is the window functions of a query block.
+type windowPlan struct {
+	// args are the expressions the specs read, appended to the input
+	// columns; a spec's Arg, Partition and Order index args until build
+	// moves them past the input's width.
+	args  []exec.Expr
+	specs []exec.WindowSpec
+	// outs are the references to each spec's output column, pointed at it
+	// by build.
+	outs  [][]*exec.ColumnRef
+	texts []string
+	// defaults are the constant defaults of lag and lead (nil: NULL),
+	// made into arrays by build.
+	defaults []*exec.Literal
+}
+
+// window compiles a window function call into a reference to its output.
+func (wp *windowPlan) window(c *vcompiler, st *Select, w *WindowFunc) (exec.Expr, error) {
+	spec, err := st.ResolveWindow(w.Over)
+	if err != nil {
+		return nil, err
+	}
+	arg := func(e Expr) (int, exec.Expr, error) {
+		x, err := c.compile(e)
+		if err != nil {
+			return 0, nil, err
+		}
+		wp.args = append(wp.args, x)
+		return len(wp.args) - 1, x, nil
+	}
+	var ws exec.WindowSpec
+	ws.Name = Format(w)
+	for _, p := range spec.PartitionBy {
+		i, _, err := arg(p)
+		if err != nil {
+			return nil, err
+		}
+		ws.Partition = append(ws.Partition, i)
+	}
+	for _, o := range spec.OrderBy {
+		i, _, err := arg(o.Expr)
+		if err != nil {
+			return nil, err
+		}
+		k := exec.SortKey{Column: i, Desc: o.Desc, NullsFirst: !o.Desc}
+		switch o.Nulls {
+		case NullsFirst:
+			k.NullsFirst = true
+		case NullsLast:
+			k.NullsFirst = false
+		}
+		ws.Order = append(ws.Order, k)
+	}
+	nargs := func(lo, hi int) error {
+		if len(w.Args) < lo || len(w.Args) > hi {
+			return invalidf("Incorrect parameter count in the call to native function '%s'", w.Name)
+		}
+		return nil
+	}
+	var typ schema.Type
+	var def *exec.Literal
+	switch strings.ToLower(w.Name) {
+	case "row_number", "rank", "dense_rank":
+		if err := nargs(0, 0); err != nil {
+			return nil, err
+		}
+		ws.Func = map[string]exec.WindowFunc{"row_number": exec.RowNumber, "rank": exec.Rank, "dense_rank": exec.DenseRank}[strings.ToLower(w.Name)]
+		typ = bigintType
+	case "lag", "lead":
+		if err := nargs(1, 3); err != nil {
+			return nil, err
+		}
+		ws.Func = exec.Lag
+		if strings.EqualFold(w.Name, "lead") {
+			ws.Func = exec.Lead
+		}
+		i, x, err := arg(w.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		ws.Arg, typ = i, x.Type()
+		ws.Offset = 1
+		if len(w.Args) > 1 {
+			n, ok := w.Args[1].(*IntLit)
+			if !ok || n.Val < 0 {
+				return nil, invalidf("the offset of %s() must be a non-negative integer constant", w.Name)
+			}
+			ws.Offset = n.Val
+		}
+		if len(w.Args) > 2 {
+			d, err := c.compile(w.Args[2])
+			if err != nil {
+				return nil, err
+			}
+			if d, err = c.convert(d, typ); err != nil {
+				return nil, err
+			}
+			l, ok := d.(*exec.Literal)
+			if !ok {
+				return nil, notYet("a default of " + w.Name + "() that is not a constant")
+			}
+			if !l.Val.IsNull() {
+				def = l
+			}
+		}
+	case "count", "sum", "min", "max", "avg":
+		ws.Func = exec.WindowAgg
+		name := strings.ToLower(w.Name)
+		if w.Star {
+			if name != "count" {
+				return nil, invalidf("%s(*) is not an aggregate", name)
+			}
+			ws.Agg, typ = exec.CountStar, bigintType
+			break
+		}
+		if err := nargs(1, 1); err != nil {
+			return nil, err
+		}
+		x, err := c.compile(w.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		t := x.Type()
+		switch name {
+		case "count":
+			ws.Agg, typ = exec.Count, bigintType
+		case "min", "max":
+			ws.Agg, typ = exec.Min, t
+			if name == "max" {
+				ws.Agg = exec.Max
+			}
+		case "sum", "avg":
+			ws.Agg = exec.Sum
+			if name == "avg" {
+				ws.Agg = exec.Avg
+			}
+			switch {
+			case t.Kind == schema.Decimal:
+				s := t.Scale
+				if name == "avg" {
+					s = max(s, 4)
+				}
+				typ = schema.DecimalType(38, s)
+			case isIntLike(t) && name == "sum":
+				typ = bigintType
+			case isIntLike(t) || isFloat(t):
+				typ = doubleType
+			default:
+				if x, err = c.convert(x, doubleType); err != nil {
+					return nil, err
+				}
+				typ = doubleType
+			}
+		}
+		wp.args = append(wp.args, x)
+		ws.Arg = len(wp.args) - 1
+		if ws.Frame, err = windowFrame(spec); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, notYet("the window function " + w.Name + "()")
+	}
+	ref := &exec.ColumnRef{Index: -1, Name: ws.Name, Typ: typ}
+	wp.specs = append(wp.specs, ws)
+	wp.defaults = append(wp.defaults, def)
+	wp.outs = append(wp.outs, []*exec.ColumnRef{ref})
+	wp.texts = append(wp.texts, ws.Name)
+	return ref, nil
+}
+
+// windowFrame translates a frame clause; RANGE frames other than SQL's
+// default (and the whole partition) are not computed yet.
+func windowFrame(spec *WindowSpec) (*exec.WindowFrame, error) {
+	f := spec.Frame
+	if f == nil {
+		return nil, nil
+	}
+	bound := func(b FrameBound) exec.FrameBound {
+		switch b.Kind {
+		case FrameUnboundedPreceding:
+			return exec.FrameBound{Kind: exec.UnboundedPreceding}
+		case FramePreceding:
+			return exec.FrameBound{Kind: exec.Preceding, Offset: b.N}
+		case FrameCurrentRow:
+			return exec.FrameBound{Kind: exec.CurrentRow}
+		case FrameFollowing:
+			return exec.FrameBound{Kind: exec.Following, Offset: b.N}
+		}
+		return exec.FrameBound{Kind: exec.UnboundedFollowing}
+	}
+	fr := &exec.WindowFrame{Start: bound(f.Start), End: bound(f.End)}
+	if f.Unit == FrameRange {
+		switch {
+		case f.Start.Kind == FrameUnboundedPreceding && f.End.Kind == FrameUnboundedFollowing:
+			return fr, nil
+		case f.Start.Kind == FrameUnboundedPreceding && f.End.Kind == FrameCurrentRow && len(spec.OrderBy) > 0:
+			return nil, nil
+		}
+		return nil, notYet("a RANGE frame other than the default")
+	}
+	return fr, nil
+}
+
+// build appends the window columns to op.
+func (wp *windowPlan) build(env *exec.Env, op exec.Operator) (exec.Operator, error) {
+	s := op.Schema()
+	w := len(s)
+	exprs := make([]exec.Expr, 0, w+len(wp.args))
+	names := make([]string, 0, w+len(wp.args))
+	for i, c := range s {
+		exprs = append(exprs, &exec.ColumnRef{Index: i, Name: c.Name, Typ: c.Type})
+		names = append(names, c.Name)
+	}
+	for i, a := range wp.args {
+		exprs = append(exprs, a)
+		names = append(names, fmt.Sprintf("w%d", i))
+	}
+	pre, err := exec.NewProject(env, op, exprs, names)
+	if err != nil {
+		op.Close()
+		return nil, err
+	}
+	specs := make([]exec.WindowSpec, len(wp.specs))
+	for i, sp := range wp.specs {
+		sp.Arg += w
+		sp.Partition = append([]int(nil), sp.Partition...)
+		for j := range sp.Partition {
+			sp.Partition[j] += w
+		}
+		sp.Order = append([]exec.SortKey(nil), sp.Order...)
+		for j := range sp.Order {
+			sp.Order[j].Column += w
+		}
+		if d := wp.defaults[i]; d != nil {
+			b := array.NewBuilder(env.Mem, d.Typ.Arrow())
+			schema.AppendValue(b, d.Val)
+			sp.Default = b.NewArray()
+			b.Release()
+		}
+		specs[i] = sp
+		for _, r := range wp.outs[i] {
+			r.Index = w + len(wp.args) + i
+		}
+	}
+	out, err := exec.NewWindow(env, pre, specs)
+	// NewWindow holds its own reference to each default.
+	for _, sp := range specs {
+		if sp.Default != nil {
+			sp.Default.Release()
+		}
+	}
+	if err != nil {
+		pre.Close()
+		return nil, err
+	}
+	os := out.Schema()
+	for i, r := range wp.outs {
+		if got := os[w+len(wp.args)+i].Type; !arrowEqual(got, r[0].Typ) {
+			out.Close()
+			return nil, fmt.Errorf("window %s: planned %s, computed %s", wp.texts[i], r[0].Typ, got)
+		}
+	}
+	return out, nil
+}
+
+func (wp *windowPlan) explain(add explainFunc, d int) {
+	var parts []string
+	for i, sp := range wp.specs {
+		text := wp.texts[i]
+		var over []string
+		if len(sp.Partition) > 0 {
+			ps := make([]string, len(sp.Partition))
+			for j, p := range sp.Partition {
+				ps[j] = wp.args[p].String()
+			}
+			over = append(over, "partition by "+strings.Join(ps, ", "))
+		}
+		if len(sp.Order) > 0 {
+			os := make([]string, len(sp.Order))
+			for j, o := range sp.Order {
+				os[j] = wp.args[o.Column].String()
+				if o.Desc {
+					os[j] += " DESC"
+				}
+			}
+			over = append(over, "order by "+strings.Join(os, ", "))
+		}
+		if sp.Frame != nil {
+			over = append(over, sp.Frame.String())
+		}
+		parts = append(parts, fmt.Sprintf("%s [%s]", text, strings.Join(over, "; ")))
+	}
+	add(d, "Window: %s", strings.Join(parts, ", "))
+}
