@@ -817,9 +817,9 @@ func (p *relPlanner) compileLeaf(n *relNode) error {
 		// guessed to keep half.
 		for _, e := range n.pending {
 			if b, ok := e.(*BinaryExpr); ok && b.Op == OpEq {
-				n.est /= 10
+				n.est = (n.est + 9) / 10
 			} else {
-				n.est /= 2
+				n.est = (n.est + 1) / 2
 			}
 		}
 	}

@@ -49,7 +49,7 @@ func (p *relPlanner) planSetOp(q *SetOp) (relPlan, error) {
 		return nil, invalidf("The used SELECT statements have a different number of columns")
 	}
 	c := newVCompiler(p.env, &scope{multi: true})
-	conv := false
+	lconv, rconv := false, false
 	var lx, rx []exec.Expr
 	for i := range lc {
 		t := unify(lc[i].Type, rc[i].Type)
@@ -67,16 +67,19 @@ func (p *relPlanner) planSetOp(q *SetOp) (relPlan, error) {
 			return nil, notYet(fmt.Sprintf("%s of %s with %s", q.Op, lc[i].Type, rc[i].Type))
 		}
 		if _, ok := a.(*exec.ColumnRef); !ok {
-			conv = true
+			lconv = true
 		}
 		if _, ok := b.(*exec.ColumnRef); !ok {
-			conv = true
+			rconv = true
 		}
 		lx, rx = append(lx, a), append(rx, b)
 		sp.cols = append(sp.cols, exec.Column{Name: lc[i].Name, Type: a.Type(), Nullable: true})
 	}
-	if conv {
-		sp.lconv, sp.rconv = lx, rx
+	if lconv {
+		sp.lconv = lx
+	}
+	if rconv {
+		sp.rconv = rx
 	}
 	// ORDER BY over the whole names output columns: by position or name.
 	for _, o := range q.OrderBy {
