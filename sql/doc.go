@@ -261,9 +261,59 @@
 // back as canonical SQL that Parse reads to the same tree.
 //
 // The plain query block keeps its shape (Select.From naming one table;
-// Select.IsSimple) and is what both engines run. Every other shape is
-// refused by name with ErrNotSupported ("JOIN is not supported yet",
-// "UNION is not supported yet", ...; refuse.go) by planSelect, the row
-// engine and EXPLAIN alike, before any table is read or written; REGEXP,
-// TIMESTAMPDIFF and EXTRACT are refused the same way.
+// Select.IsSimple) and is what the row engine runs. Every other shape
+// runs on the vectorised engine only, planned by the relational planner
+// (see "Joins, subqueries, set operations and windows" below); what it
+// does not plan yet is refused by name with ErrNotSupported ("the window
+// function ntile() is not supported yet", ...) before any table is read
+// or written, as are REGEXP, TIMESTAMPDIFF and EXTRACT, which neither
+// engine computes yet (refuse.go). INSERT ... SELECT and the WHERE of
+// UPDATE and DELETE still take plain query blocks only.
+//
+// # Joins, subqueries, set operations and windows
+//
+// The relational planner (plan_join.go, plan_subquery.go, plan_setop.go,
+// plan_window.go) plans a query block onto exec operators:
+//
+//   - FROM: every table reference is a scan at the statement's one now, so
+//     TTL applies per table; a derived table or a CTE (WITH, not
+//     recursive, each seeing those before it; one used twice is planned
+//     twice, a CTE name hiding a table's) is its planned query. Each
+//     reference reads only the columns the statement names. Names resolve
+//     across references; a name two references share is ambiguous unless
+//     qualified, and USING merges its columns (the left one, the right one
+//     in a RIGHT JOIN; FULL JOIN ... USING is refused), * showing it once.
+//   - Joins run on exec.NewHashJoin: the equalities of ON between the two
+//     sides (and of WHERE over inner and comma joins) are hash keys, both
+//     sides cast to their comparison type (DECIMAL keys must have the same
+//     type), the rest is the residual. A WHERE conjunct reading one side
+//     goes below the join and into that table's scan filter (zone maps
+//     skip pages), never into the NULL-extended side of an outer join; a
+//     conjunct of ON reading only the inner side of a LEFT or RIGHT join
+//     filters that side first. The build side is the one with fewer
+//     estimated rows: a table's live rows from its rowsets' metadata
+//     (rows less expired and deleted), a filter keeping half (a tenth for
+//     an equality), LEFT and RIGHT swapped as needed.
+//   - Subqueries: a WHERE conjunct x IN (query) is a semi join on x, x NOT
+//     IN (query) a null-aware anti join, EXISTS and NOT EXISTS semi and
+//     anti joins, correlated through equalities of the subquery's WHERE
+//     between its columns and the outer query's (other correlated
+//     conditions are refused); a scalar subquery is a cross join with its
+//     single row: NULL without rows, "Subquery returns more than 1 row"
+//     with more. Subqueries elsewhere are refused.
+//   - GROUP BY, HAVING, aggregates, DISTINCT, ORDER BY and LIMIT are
+//     planned over the FROM relation as for a single table.
+//   - Window functions (row_number, rank, dense_rank, lag and lead with a
+//     constant offset and default, count/sum/min/max/avg over ROWS frames
+//     or the default RANGE frame) run in one exec.NewWindow after WHERE
+//     and GROUP BY/HAVING, before ORDER BY and LIMIT; without ORDER BY the
+//     rows come in the first window's partition and order.
+//   - UNION [ALL], INTERSECT and EXCEPT unify each column's type (unify,
+//     casting with exec.Cast) and run on exec.NewSetOp; ORDER BY after the
+//     last operand names output columns by position or name, and with
+//     LIMIT is a TopN.
+//
+// EXPLAIN shows every join with its keys, residual, build side and
+// estimated rows, each scan's pushed filter and estimate, and the
+// subquery joins above the FROM.
 package sql
