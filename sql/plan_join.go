@@ -1054,10 +1054,20 @@ func joinName(k exec.JoinKind) string {
 	return "?"
 }
 
-// expandRelItems expands the stars of a select list over a FROM scope:
-// each reference's visible columns in FROM order, a USING column once.
-func expandRelItems(st *Select, sc *scope) []outItem {
+// expandRelItems expands the stars of a select list over a FROM: * is
+// each reference's visible columns in FROM order, except that a join's
+// USING columns come first and once (as MySQL and Doris show them); t.*
+// is t's columns.
+func expandRelItems(st *Select, fp *fromPlan) []outItem {
+	sc := fp.scope
 	var items []outItem
+	add := func(c column) {
+		ref := &ColumnRef{Name: c.name}
+		if len(c.quals) > 0 {
+			ref.Table = c.quals[0]
+		}
+		items = append(items, outItem{name: c.name, expr: ref})
+	}
 	for _, it := range st.Items {
 		if !it.Star {
 			name := it.Alias
@@ -1067,21 +1077,58 @@ func expandRelItems(st *Select, sc *scope) []outItem {
 			items = append(items, outItem{name: name, alias: it.Alias, expr: it.Expr})
 			continue
 		}
+		if it.StarTable == "" {
+			for _, i := range starCols(fp.root, 0, sc.cols) {
+				if c := sc.cols[i]; !c.ttl || sc.showHidden {
+					add(c)
+				}
+			}
+			continue
+		}
 		for _, c := range sc.cols {
-			if c.merged && it.StarTable == "" || c.ttl && !sc.showHidden {
-				continue
+			if hasQual(c, it.StarTable) && (!c.ttl || sc.showHidden) {
+				add(c)
 			}
-			if it.StarTable != "" && !hasQual(c, it.StarTable) {
-				continue
-			}
-			ref := &ColumnRef{Name: c.name}
-			if len(c.quals) > 0 {
-				ref.Table = c.quals[0]
-			}
-			items = append(items, outItem{name: c.name, expr: ref})
 		}
 	}
 	return items
+}
+
+// starCols returns the columns * shows of a node whose columns start at
+// off in cols, the root's layout.
+func starCols(n *relNode, off int, cols []column) []int {
+	if n.isLeaf() {
+		out := make([]int, len(n.cols))
+		for i := range out {
+			out[i] = off + i
+		}
+		return out
+	}
+	l := starCols(n.left, off, cols)
+	r := starCols(n.right, off+len(n.left.cols), cols)
+	var out []int
+	kept := map[int]bool{}
+	from := l
+	if n.kind == JoinRight {
+		from = r
+	}
+	for _, u := range n.using {
+		for _, i := range from {
+			if !cols[i].merged && !cols[i].ttl && strings.EqualFold(cols[i].name, u) && !kept[i] {
+				out = append(out, i)
+				kept[i] = true
+				break
+			}
+		}
+	}
+	for _, side := range [][]int{l, r} {
+		for _, i := range side {
+			if !kept[i] && !cols[i].merged {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
 }
 
 var _ = rowttl.ErrNotSupported

@@ -118,7 +118,7 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 	}
 	wp := &windowPlan{}
 	c.win = func(w *WindowFunc) (exec.Expr, error) { return wp.window(c, st, w) }
-	for _, it := range expandRelItems(st, fp.scope) {
+	for _, it := range expandRelItems(st, fp) {
 		x, err := c.compile(it.expr)
 		if err != nil {
 			return nil, analytic(err)
