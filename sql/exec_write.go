@@ -240,15 +240,16 @@ func (s *Session) insert(ctx context.Context, env *stmtEnv, st *Insert) (*Result
 	if err != nil {
 		return nil, err
 	}
-	if st.SetOp != nil {
-		return nil, refuseQuery(st.SetOp)
-	}
 	partial := s.partialUpdate && (pol.on || (def.Model.IsUnique() && len(targets) < len(def.Schema.Columns)))
 	wo := table.WriteOptions{Now: env.now, TimeZone: env.loc, Label: st.Label, Partial: partial}
-	if st.Select == nil {
+	if st.Select == nil && st.SetOp == nil {
 		return s.insertValues(ctx, env, st, tbl, targets, wo)
 	}
-	rs, err := s.runSelect(ctx, env, st.Select)
+	var q QueryExpr = st.Select
+	if st.SetOp != nil {
+		q = st.SetOp
+	}
+	rs, err := s.queryRows(ctx, env, q)
 	if err != nil {
 		return nil, err
 	}
