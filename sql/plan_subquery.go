@@ -116,17 +116,54 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 		}
 		sp.where = w
 	}
+	items := expandRelItems(st, fp)
+	aggMode := len(st.GroupBy) > 0 || st.Having != nil
+	for _, it := range st.Items {
+		aggMode = aggMode || ContainsAggregate(it.Expr)
+	}
+	for _, o := range st.OrderBy {
+		aggMode = aggMode || ContainsAggregate(o.Expr)
+	}
+	// GROUP BY, HAVING, ORDER BY and DISTINCT are planned as for a single
+	// table, over the FROM relation's columns.
+	out := c
+	if aggMode {
+		var err error
+		if out, err = sp.planAggregate(p.env, st, &selectSource{sc: fp.scope}, items, c); err != nil {
+			return nil, analytic(err)
+		}
+	}
+	if out != c {
+		// Scalar subqueries join below the aggregation; over its output
+		// they would have to be group keys.
+		out.subq = func(*SubqueryExpr) (exec.Expr, error) {
+			return nil, notYet("a scalar subquery in a query with GROUP BY or aggregates")
+		}
+	}
 	wp := &windowPlan{}
-	c.win = func(w *WindowFunc) (exec.Expr, error) { return wp.window(c, st, w) }
-	for _, it := range expandRelItems(st, fp) {
-		x, err := c.compile(it.expr)
+	out.win = func(w *WindowFunc) (exec.Expr, error) { return wp.window(out, st, w) }
+	for _, it := range items {
+		x, err := out.compile(it.expr)
 		if err != nil {
 			return nil, analytic(err)
 		}
 		sp.exprs = append(sp.exprs, x)
 		sp.names = append(sp.names, it.name)
 	}
-	sp.nOut = len(sp.exprs)
+	sp.nOut, sp.distinct = len(sp.exprs), st.Distinct
+	if sp.agg != nil && st.Having != nil {
+		h, err := out.compile(st.Having)
+		if err == nil {
+			h, err = out.asBool(h)
+		}
+		if err != nil {
+			return nil, analytic(err)
+		}
+		sp.agg.having = h
+	}
+	if err := sp.planOrder(st, items, out); err != nil {
+		return nil, analytic(err)
+	}
 	bindRefs(c)
 	if len(wp.specs) > 0 {
 		sp.win = wp
@@ -151,23 +188,7 @@ func refuseRel(st *Select) error {
 			return err == nil
 		})
 	})
-	if err != nil {
-		return err
-	}
-	switch {
-	case len(st.GroupBy) > 0 || st.Having != nil:
-		return notYet("GROUP BY in a query with joins, subqueries or WITH")
-	case len(st.OrderBy) > 0:
-		return notYet("ORDER BY in a query with joins, subqueries or WITH")
-	case st.Distinct:
-		return notYet("DISTINCT in a query with joins, subqueries or WITH")
-	}
-	for _, it := range st.Items {
-		if it.Expr != nil && ContainsAggregate(it.Expr) {
-			return notYet("an aggregate in a query with joins, subqueries or WITH")
-		}
-	}
-	return nil
+	return err
 }
 
 // subqueryJoin returns the join of a WHERE conjunct that is [NOT] IN

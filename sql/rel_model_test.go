@@ -126,7 +126,7 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 	v := vs[rng.IntN(3)]
 	hasS := func(r relRow) bool { return r.s != nil && *r.s == v }
 	var out []string
-	switch rng.IntN(7) {
+	switch rng.IntN(9) {
 	case 0, 1:
 		kinds := []string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}
 		kind := rng.IntN(4)
@@ -277,6 +277,66 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 					out = append(out, k)
 				}
 				seen[k] = true
+			}
+		}
+		return sql, out
+	case 7:
+		sql := "SELECT b.s, count(*), sum(a.id) FROM a JOIN b ON a.k = b.k GROUP BY b.s"
+		type agg struct{ n, sum int64 }
+		groups := map[string]*agg{}
+		for _, x := range a {
+			for _, y := range b {
+				if eqK(x.k, y.k) {
+					key := "NULL"
+					if y.s != nil {
+						key = *y.s
+					}
+					if groups[key] == nil {
+						groups[key] = &agg{}
+					}
+					groups[key].n++
+					groups[key].sum += x.id
+				}
+			}
+		}
+		for k, g := range groups {
+			out = append(out, fmt.Sprintf("%s|%d|%d", k, g.n, g.sum))
+		}
+		return sql, out
+	case 8:
+		n := 1 + rng.IntN(4)
+		sql := fmt.Sprintf("SELECT DISTINCT a.k FROM a LEFT JOIN b ON a.k = b.k WHERE b.id IS NULL OR b.s = '%s' ORDER BY 1 LIMIT %d", v, n)
+		seen := map[string]bool{}
+		var keys []*int64
+		for _, x := range a {
+			m, keep := false, false
+			for _, y := range b {
+				if eqK(x.k, y.k) {
+					m = true
+					if hasS(y) {
+						keep = true
+					}
+				}
+			}
+			if (!m || keep) && !seen[nstr(x.k)] {
+				seen[nstr(x.k)] = true
+				keys = append(keys, x.k)
+			}
+		}
+		slices.SortFunc(keys, func(p, q *int64) int {
+			switch {
+			case p == nil && q == nil:
+				return 0
+			case p == nil:
+				return -1
+			case q == nil:
+				return 1
+			}
+			return int(*p - *q)
+		})
+		for i, k := range keys {
+			if i < n {
+				out = append(out, nstr(k))
 			}
 		}
 		return sql, out
