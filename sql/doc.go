@@ -65,8 +65,13 @@
 //     compilation fails, so that errors keep the row engine's texts. It also
 //     runs the aggregates it reduces inside the scan (count(*), count and
 //     sum of integer columns under a WHERE that pushes down whole: zone maps
-//     answer whole pages, sql/agg.go), INSERT ... SELECT, avg of DECIMAL and
-//     DISTINCT ordered by an expression that is not selected.
+//     answer whole pages, sql/agg.go), INSERT ... SELECT of a plain query
+//     block, avg of DECIMAL and DISTINCT ordered by an expression that is
+//     not selected.
+//   - Joins, derived tables, WITH, subqueries, set operations and window
+//     functions run on the vectorised engine only (see "Joins, subqueries,
+//     set operations and windows"): there is no row engine to fall back
+//     on, so what it does not compile is refused with ErrNotSupported.
 //
 // # Client statements
 //
