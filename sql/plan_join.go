@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
@@ -287,7 +286,7 @@ func estimateRows(tbl *table.Table, env *stmtEnv) (int64, error) {
 // hides one of the two columns from unqualified names: the right one,
 // except in a RIGHT JOIN, where the right side's value is the one kept.
 func (p *relPlanner) using(n *relNode, name string) error {
-	find := func(cols []column, side string) (int, error) {
+	find := func(cols []column) (int, error) {
 		at := -1
 		for i, c := range cols {
 			if !c.ttl && !c.merged && strings.EqualFold(c.name, name) {
@@ -302,11 +301,11 @@ func (p *relPlanner) using(n *relNode, name string) error {
 		}
 		return at, nil
 	}
-	li, err := find(n.left.full, "left")
+	li, err := find(n.left.full)
 	if err != nil {
 		return err
 	}
-	ri, err := find(n.right.full, "right")
+	ri, err := find(n.right.full)
 	if err != nil {
 		return err
 	}
@@ -384,8 +383,8 @@ func colRefs(e Expr) []*ColumnRef {
 	return out
 }
 
-// leafSet returns the leaves an expression reads (indices into leaves,
-// as a bit set over the full scope's columns' leaf numbers).
+// leafSet returns the table references an expression reads, by their
+// index in FROM order (leafOf maps a full-scope slot to it).
 func leafSet(e Expr, sc *scope, leafOf []int) (map[int]bool, error) {
 	set := map[int]bool{}
 	for _, r := range colRefs(e) {
@@ -488,17 +487,15 @@ func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
 	// Each leaf reads its used columns (at least one, so that its batches
 	// carry their row count through every operator).
 	off := 0
-	for li, l := range fp.leaves {
-		first := len(l.cols) == 0
+	for _, l := range fp.leaves {
 		for i, c := range l.full {
 			if need[off+i] {
 				l.cols = append(l.cols, c)
 			}
 		}
-		if first && len(l.cols) == 0 && len(l.full) > 0 {
+		if len(l.cols) == 0 && len(l.full) > 0 {
 			l.cols = append(l.cols, l.full[0])
 		}
-		_ = li
 		off += len(l.full)
 	}
 	var layout func(n *relNode)
@@ -531,7 +528,7 @@ func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(set) == 0 || !place(root, conj, set, true) {
+		if len(set) == 0 || !place(root, conj, set) {
 			fp.above = append(fp.above, conj)
 		}
 	}
@@ -549,9 +546,9 @@ func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
 			}
 			switch {
 			case len(set) > 0 && subset(set, n.right.leaves) && (n.kind == JoinInner || n.kind == JoinLeft):
-				place(n.right, conj, set, true)
+				place(n.right, conj, set)
 			case len(set) > 0 && subset(set, n.left.leaves) && (n.kind == JoinInner || n.kind == JoinRight):
-				place(n.left, conj, set, true)
+				place(n.left, conj, set)
 			default:
 				keep = append(keep, conj)
 			}
@@ -587,7 +584,7 @@ func sameCol(a, b column) bool {
 // place puts a conjunct reading the leaves of set on the lowest node that
 // may evaluate it, and reports whether one could: never below the
 // NULL-extended side of an outer join, whose rows the join makes.
-func place(n *relNode, conj Expr, set map[int]bool, top bool) bool {
+func place(n *relNode, conj Expr, set map[int]bool) bool {
 	if n.isLeaf() {
 		n.pending = append(n.pending, conj)
 		return true
@@ -595,9 +592,9 @@ func place(n *relNode, conj Expr, set map[int]bool, top bool) bool {
 	inner := n.kind == JoinInner || n.kind == JoinCross || n.kind == JoinComma
 	switch {
 	case subset(set, n.left.leaves) && (inner || n.kind == JoinLeft):
-		return place(n.left, conj, set, false)
+		return place(n.left, conj, set)
 	case subset(set, n.right.leaves) && (inner || n.kind == JoinRight):
-		return place(n.right, conj, set, false)
+		return place(n.right, conj, set)
 	case inner:
 		n.pending = append(n.pending, conj)
 		return true
@@ -1130,5 +1127,3 @@ func starCols(n *relNode, off int, cols []column) []int {
 	}
 	return out
 }
-
-var _ = rowttl.ErrNotSupported

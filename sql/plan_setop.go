@@ -2,7 +2,6 @@ package sql
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/rowttl/rowttl/exec"
@@ -212,5 +211,3 @@ func (sp *setOpPlan) explainTree(add explainFunc, d int) {
 		p.explainTree(add, dd)
 	}
 }
-
-var _ = strconv.Itoa

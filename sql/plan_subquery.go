@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/exec"
-	"github.com/rowttl/rowttl/schema"
 )
 
 // Subqueries in expressions become joins above the FROM relation: a WHERE
@@ -495,5 +494,3 @@ func (o *scalarOp) Close() {
 	o.done = true
 	o.in.Close()
 }
-
-var _ = schema.Null
