@@ -302,8 +302,9 @@
 //   - Subqueries: a WHERE conjunct x IN (query) is a semi join on x, x NOT
 //     IN (query) a null-aware anti join, EXISTS and NOT EXISTS semi and
 //     anti joins, correlated through equalities of the subquery's WHERE
-//     between its columns and the outer query's (other correlated
-//     conditions are refused); a scalar subquery is a cross join with its
+//     between its columns and the outer query's (the hash keys) and any
+//     other condition naming both (the join's residual, a name resolving
+//     in the subquery first); a scalar subquery is a cross join with its
 //     single row: NULL without rows, "Subquery returns more than 1 row"
 //     with more. Subqueries elsewhere are refused.
 //   - GROUP BY, HAVING, aggregates, DISTINCT, ORDER BY and LIMIT are

@@ -59,12 +59,20 @@ type scope struct {
 	// qualifiers and databases are the columns' own, and an unqualified
 	// name two references share is ambiguous.
 	multi bool
+	// pre, when set, resolves a name before the columns do: a correlated
+	// subquery's names are its own first.
+	pre func(*ColumnRef) (int, bool)
 }
 
 // resolve returns the input slot of a column reference.
 func (sc *scope) resolve(ref *ColumnRef) (int, error) {
 	if sc == nil {
 		return 0, notFoundf("Unknown column '%s' in 'field list'", ref.Name)
+	}
+	if sc.pre != nil {
+		if slot, ok := sc.pre(ref); ok {
+			return slot, nil
+		}
 	}
 	if sc.multi {
 		return sc.resolveMulti(ref)

@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,8 +28,11 @@ type topJoin struct {
 	// keys are over the outer relation, subKeys over the subquery's
 	// columns; none for an uncorrelated EXISTS and a scalar subquery.
 	keys, subKeys []exec.Expr
-	text          string
-	scalar        bool
+	// residual is a correlated EXISTS's other conditions over the joined
+	// row; nil when there are none.
+	residual exec.Expr
+	text     string
+	scalar   bool
 }
 
 // planRelSelect plans a query block the row engine cannot run.
@@ -239,7 +243,7 @@ func (p *relPlanner) subqueryJoin(outer *scope, conj Expr) (*topJoin, error) {
 // existsJoin plans [NOT] EXISTS (query). A subquery block whose WHERE
 // names outer columns is correlated: each conjunct equating an
 // expression of its own columns with one of the outer query's becomes a
-// key pair; any other conjunct naming an outer column is refused.
+// key pair; any other conjunct naming an outer column joins the residual.
 func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr) (*topJoin, error) {
 	kind := exec.SemiJoin
 	if not {
@@ -278,7 +282,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 		}
 		return len(refs) > 0
 	}
-	var own, innerKeys, outerKeys []Expr
+	var own, innerKeys, outerKeys, resid []Expr
 	for _, c := range conjuncts(st.Where) {
 		if ContainsSubquery(c) || isInner(c) {
 			own = append(own, c)
@@ -295,7 +299,20 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 				continue
 			}
 		}
-		return nil, notYet("a correlated subquery condition other than an equality (" + Format(c) + ")")
+		resid = append(resid, c)
+	}
+	// The inner columns the other correlated conditions read are selected
+	// after the keys, for the join's residual.
+	var innerSlots []int
+	var innerRefs []*ColumnRef
+	for _, c := range resid {
+		for _, r := range colRefs(c) {
+			slot, err := inner.resolve(r)
+			if err != nil || slices.Contains(innerSlots, slot) {
+				continue
+			}
+			innerSlots, innerRefs = append(innerSlots, slot), append(innerRefs, r)
+		}
 	}
 	// The subquery selects its key expressions, filtered by its own
 	// conjuncts.
@@ -307,6 +324,9 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 	q.Items = nil
 	for _, k := range innerKeys {
 		q.Items = append(q.Items, &SelectItem{Expr: k, Text: Format(k)})
+	}
+	for _, r := range innerRefs {
+		q.Items = append(q.Items, &SelectItem{Expr: r, Text: Format(r)})
 	}
 	if len(q.Items) == 0 {
 		q.Items = []*SelectItem{{Expr: &IntLit{Val: 1}, Text: "1"}}
@@ -336,7 +356,60 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 		tj.subKeys = append(tj.subKeys, r)
 	}
 	bindRefs(lc)
+	if len(resid) > 0 {
+		x, err := p.existsResidual(outer, inner, innerSlots, cols, len(innerKeys), tj.keys, resid)
+		if err != nil {
+			return nil, err
+		}
+		tj.residual = x
+	}
 	return tj, nil
+}
+
+// existsResidual compiles the correlated conditions of an EXISTS that are
+// not key equalities over the semi join's combined row: the outer columns
+// (then the outer keys buildTops computes), then the subquery's columns,
+// the inner columns they read after its nKeys keys. A name resolves in the
+// subquery first, as SQL scopes it.
+func (p *relPlanner) existsResidual(outer, inner *scope, innerSlots []int, cols exec.Schema, nKeys int, keys []exec.Expr, resid []Expr) (exec.Expr, error) {
+	rcols := append([]column(nil), outer.cols...)
+	for _, c := range cols {
+		// Reachable only through pre: hidden from every name.
+		rcols = append(rcols, column{typ: c.Type, merged: true})
+	}
+	width := len(outer.cols)
+	sc := &scope{cols: rcols, multi: true, showHidden: outer.showHidden}
+	sc.pre = func(r *ColumnRef) (int, bool) {
+		slot, err := inner.resolve(r)
+		if err != nil {
+			return 0, false
+		}
+		i := slices.Index(innerSlots, slot)
+		return width + nKeys + i, i >= 0
+	}
+	c := newVCompiler(p.env, sc)
+	x, err := c.compile(andAll(resid))
+	if err == nil {
+		x, err = c.asBool(x)
+	}
+	if err != nil {
+		return nil, analytic(err)
+	}
+	extra := 0
+	for _, k := range keys {
+		if _, ok := k.(*exec.ColumnRef); !ok {
+			extra++
+		}
+	}
+	for slot, refs := range c.refs {
+		for _, r := range refs {
+			r.Index = slot
+			if slot >= width {
+				r.Index += extra
+			}
+		}
+	}
+	return x, nil
 }
 
 // fromScope is the scope of a query block's FROM, for telling its names
@@ -379,7 +452,7 @@ func buildTops(env *exec.Env, op exec.Operator, tops []*topJoin) (exec.Operator,
 			probe.Close()
 			return nil, err
 		}
-		j, err := exec.NewHashJoin(env, probe, build, t.kind, pk, bk, nil)
+		j, err := exec.NewHashJoin(env, probe, build, t.kind, pk, bk, t.residual)
 		if err != nil {
 			probe.Close()
 			build.Close()

@@ -60,7 +60,7 @@ func TestRefusalsAreNotSupported(t *testing.T) {
 		}
 	}
 	// Query and EXPLAIN refuse them the same way.
-	for _, src := range []string{"SELECT 1 UNION SELECT ntile(2) OVER (ORDER BY id) FROM t", "SELECT * FROM t JOIN u USING (id) WHERE EXISTS (SELECT 1 FROM u AS x WHERE x.id > t.id)", "EXPLAIN SELECT 1 EXCEPT SELECT 'a' REGEXP 'b' FROM t"} {
+	for _, src := range []string{"SELECT 1 UNION SELECT ntile(2) OVER (ORDER BY id) FROM t", "SELECT * FROM t JOIN u USING (id) WHERE t.id IN (SELECT ntile(2) OVER () FROM u)", "EXPLAIN SELECT 1 EXCEPT SELECT 'a' REGEXP 'b' FROM t"} {
 		if r, err := s.Query(ctx, src); !errors.Is(err, rowttl.ErrNotSupported) {
 			if r != nil {
 				r.Release()

@@ -227,11 +227,15 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 		if not {
 			prefix = "NOT EXISTS"
 		}
-		sql := fmt.Sprintf("SELECT id FROM a WHERE %s (SELECT 1 FROM b WHERE b.k = a.k AND b.s = '%s')", prefix, v)
+		corr, cf := "", func(x, y relRow) bool { return true }
+		if rng.IntN(2) == 0 {
+			corr, cf = " AND b.id > a.id", func(x, y relRow) bool { return y.id > x.id }
+		}
+		sql := fmt.Sprintf("SELECT id FROM a WHERE %s (SELECT 1 FROM b WHERE b.k = a.k AND b.s = '%s'%s)", prefix, v, corr)
 		for _, x := range a {
 			e := false
 			for _, y := range b {
-				if eqK(x.k, y.k) && hasS(y) {
+				if eqK(x.k, y.k) && hasS(y) && cf(x, y) {
 					e = true
 				}
 			}
