@@ -426,7 +426,8 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 	for i, c := range p.scanCols {
 		cols[i] = c.Name
 	}
-	add(d, "Scan: %s columns [%s]", p.tableName, strings.Join(cols, ", "))
+	est, _ := estimateRows(p.tbl, &stmtEnv{now: p.req.Now})
+	add(d, "Scan: %s columns [%s] (estimated rows %d)", p.tableName, strings.Join(cols, ", "), est)
 	if p.req.Filter != nil {
 		add(d+1, "pushed filter: %s", p.req.Filter)
 	}
