@@ -11,7 +11,11 @@
 // arrays' buffers: a Literal operand is used as a scalar, never expanded
 // per row unless a consumer needs its array. The planner types every
 // expression first (operands of a Compare or an Arith share one type;
-// Cast converts), so kernels only check what they were given. Where a
+// Cast converts), so kernels only check what they were given. DECIMAL is
+// the exception that proves it: DecimalCompare and DecimalArith take a
+// DECIMAL with a DECIMAL of any scale or a BIGINT and call package decimal
+// per value, since rescaling to one type could overflow and a double could
+// round; DECIMAL sums and averages accumulate in decimal.Acc. Where a
 // row-at-a-time evaluator would skip work, a kernel does too: the right
 // side of AND/OR runs only on the rows the left side leaves undecided, a
 // CASE branch or a COALESCE argument only on the rows that reach it

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -277,25 +278,24 @@ func (s *sumFloatState) appendTo(b array.Builder, g0, g1 int) error {
 	return nil
 }
 
-// sumDecState is sum and avg of DECIMAL(p,s): an exact 192-bit sum of the
-// unscaled values (2^63 values of 38 digits fit), checked against 38
-// digits only at the end.
+// sumDecState is sum and avg of DECIMAL(p,s) through decimal.Acc, the
+// row engine's accumulator: an exact 192-bit sum of the unscaled values, so
+// that only the total must fit 38 digits, whatever the order of the rows.
 type sumDecState struct {
 	avg   bool
 	name  string
 	scale int // of the argument
 	out   schema.Type
-	s     []sum192
+	s     []decSum
 }
 
-type sum192 struct {
-	lo, mid uint64
-	hi      int64
-	n       int64
+type decSum struct {
+	acc decimal.Acc
+	n   int64
 }
 
 func (s *sumDecState) grow(n int)   { s.s = growTo(s.s, n) }
-func (s *sumDecState) bytes() int64 { return int64(cap(s.s)) * int64(unsafe.Sizeof(sum192{})) }
+func (s *sumDecState) bytes() int64 { return int64(cap(s.s)) * int64(unsafe.Sizeof(decSum{})) }
 func (s *sumDecState) update(in *aggInput, gids []uint32, rows []int32) {
 	vals, st := in.decs, s.s
 	for j, g := range gids {
@@ -303,58 +303,34 @@ func (s *sumDecState) update(in *aggInput, gids []uint32, rows []int32) {
 		if in.nulls && !in.arr.IsValid(int(r)) {
 			continue
 		}
-		v := vals[r]
-		vh := v.HighBits()
 		a := &st[g]
-		lo, c := bits.Add64(a.lo, v.LowBits(), 0)
-		mid, c2 := bits.Add64(a.mid, uint64(vh), c)
-		a.lo, a.mid, a.hi, a.n = lo, mid, a.hi+int64(c2)+vh>>63, a.n+1
+		a.acc.Add(vals[r])
+		a.n++
 	}
 }
 
-var maxDec38 = new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil), big.NewInt(1))
-
 func (s *sumDecState) appendTo(b array.Builder, g0, g1 int) error {
 	db := b.(*array.Decimal128Builder)
+	t := s.out.Decimal()
 	for _, a := range s.s[g0:g1] {
 		if a.n == 0 {
 			db.AppendNull()
 			continue
 		}
-		if !s.avg && a.hi == int64(a.mid)>>63 {
-			v := decimal128.New(int64(a.mid), a.lo)
-			if v.FitsInPrecision(38) {
-				db.Append(v)
-				continue
-			}
-		}
-		v := new(big.Int).Lsh(big.NewInt(a.hi), 128)
-		v.Add(v, new(big.Int).Lsh(new(big.Int).SetUint64(a.mid), 64))
-		v.Add(v, new(big.Int).SetUint64(a.lo))
+		var v decimal.Num
+		var ok bool
 		if s.avg {
-			v = avgDecimal(v, a.n, s.out.Scale-s.scale)
+			v, ok = a.acc.Avg(a.n, s.scale, t)
+		} else {
+			v, ok = a.acc.Total(t)
 		}
-		if v.CmpAbs(maxDec38) > 0 {
-			return rowttl.Errorf(rowttl.ErrInvalidArgument, "%s value is out of range in '%s'", s.out, s.name)
+		if !ok {
+			// The row engine's text, so that both engines fail alike.
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "DECIMAL value is out of range in '%s'", s.name)
 		}
-		db.Append(decimal128.FromBigInt(v))
+		db.Append(v)
 	}
 	return nil
-}
-
-// avgDecimal returns sum·10^up / n rounded half away from zero.
-func avgDecimal(sum *big.Int, n int64, up int) *big.Int {
-	num := new(big.Int).Mul(sum, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(up)), nil))
-	den := big.NewInt(n)
-	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
-	if r.Sign() != 0 && new(big.Int).Lsh(new(big.Int).Abs(r), 1).Cmp(den) >= 0 {
-		if num.Sign() < 0 {
-			q.Sub(q, big.NewInt(1))
-		} else {
-			q.Add(q, big.NewInt(1))
-		}
-	}
-	return q
 }
 
 // minMaxIntState is min and max of everything held as an int64: integers,
@@ -564,10 +540,11 @@ func planAggregate(in Schema, a Aggregate) (aggPlan, error) {
 			p.arg, p.out = argFloat, schema.DoubleType
 			p.state = func() aggState { return &sumFloatState{avg: avg} }
 		case t.Kind == schema.Decimal:
-			p.arg, p.out = argDec, schema.Type{Kind: schema.Decimal, Precision: 38, Scale: t.Scale}
+			rt := decimal.SumType(t.Decimal())
 			if avg {
-				p.out.Scale = max(t.Scale, 4)
+				rt = decimal.AvgType(t.Decimal())
 			}
+			p.arg, p.out = argDec, schema.DecimalType(rt.Precision, rt.Scale)
 			out := p.out
 			p.state = func() aggState { return &sumDecState{avg: avg, name: a.Name, scale: t.Scale, out: out} }
 		default:

@@ -484,11 +484,11 @@ func TestHashAggregateOverflow(t *testing.T) {
 		t.Errorf("a running decimal sum past 38 digits that comes back: %q, %v", got, err)
 	}
 	_, err = run([][]any{{int64(1), nil, big38}, {int64(1), nil, decimal128.FromI64(1)}}, sumD)
-	if !errors.Is(err, rowttl.ErrInvalidArgument) || err.Error() != "DECIMAL(38,0) value is out of range in 'sum(d)'" {
+	if !errors.Is(err, rowttl.ErrInvalidArgument) || err.Error() != "DECIMAL value is out of range in 'sum(d)'" {
 		t.Errorf("a decimal total past 38 digits: %v", err)
 	}
 	_, err = run([][]any{{int64(1), nil, big38}}, Aggregate{Func: Avg, Arg: 2, Name: "avg(d)"})
-	if !errors.Is(err, rowttl.ErrInvalidArgument) || err.Error() != "DECIMAL(38,4) value is out of range in 'avg(d)'" {
+	if !errors.Is(err, rowttl.ErrInvalidArgument) || err.Error() != "DECIMAL value is out of range in 'avg(d)'" {
 		t.Errorf("an average past 38 digits at scale 4: %v", err)
 	}
 }

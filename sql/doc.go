@@ -42,9 +42,12 @@
 //     lists of constants, BETWEEN, LIKE with a constant pattern, CASE, IF,
 //     NULLIF, COALESCE/IFNULL, date parts, INTERVAL arithmetic, datediff,
 //     date_trunc, upper, lower, trim, length, concat, substr, CAST between
-//     the kinds exec.Cast implements; DECIMAL arithmetic excepted),
+//     the kinds exec.Cast implements; DECIMAL comparison and arithmetic
+//     through exec.DecimalCompare and exec.DecimalArith, which call package
+//     decimal as eval.go does),
 //     with WHERE, GROUP BY (expressions, aliases, positions), HAVING,
-//     count/sum/min/max/avg (DISTINCT too), DISTINCT, ORDER BY (positions,
+//     count/sum/min/max/avg (DISTINCT too; sum and avg of DECIMAL through
+//     decimal.Acc, with the row engine's result types and error), DISTINCT, ORDER BY (positions,
 //     aliases, expressions, NULLS FIRST/LAST) and LIMIT/OFFSET. The plan is
 //     a scan (its projection the columns the statement names, the simple
 //     WHERE conjuncts pushed into query.Request.Filter so that zone maps
@@ -66,8 +69,7 @@
 //     runs the aggregates it reduces inside the scan (count(*), count and
 //     sum of integer columns under a WHERE that pushes down whole: zone maps
 //     answer whole pages, sql/agg.go), INSERT ... SELECT of a plain query
-//     block, avg of DECIMAL and DISTINCT ordered by an expression that is
-//     not selected.
+//     block and DISTINCT ordered by an expression that is not selected.
 //   - Joins, derived tables, WITH, subqueries, set operations and window
 //     functions run on the vectorised engine only (see "Joins, subqueries,
 //     set operations and windows"): there is no row engine to fall back

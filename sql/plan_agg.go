@@ -3,6 +3,7 @@ package sql
 import (
 	"strings"
 
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -202,9 +203,12 @@ func (a *aggPlan) addAggregate(f *FuncCall, text string, in *vcompiler) (exec.Ag
 			}
 			out = bigintType
 		case t.Kind == schema.Decimal:
-			// The exact DECIMAL sum and average, with the row engine's
-			// overflow error, are the row engine's for now.
-			return ag, nullType, rowEnginef("%s of DECIMAL", name)
+			// Exact, through decimal.Acc as on the row engine.
+			rt := decimal.SumType(t.Decimal())
+			if name == "avg" {
+				rt = decimal.AvgType(t.Decimal())
+			}
+			out = schema.DecimalType(rt.Precision, rt.Scale)
 		case isFloat(t) || t.IsString() || isNullType(t):
 			if x, err = in.convert(x, doubleType); err != nil {
 				return ag, nullType, err
@@ -213,7 +217,7 @@ func (a *aggPlan) addAggregate(f *FuncCall, text string, in *vcompiler) (exec.Ag
 		default:
 			return ag, nullType, rowEnginef("%s() of %s", name, t)
 		}
-		if name == "avg" {
+		if name == "avg" && out.Kind != schema.Decimal {
 			out = doubleType
 		}
 	case "min", "max":

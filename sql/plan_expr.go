@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -165,9 +166,7 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 		case isIntLike(t) || isNullType(t):
 			x, err = c.convert(x, bigintType)
 		case t.Kind == schema.Decimal:
-			// DECIMAL arithmetic is exact on the row engine (package
-			// decimal); its vectorised kernels are still to come.
-			return nil, rowEnginef("DECIMAL arithmetic")
+			// Negation never leaves the type's digits.
 		case isFloat(t):
 			x, err = c.convert(x, doubleType)
 		default:
@@ -582,14 +581,23 @@ var cmpOps = map[BinaryOp]exec.CmpOp{
 }
 
 func (c *vcompiler) compare(op BinaryOp, l, r exec.Expr) (exec.Expr, error) {
+	// A text constant next to a DECIMAL is read as the exact number it
+	// spells, as Doris types such literals (the row engine's decimalText).
+	l, r = c.decimalText(l, r), c.decimalText(r, l)
+	if isDecimalPair(l.Type(), r.Type()) && !isNullType(l.Type()) && !isNullType(r.Type()) {
+		l, err := c.widenExact(l)
+		if err != nil {
+			return nil, err
+		}
+		r, err := c.widenExact(r)
+		if err != nil {
+			return nil, err
+		}
+		return exec.NewDecimalCompare(cmpOps[op], l, r)
+	}
 	t, ok := comparisonType(l.Type(), r.Type())
 	if !ok {
 		return nil, rowEnginef("comparison of %s with %s", l.Type(), r.Type())
-	}
-	if l.Type().Kind == schema.Decimal || r.Type().Kind == schema.Decimal {
-		// Exact comparison across scales lives in package decimal, on the
-		// row engine until the vectorised kernels use it.
-		return nil, rowEnginef("DECIMAL comparison")
 	}
 	if isNullType(t) {
 		// One side is a NULL constant: <=> tests the other for NULL, every
@@ -624,10 +632,8 @@ func (c *vcompiler) arith(op BinaryOp, l, r exec.Expr, text string) (exec.Expr, 
 			return nil, rowEnginef("arithmetic on %s", t)
 		}
 	}
-	for _, x := range []exec.Expr{l, r} {
-		if x.Type().Kind == schema.Decimal {
-			return nil, rowEnginef("DECIMAL arithmetic")
-		}
+	if isDecimalPair(l.Type(), r.Type()) {
+		return c.decimalArith(op, l, r, text)
 	}
 	intLike := func(t schema.Type) bool { return isIntLike(t) || isNullType(t) }
 	to := doubleType
@@ -784,4 +790,60 @@ func (c *vcompiler) dateArith(e *DateArith) (exec.Expr, error) {
 		return nil, rowEnginef("INTERVAL arithmetic on %s", t)
 	}
 	return &exec.DateAdd{X: x, N: n, Unit: unit, Sub: e.Sub, Typ: t, Text: Format(e)}, nil
+}
+
+// decimalText is the vectorised form of the row engine's decimalText: a
+// text constant beside a DECIMAL that spells an exact number of at most 38
+// digits becomes that DECIMAL constant.
+func (c *vcompiler) decimalText(x, other exec.Expr) exec.Expr {
+	l, ok := x.(*exec.Literal)
+	if !ok || !l.Typ.IsString() || l.Val.IsNull() || other.Type().Kind != schema.Decimal {
+		return x
+	}
+	n, t, ok := decimal.ParseExact(string(l.Val.Bytes))
+	if !ok {
+		return x
+	}
+	return c.lit(schema.DecimalType(t.Precision, t.Scale), schema.DecimalVal(n))
+}
+
+// widenExact gives an integer operand of a DECIMAL kernel as BIGINT, the
+// one integer representation the kernels read; DECIMAL and NULL stay.
+func (c *vcompiler) widenExact(x exec.Expr) (exec.Expr, error) {
+	if t := x.Type(); t.Kind == schema.Decimal || isNullType(t) {
+		return x, nil
+	}
+	return c.convert(x, bigintType)
+}
+
+// decimalOperandType is the row engine's decimalOperand over a compiled
+// operand: its DECIMAL type, an integer constant counting the digits of the
+// smallest integer type that holds it, DECIMAL(1,0) for NULL.
+func decimalOperandType(x exec.Expr) decimal.Type {
+	t := x.Type()
+	switch {
+	case t.Kind == schema.Decimal:
+		return t.Decimal()
+	case isNullType(t):
+		return decimal.IntegerType(1)
+	}
+	if l, ok := x.(*exec.Literal); ok && t.Kind != schema.Boolean && !l.Val.IsNull() {
+		return decimal.IntegerType(intDigits(smallestIntType(l.Val.Int)))
+	}
+	return exactType(t)
+}
+
+// decimalArith is + - * / % DIV with a DECIMAL operand and an integer or
+// DECIMAL one, exact in Doris's result types, as the row engine computes
+// it.
+func (c *vcompiler) decimalArith(op BinaryOp, l, r exec.Expr, text string) (exec.Expr, error) {
+	lt, rt := decimalOperandType(l), decimalOperandType(r)
+	l, err := c.widenExact(l)
+	if err != nil {
+		return nil, err
+	}
+	if r, err = c.widenExact(r); err != nil {
+		return nil, err
+	}
+	return exec.NewDecimalArith(arithOps[op], l, r, lt, rt, text)
 }
