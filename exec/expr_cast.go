@@ -47,6 +47,8 @@ func CanCast(from, to schema.Type) bool {
 	switch {
 	case f == schema.Invalid:
 		return true
+	case canCastDecimal(from, to):
+		return true
 	case from.IsString() && !to.IsString():
 		switch t {
 		case schema.Boolean, schema.TinyInt, schema.SmallInt, schema.Int, schema.BigInt, schema.Float, schema.Double,
@@ -87,6 +89,9 @@ func (c *Cast) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 	if arrow.TypeEqual(x.DataType(), to.Arrow()) && !(to.Kind == schema.Datetime || to.Kind == schema.TimestampTZ) {
 		x.Retain()
 		return x, nil
+	}
+	if canCastDecimal(from, to) {
+		return castDecimal(env, x, from, to)
 	}
 	valid, nulls := andValidity(env.Mem, n, x)
 	vb := []byte(nil)

@@ -99,3 +99,55 @@ func TestDecimalKernels(t *testing.T) {
 		t.Errorf("a string operand: %v", err)
 	}
 }
+
+func TestCastDecimal(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	env := &Env{Mem: mem}
+	d2 := schema.DecimalType(10, 2)
+	b := batchOf(mem, []schema.Type{d2, i64, f64, str}, [][]schema.Value{
+		{dv("1.55", d2), iv(12), fv(2.25), sv("3.456")},
+		{dv("-2.25", d2), iv(-5), fv(-0.05), sv(" -1e1 ")},
+		{schema.Null, schema.Null, schema.Null, schema.Null},
+	})
+	defer b.Release()
+	d1 := schema.DecimalType(4, 1)
+	for _, c := range []struct {
+		x    Expr
+		to   schema.Type
+		want string
+	}{
+		{col(0, d2), d1, "1.6,-2.3,NULL"},
+		{col(1, i64), d1, "12.0,-5.0,NULL"},
+		{col(2, f64), d1, "2.3,-0.1,NULL"},
+		{col(3, str), d1, "3.5,-10.0,NULL"},
+		{col(0, d2), schema.TinyIntType, "1,-2,NULL"},
+	} {
+		if !CanCast(c.x.Type(), c.to) {
+			t.Fatalf("CanCast(%s, %s) is false", c.x.Type(), c.to)
+		}
+		k := &Cast{X: c.x, To: c.to}
+		out, err := k.Eval(env, b)
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		if got := show(out, c.to); got != c.want {
+			t.Errorf("%s = %s, want %s", k, got, c.want)
+		}
+		out.Release()
+	}
+	for _, c := range []struct {
+		x    Expr
+		to   schema.Type
+		want string
+	}{
+		{col(1, i64), schema.DecimalType(2, 1), "value 12 is out of range for DECIMAL(2,1)"},
+		{col(3, str), schema.DecimalType(3, 3), "value 3.456 is out of range for DECIMAL(3,3)"},
+		{&Literal{Typ: str, Val: sv("x"), Text: "'x'"}, d1, "cannot convert STRING value x to DECIMAL(4,1)"},
+	} {
+		_, err := (&Cast{X: c.x, To: c.to}).Eval(env, b)
+		if !errors.Is(err, rowttl.ErrInvalidArgument) || err == nil || err.Error() != c.want {
+			t.Errorf("CAST(%s AS %s): %v, want %q", c.x, c.to, err, c.want)
+		}
+	}
+}

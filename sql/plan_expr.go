@@ -682,6 +682,9 @@ func (c *vcompiler) in(e *InExpr) (exec.Expr, error) {
 	if !haveT {
 		return c.lit(nullType, schema.Null), nil
 	}
+	if decimalIn(x, items) {
+		return c.inByComparisons(x, items, e.Not)
+	}
 	lits := make([]*exec.Literal, 0, len(items))
 	for _, it := range items {
 		l := it.(*exec.Literal)
@@ -703,6 +706,43 @@ func (c *vcompiler) in(e *InExpr) (exec.Expr, error) {
 		return nil, rowEngineErr(err)
 	}
 	return g, nil
+}
+
+// decimalIn reports an IN list with a DECIMAL on either side: the row
+// engine compares each such pair exactly (decimalComparer), never in a
+// common type, so neither does a set.
+func decimalIn(x exec.Expr, items []exec.Expr) bool {
+	if x.Type().Kind == schema.Decimal {
+		return true
+	}
+	for _, it := range items {
+		if it.Type().Kind == schema.Decimal {
+			return true
+		}
+	}
+	return false
+}
+
+// inByComparisons is x IN (items) as the OR of x = item in three-valued
+// logic (TRUE on a match, else NULL if a comparison was NULL), each pair
+// compared as the row engine compares it.
+func (c *vcompiler) inByComparisons(x exec.Expr, items []exec.Expr, not bool) (exec.Expr, error) {
+	var or exec.Expr
+	for _, it := range items {
+		eq, err := c.compare(OpEq, x, it)
+		if err != nil {
+			return nil, err
+		}
+		if or == nil {
+			or = eq
+			continue
+		}
+		or = &exec.Logic{And: false, L: or, R: eq}
+	}
+	if not {
+		return &exec.Not{X: or}, nil
+	}
+	return or, nil
 }
 
 func (c *vcompiler) like(e *LikeExpr) (exec.Expr, error) {
