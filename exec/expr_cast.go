@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -252,15 +253,11 @@ func floats(a arrow.Array) func(i int) float64 {
 	case *array.Float64:
 		return func(i int) float64 { return c.Value(i) }
 	case *array.Decimal128:
+		// decimal.ToFloat64 rounds once, as the row engine does: an
+		// int64 above 2^53 divided by a power of ten rounds twice.
 		scale := int(c.DataType().(*arrow.Decimal128Type).Scale)
-		p := math.Pow10(scale)
-		return func(i int) float64 {
-			v := c.Value(i)
-			if v.FitsInPrecision(18) {
-				return float64(int64(v.LowBits())) / p
-			}
-			return v.ToFloat64(int32(scale))
-		}
+		vals := c.Values()
+		return func(i int) float64 { return decimal.ToFloat64(vals[i], scale) }
 	}
 	return func(int) float64 { return 0 }
 }
