@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -62,8 +63,8 @@ func frameBounds(f *WindowFrame, i, ps, pe int, peerEnd []int32) (int, int) {
 	return max(ps, min(fs, pe)), max(ps, min(fe, pe))
 }
 
-// acc192 is a 192-bit two's complement sum: no sum of 2^31 values of
-// DECIMAL(38) or BIGINT reaches its range, so a sliding window can add
+// acc192 is a 192-bit two's complement sum of BIGINTs (DECIMAL sums use
+// decimal.Acc): no sum of 2^31 of them reaches its range, so a sliding window can add
 // and subtract in any order and test the range of its totals only.
 type acc192 struct{ w0, w1, w2 uint64 }
 
@@ -87,11 +88,6 @@ func (a *acc192) int64() (int64, bool) {
 	return v, a.w1 == ext && a.w2 == ext
 }
 
-func (a *acc192) num() (decimal128.Num, bool) {
-	hi := int64(a.w1)
-	return decimal128.New(hi, a.w0), a.w2 == uint64(hi>>63)
-}
-
 func (a *acc192) bigInt(z *big.Int) *big.Int {
 	z.SetUint64(a.w2)
 	z.Lsh(z, 64).Or(z, new(big.Int).SetUint64(a.w1))
@@ -110,7 +106,10 @@ type frameState struct {
 	perm  []int32
 	count int64
 	sum   acc192
-	fsum  float64
+	// dec sums a DECIMAL argument in the row engine's accumulator, which
+	// adds and subtracts in any order and checks only the totals.
+	dec  decimal.Acc
+	fsum float64
 	// Non-finite floats are counted rather than summed, since Inf - Inf
 	// would turn a frame that lost its infinity into NaN.
 	nan, posInf, negInf int64
@@ -121,7 +120,7 @@ type frameState struct {
 }
 
 func (s *frameState) reset() {
-	s.count, s.sum, s.fsum, s.nan, s.posInf, s.negInf = 0, acc192{}, 0, 0, 0, 0
+	s.count, s.sum, s.dec, s.fsum, s.nan, s.posInf, s.negInf = 0, acc192{}, decimal.Acc{}, 0, 0, 0, 0
 	s.deque, s.head = s.deque[:0], 0
 }
 
@@ -181,11 +180,10 @@ func (s *frameState) addValue(g int32, sign int) {
 			s.sum.sub(v>>63, uint64(v))
 		}
 	case s.arg.decs != nil:
-		v := s.arg.decs[g]
 		if sign > 0 {
-			s.sum.add(v.HighBits(), v.LowBits())
+			s.dec.Add(s.arg.decs[g])
 		} else {
-			s.sum.sub(v.HighBits(), v.LowBits())
+			s.dec.Sub(s.arg.decs[g])
 		}
 	default:
 		v := s.arg.floats[g]
@@ -248,11 +246,7 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 		res.decs, res.valid = make([]decimal128.Num, n), make([]bool, n)
 	}
 	st := &frameState{agg: s.Agg, arg: arg, perm: perm}
-	var z, q, r, cnt big.Int
-	var scaleUp *big.Int
-	if s.Agg == Avg && argType.Kind == schema.Decimal {
-		scaleUp = new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(outType.Scale-argType.Scale)), nil)
-	}
+	var z big.Int
 	for ps, pe := range partitions(partStart) {
 		st.reset()
 		curS, curE := ps, ps
@@ -296,10 +290,9 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 			case s.Agg == Sum && outType.Kind == schema.Double:
 				res.flts[g] = st.floatSum()
 			case s.Agg == Sum:
-				v, ok := st.sum.num()
-				if !ok || !v.FitsInPrecision(38) {
-					return rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: %s(%s) overflows %s",
-						s.Agg, w.schema[s.Arg].Name, outType)
+				v, ok := st.dec.Total(outType.Decimal())
+				if !ok {
+					return decimalOutOfRange(s.Name)
 				}
 				res.decs[g] = v
 			case argType.Kind == schema.Float || argType.Kind == schema.Double:
@@ -312,27 +305,20 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 					res.flts[g] = f / float64(st.count)
 				}
 			default:
-				// DECIMAL avg: sum * 10^(scale up) / count, half away from 0.
-				st.sum.bigInt(&z)
-				z.Mul(&z, scaleUp)
-				neg := z.Sign() < 0
-				z.Abs(&z)
-				cnt.SetInt64(st.count)
-				q.QuoRem(&z, &cnt, &r)
-				if r.Lsh(&r, 1).Cmp(&cnt) >= 0 {
-					q.Add(&q, big.NewInt(1))
-				}
-				if neg {
-					q.Neg(&q)
-				}
-				v := decimal128.FromBigInt(&q)
-				if q.BitLen() > 126 || !v.FitsInPrecision(38) {
-					return rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: %s(%s) overflows %s",
-						s.Agg, w.schema[s.Arg].Name, outType)
+				// DECIMAL avg, half away from zero, as decimal.Acc rounds it.
+				v, ok := st.dec.Avg(st.count, argType.Scale, outType.Decimal())
+				if !ok {
+					return decimalOutOfRange(s.Name)
 				}
 				res.decs[g] = v
 			}
 		}
 	}
 	return nil
+}
+
+// decimalOutOfRange is the SQL dialect's text for a DECIMAL sum or average
+// past 38 digits, the one HashAggregate and the row engine give.
+func decimalOutOfRange(name string) error {
+	return rowttl.Errorf(rowttl.ErrInvalidArgument, "DECIMAL value is out of range in '%s'", name)
 }
