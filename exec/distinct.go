@@ -41,13 +41,21 @@ type distinctOp struct {
 // holds the distinct keys, charged to env.Budget. It takes ownership of
 // in.
 func NewDistinct(env *Env, in Operator) (Operator, error) {
+	return NewDistinctOn(env, in, len(in.Schema()))
+}
+
+// NewDistinctOn is NewDistinct keyed on the first nKeys columns of in only:
+// the other columns pass through with the values of the first row of each
+// key, as SELECT DISTINCT ordered by an unselected expression keeps the
+// first row's value of it on the row engine.
+func NewDistinctOn(env *Env, in Operator, nKeys int) (Operator, error) {
 	s := in.Schema()
-	if len(s) == 0 {
+	if len(s) == 0 || nKeys < 1 || nKeys > len(s) {
 		in.Close()
-		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "Distinct: an input without columns")
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "Distinct: %d key columns of an input of %d", nKeys, len(s))
 	}
-	types := make([]schema.Type, len(s))
-	for i, c := range s {
+	types := make([]schema.Type, nKeys)
+	for i, c := range s[:nKeys] {
 		if err := checkKeyType(distinctName, c.Type); err != nil {
 			in.Close()
 			return nil, err
@@ -56,7 +64,7 @@ func NewDistinct(env *Env, in Operator) (Operator, error) {
 	}
 	form := keyFormOf(types)
 	d := &distinctOp{env: env, in: in, schema: s, arrow: s.Arrow(), keys: rowKeys{form: form},
-		seen: newGroupMap(form), keyCols: make([]arrow.Array, len(s)), cols: make([]int, len(s))}
+		seen: newGroupMap(form), keyCols: make([]arrow.Array, nKeys), cols: make([]int, len(s))}
 	for i := range d.cols {
 		d.cols[i] = i
 	}
@@ -93,7 +101,7 @@ func (d *distinctOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 func (d *distinctOp) filter(ctx context.Context, b arrow.RecordBatch) (arrow.RecordBatch, error) {
 	defer b.Release()
 	n := int(b.NumRows())
-	copy(d.keyCols, b.Columns())
+	copy(d.keyCols, b.Columns()[:len(d.keyCols)])
 	d.keys.fill(d.keyCols)
 	d.rows, d.gids = resize(d.rows, n), resize(d.gids, n)
 	for i := range d.rows {

@@ -16,11 +16,12 @@ import (
 
 // TestDistinctGolden runs testdata/distinct. Command:
 //
-//	distinct [budget=BYTES]
+//	distinct [budget=BYTES] [keys=N]
 //	<schema: name:TYPE ...>
 //	<rows; a line "batch" starts a new batch>
 //
-// The output is the header and the rows in their order, or the error.
+// The output is the header and the rows in their order, or the error; with
+// keys=N, only the first N columns are the key (NewDistinctOn).
 //
 // Regenerate with: go test ./exec -run TestDistinctGolden -rewrite
 func TestDistinctGolden(t *testing.T) {
@@ -41,8 +42,12 @@ func TestDistinctGolden(t *testing.T) {
 			if err != nil {
 				d.Fatalf(t, "%v", err)
 			}
+			keys := len(s)
+			if d.HasArg("keys") {
+				d.ScanArgs(t, "keys", &keys)
+			}
 			env := &Env{Mem: mem, Budget: NewBudget(budget)}
-			got, err := runDistinct(t, env, s, batches)
+			got, err := runDistinctOn(t, env, s, batches, keys)
 			if env.Budget.Used() != 0 {
 				t.Errorf("the budget holds %d bytes after the end", env.Budget.Used())
 			}
@@ -55,7 +60,11 @@ func TestDistinctGolden(t *testing.T) {
 }
 
 func runDistinct(t testing.TB, env *Env, s Schema, batches []arrow.RecordBatch) ([]string, error) {
-	op, err := NewDistinct(env, NewSliceSource(s, batches))
+	return runDistinctOn(t, env, s, batches, len(s))
+}
+
+func runDistinctOn(t testing.TB, env *Env, s Schema, batches []arrow.RecordBatch, keys int) ([]string, error) {
+	op, err := NewDistinctOn(env, NewSliceSource(s, batches), keys)
 	if err != nil {
 		return nil, err
 	}

@@ -68,8 +68,11 @@
 //     compilation fails, so that errors keep the row engine's texts. It also
 //     runs the aggregates it reduces inside the scan (count(*), count and
 //     sum of integer columns under a WHERE that pushes down whole: zone maps
-//     answer whole pages, sql/agg.go), INSERT ... SELECT of a plain query
-//     block and DISTINCT ordered by an expression that is not selected.
+//     answer whole pages, sql/agg.go) and INSERT ... SELECT of a plain
+//     query block. DISTINCT ordered by an expression that is not selected
+//     runs vectorised: each distinct output keeps the value of its first
+//     row in scan order (exec.NewDistinctOn), as the row engine's
+//     distinctRows does.
 //   - Joins, derived tables, WITH, subqueries, set operations and window
 //     functions run on the vectorised engine only (see "Joins, subqueries,
 //     set operations and windows"): there is no row engine to fall back

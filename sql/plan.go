@@ -199,9 +199,6 @@ func (p *selectPlan) planOrder(st *Select, items []outItem, c *vcompiler) error 
 		}
 		p.order = append(p.order, k)
 	}
-	if p.distinct && len(p.exprs) > p.nOut {
-		return rowEnginef("DISTINCT with ORDER BY on an expression that is not selected")
-	}
 	return nil
 }
 
@@ -262,7 +259,10 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 		return nil, err
 	}
 	if p.distinct {
-		if op, err = exec.NewDistinct(env, op); err != nil {
+		// ORDER BY keys that are not selected ride along, with the
+		// values of the first row of each distinct output, as the row
+		// engine's distinctRows keeps them.
+		if op, err = exec.NewDistinctOn(env, op, p.nOut); err != nil {
 			return nil, err
 		}
 	}
