@@ -150,3 +150,72 @@ func likeMatch(s, p []rune, esc rune) bool {
 	}
 	return pi == len(p)
 }
+
+// LikeRows is X LIKE P with a pattern that varies by row: each row's
+// pattern is compiled as a constant one would be (NewLike), reusing the
+// previous row's when it is the same text, so a column of few patterns
+// costs what a constant does. NULL on either side is NULL.
+type LikeRows struct {
+	X, P   Expr
+	Escape rune
+	Not    bool
+}
+
+// NewLikeRows checks that both sides are strings.
+func NewLikeRows(x, p Expr, esc rune, not bool) (*LikeRows, error) {
+	if !x.Type().IsString() || !p.Type().IsString() {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: LIKE over %s values with a %s pattern", x.Type(), p.Type())
+	}
+	return &LikeRows{X: x, P: p, Escape: esc, Not: not}, nil
+}
+
+// Type implements Expr.
+func (g *LikeRows) Type() schema.Type { return schema.BooleanType }
+
+func (g *LikeRows) String() string {
+	not := ""
+	if g.Not {
+		not = "NOT "
+	}
+	return fmt.Sprintf("(%s %sLIKE %s)", g.X, not, g.P)
+}
+
+// Eval implements Expr.
+func (g *LikeRows) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	x, err := g.X.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	p, err := g.P.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Release()
+	xs, ok1 := x.(*array.String)
+	ps, ok2 := p.(*array.String)
+	if !ok1 || !ok2 {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: LIKE over %s values with a %s pattern", x.DataType(), p.DataType())
+	}
+	n := x.Len()
+	valid, nulls := andValidity(env.Mem, n, x, p)
+	vb := []byte(nil)
+	if valid != nil {
+		vb = valid.Bytes()
+	}
+	vals := newBuffer(env.Mem, int(bitutil.BytesForBits(int64(n))))
+	out := vals.Bytes()
+	var cur *Like
+	for i := range n {
+		if !isValid(vb, 0, i) {
+			continue
+		}
+		if pat := ps.Value(i); cur == nil || cur.Pattern != pat {
+			cur, _ = NewLike(g.X, pat, g.Escape, false)
+		}
+		if cur.match(xs.Value(i)) != g.Not {
+			out[i>>3] |= 1 << (i & 7)
+		}
+	}
+	return newBools(n, vals, valid, nulls), nil
+}

@@ -750,8 +750,8 @@ func (c *vcompiler) like(e *LikeExpr) (exec.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !markConst(e.Pattern, c.konst, c.depth) || (e.Escape != nil && !markConst(e.Escape, c.konst, c.depth)) {
-		return nil, rowEnginef("LIKE with a non-constant pattern")
+	if e.Escape != nil && !markConst(e.Escape, c.konst, c.depth) {
+		return nil, rowEnginef("ESCAPE takes a constant string")
 	}
 	p, err := c.compile(e.Pattern)
 	if err != nil {
@@ -780,7 +780,11 @@ func (c *vcompiler) like(e *LikeExpr) (exec.Expr, error) {
 		}
 		esc = r[0]
 	}
-	pv := pl.(*exec.Literal).Val
+	lit, ok := pl.(*exec.Literal)
+	if !ok {
+		return exec.NewLikeRows(x, pl, esc, e.Not)
+	}
+	pv := lit.Val
 	if pv.IsNull() {
 		return c.lit(nullType, schema.Null), nil
 	}
