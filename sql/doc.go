@@ -39,8 +39,8 @@
 //   - The vectorised engine (plan*.go over package exec) runs single-table
 //     and table-less SELECTs whose expressions vcompiler compiles (column
 //     references, constants, arithmetic, comparisons, AND/OR/NOT, IS, IN
-//     lists of constants, BETWEEN, LIKE (a pattern per row too), CASE, IF,
-//     NULLIF, COALESCE/IFNULL, date parts, INTERVAL arithmetic, datediff,
+//     lists (a set of constants, else the OR of the comparisons), BETWEEN,
+//     LIKE (a pattern per row too), CASE, IF, NULLIF, COALESCE/IFNULL, date parts, INTERVAL arithmetic, datediff,
 //     date_trunc, upper, lower, trim, length, concat, substr, CAST between
 //     the kinds exec.Cast implements; DECIMAL comparison and arithmetic
 //     through exec.DecimalCompare and exec.DecimalArith, which call package

@@ -656,12 +656,10 @@ func (c *vcompiler) in(e *InExpr) (exec.Expr, error) {
 		return nil, err
 	}
 	var t schema.Type
-	haveT := false
+	haveT, mixed, allConst := false, false, true
 	var items []exec.Expr
 	for _, it := range e.List {
-		if !markConst(it, c.konst, c.depth) {
-			return nil, rowEnginef("IN list with a non-constant item")
-		}
+		allConst = allConst && markConst(it, c.konst, c.depth)
 		v, err := c.compile(it)
 		if err != nil {
 			return nil, err
@@ -674,15 +672,15 @@ func (c *vcompiler) in(e *InExpr) (exec.Expr, error) {
 		if isNullType(ct) {
 			continue
 		}
-		if haveT && ct != t {
-			return nil, rowEnginef("IN list of mixed comparison types")
-		}
+		mixed = mixed || (haveT && ct != t)
 		t, haveT = ct, true
 	}
 	if !haveT {
 		return c.lit(nullType, schema.Null), nil
 	}
-	if decimalIn(x, items) {
+	// A set needs constants of one comparison type; any other list is the
+	// OR of its comparisons, each pair compared as the row engine does.
+	if !allConst || mixed || decimalIn(x, items) {
 		return c.inByComparisons(x, items, e.Not)
 	}
 	lits := make([]*exec.Literal, 0, len(items))
