@@ -36,33 +36,34 @@
 //
 // Two engines run SELECT; planSelect (plan.go) alone decides which:
 //
-//   - The vectorised engine (plan*.go over package exec) runs single-table
-//     and table-less SELECTs whose expressions vcompiler compiles (column
-//     references, constants, arithmetic, comparisons, AND/OR/NOT, IS, IN
-//     lists (a set of constants, else the OR of the comparisons), BETWEEN,
-//     LIKE (a pattern per row too), CASE, IF, NULLIF, COALESCE/IFNULL, date parts, INTERVAL arithmetic, datediff,
-//     date_trunc, upper, lower, trim, length, concat, substr, CAST between
-//     the kinds exec.Cast implements; DECIMAL comparison and arithmetic
-//     through exec.DecimalCompare and exec.DecimalArith, which call package
-//     decimal as eval.go does),
-//     with WHERE, GROUP BY (expressions, aliases, positions), HAVING,
+//   - The vectorised engine (plan*.go over package exec) runs single-table and
+//     table-less SELECTs whose expressions vcompiler compiles (column
+//     references, constants, arithmetic, comparisons, AND/OR/NOT, IS, IN lists
+//     (a set of constants, else the OR of the comparisons), BETWEEN, LIKE (a
+//     pattern per row too), CASE, IF, NULLIF, COALESCE/IFNULL, date parts,
+//     INTERVAL arithmetic, datediff, date_trunc, upper, lower, trim, length,
+//     concat, substr, CAST between the kinds exec.Cast implements; DECIMAL
+//     comparison and arithmetic through exec.DecimalCompare and
+//     exec.DecimalArith, which call package decimal as eval.go does), with
+//     WHERE, GROUP BY (expressions, aliases, positions), HAVING,
 //     count/sum/min/max/avg (DISTINCT too; sum and avg of DECIMAL through
-//     decimal.Acc, with the row engine's result types and error), DISTINCT, ORDER BY (positions,
-//     aliases, expressions, NULLS FIRST/LAST) and LIMIT/OFFSET. The plan is
-//     a scan (its projection the columns the statement names, the simple
-//     WHERE conjuncts pushed into query.Request.Filter so that zone maps
-//     skip pages), a Filter with the whole WHERE, then either a Limit (below
-//     the projection when nothing sorts, de-duplicates or aggregates: no
-//     select item is evaluated on a row the limit drops) and a Project, or
-//     a Project of the group keys and aggregate arguments, a HashAggregate,
-//     a Filter for HAVING and a Project of the select items; then Distinct,
-//     Sort (TopN when LIMIT is given) and a last Project dropping the ORDER
-//     BY keys that are not selected. Rows stream from the scan to the caller
-//     a batch at a time, and a closed reader stops the scan. Constant
-//     subexpressions are folded with the row engine's compiler, and the row
-//     engine's type rules (comparisonType, unify, castFunc, its aggregate
-//     result types) decide every conversion, so both engines agree. GROUP
-//     BY without ORDER BY returns its groups in the hash table's order.
+//     decimal.Acc, with the row engine's result types and error), DISTINCT,
+//     ORDER BY (positions, aliases, expressions, NULLS FIRST/LAST) and
+//     LIMIT/OFFSET. The plan is a scan (its projection the columns the
+//     statement names, the simple WHERE conjuncts pushed into
+//     query.Request.Filter so that zone maps skip pages), a Filter with the
+//     whole WHERE, then either a Limit (below the projection when nothing
+//     sorts, de-duplicates or aggregates: no select item is evaluated on a row
+//     the limit drops) and a Project, or a Project of the group keys and
+//     aggregate arguments, a HashAggregate, a Filter for HAVING and a Project
+//     of the select items; then Distinct, Sort (TopN when LIMIT is given) and a
+//     last Project dropping the ORDER BY keys that are not selected. Rows
+//     stream from the scan to the caller a batch at a time, and a closed reader
+//     stops the scan. Constant subexpressions are folded with the row engine's
+//     compiler, and the row engine's type rules (comparisonType, unify,
+//     castFunc, its aggregate result types) decide every conversion, so both
+//     engines agree. GROUP BY without ORDER BY returns its groups in the hash
+//     table's order.
 //   - The row engine (exec_select.go, agg.go, eval.go: closures over rows of
 //     schema.Value) runs everything else, and every statement whose
 //     compilation fails, so that errors keep the row engine's texts. It also
