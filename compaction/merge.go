@@ -1,8 +1,6 @@
 package compaction
 
 import (
-	"bytes"
-	"container/heap"
 	"context"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -121,60 +119,64 @@ func Concat(ctx context.Context, mem memory.Allocator, sc *arrow.Schema, readers
 }
 
 // MergeByKey streams the rows of the readers to the sink in key order. Each
-// reader must yield its rows sorted by the first keyCount columns. When the
-// same key comes from several readers, only the row of the latest reader is
-// kept: readers are given oldest first. It returns the rows written.
+// reader must yield its rows sorted by the first keyCount columns, each key
+// once. Readers are given oldest first, and the order is rowset.Merge's:
+// when the same key comes from several readers, the row of the latest
+// (highest-ranked) reader wins and the others are dropped. It returns the
+// rows written.
 func MergeByKey(ctx context.Context, mem memory.Allocator, sc *arrow.Schema, readers []array.RecordReader, keyCount int, sink Sink) (int64, error) {
 	o := newOutput(mem, sc, sink)
 	defer o.release()
-	h := &mergeHeap{}
+	m := rowset.NewBytesMerge()
+	cursors := make([]*cursor, len(readers))
 	for rank, r := range readers {
-		c := &cursor{r: r, rank: rank, keyCount: keyCount}
+		c := &cursor{r: r, keyCount: keyCount}
+		cursors[rank] = c
 		ok, err := c.advanceBatch()
 		if err != nil {
 			return 0, err
 		}
 		if ok {
-			heap.Push(h, c)
+			m.Push(rank, c.key)
 		}
 	}
+	// run is the cursor whose pending run of kept rows has not reached the
+	// output yet: it must, before any other cursor's row does.
+	var run *cursor
 	steps := 0
-	for h.Len() > 0 {
+	for m.Len() > 0 {
 		if steps++; steps&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
 		}
-		c := heap.Pop(h).(*cursor)
-		// Of rows with one key, the newest reader's wins; the heap orders
-		// equal keys newest first, so c is the winner.
-		for h.Len() > 0 && bytes.Equal(h.items[0].key, c.key) {
-			loser := heap.Pop(h).(*cursor)
-			if err := loser.skip(); err != nil {
+		rank, wins := m.Next()
+		c := cursors[rank]
+		if run != nil && (run != c || !wins) {
+			if err := run.flushRun(o); err != nil {
 				return 0, err
 			}
-			if !loser.done {
-				heap.Push(h, loser)
-			}
+			run = nil
 		}
-		// Keep c's rows while they stay below every other cursor's key;
-		// the run goes to the output before another cursor's rows do.
-		for {
-			more, err := c.next(o)
-			if err != nil {
-				return 0, err
-			}
-			if !more {
-				break
-			}
-			if h.Len() > 0 && bytes.Compare(c.key, h.items[0].key) >= 0 {
-				if err := c.flushRun(o); err != nil {
-					return 0, err
-				}
-				heap.Push(h, c)
-				break
-			}
+		var more bool
+		var err error
+		if wins {
+			run = c
+			more, err = c.next(o)
+		} else {
+			more, err = c.skip()
 		}
+		if err != nil {
+			return 0, err
+		}
+		if !more {
+			if run == c {
+				run = nil // next flushed the run at the end of the reader
+			}
+			m.Drop()
+			continue
+		}
+		m.Advance(c.key)
 	}
 	if err := o.flush(); err != nil {
 		return 0, err
@@ -184,14 +186,12 @@ func MergeByKey(ctx context.Context, mem memory.Allocator, sc *arrow.Schema, rea
 
 type cursor struct {
 	r        array.RecordReader
-	rank     int
 	keyCount int
 	rec      arrow.RecordBatch
 	enc      *rowset.KeyEncoder
 	i        int64 // current row
 	runStart int64 // first row of the pending run in rec
 	key      []byte
-	done     bool
 }
 
 // advanceBatch moves to the first row of the next non-empty batch.
@@ -211,7 +211,6 @@ func (c *cursor) advanceBatch() (bool, error) {
 		c.key = c.enc.Append(c.key[:0], 0)
 		return true, nil
 	}
-	c.done = true
 	return false, c.r.Err()
 }
 
@@ -237,30 +236,12 @@ func (c *cursor) flushRun(o *output) error {
 }
 
 // skip drops the current row; the cursor has no pending run.
-func (c *cursor) skip() error {
+func (c *cursor) skip() (bool, error) {
 	c.i++
 	c.runStart = c.i
 	if c.i < c.rec.NumRows() {
 		c.key = c.enc.Append(c.key[:0], int(c.i))
-		return nil
+		return true, nil
 	}
-	_, err := c.advanceBatch()
-	return err
-}
-
-type mergeHeap struct{ items []*cursor }
-
-func (h *mergeHeap) Len() int { return len(h.items) }
-func (h *mergeHeap) Less(i, j int) bool {
-	if c := bytes.Compare(h.items[i].key, h.items[j].key); c != 0 {
-		return c < 0
-	}
-	return h.items[i].rank > h.items[j].rank
-}
-func (h *mergeHeap) Swap(i, j int) { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *mergeHeap) Push(x any)    { h.items = append(h.items, x.(*cursor)) }
-func (h *mergeHeap) Pop() any {
-	x := h.items[len(h.items)-1]
-	h.items = h.items[:len(h.items)-1]
-	return x
+	return c.advanceBatch()
 }

@@ -35,7 +35,6 @@ func int64Keyed(rowsets []*rowset.Handle, keyCount int) bool {
 type intCursor struct {
 	h       *rowset.Handle
 	mem     memory.Allocator
-	rank    int
 	seg     int
 	page    int
 	base    int64 // ordinal of the current segment's first row
@@ -88,47 +87,10 @@ func (c *intCursor) close() {
 	}
 }
 
-// intHeap is a binary min-heap of cursors by (key, rank), written out
-// rather than through container/heap: its interface calls were most of the
-// merge's time.
-type intHeap []*intCursor
-
-func (h intHeap) less(i, j int) bool {
-	if h[i].key != h[j].key {
-		return h[i].key < h[j].key
-	}
-	return h[i].rank < h[j].rank
-}
-
-func (h intHeap) down(i int) {
-	n := len(h)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && h.less(r, l) {
-			m = r
-		}
-		if !h.less(m, i) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
-func (h intHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
-}
-
 // supersededInt64 is supersededByMerge for int64 keys; out already holds
 // the deleted rows.
 func supersededInt64(ctx context.Context, mem memory.Allocator, rowsets []*rowset.Handle, out map[uint64]*roaring.Bitmap) error {
-	var h intHeap
+	m := rowset.NewInt64Merge()
 	all := make([]*intCursor, 0, len(rowsets))
 	defer func() {
 		for _, c := range all {
@@ -136,46 +98,37 @@ func supersededInt64(ctx context.Context, mem memory.Allocator, rowsets []*rowse
 		}
 	}()
 	for rank, rs := range rowsets {
-		c := &intCursor{h: rs, mem: mem, rank: rank}
+		c := &intCursor{h: rs, mem: mem}
 		all = append(all, c)
 		ok, err := c.next()
 		if err != nil {
 			return err
 		}
 		if ok {
-			h = append(h, c)
+			m.Push(rank, c.key)
 		}
 	}
-	h.init()
 	steps := 0
-	for len(h) > 0 {
+	for m.Len() > 0 {
 		if steps++; steps&4095 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		c := h[0]
-		// Equal keys pop oldest first (lower rank); every occurrence but the
-		// last (newest) one is superseded. The next in order is the smaller
-		// of the root's children.
-		if len(h) > 1 {
-			second := 1
-			if len(h) > 2 && h.less(2, 1) {
-				second = 2
-			}
-			if h[second].key == c.key {
-				c.marks = append(c.marks, uint32(c.ordinal))
-			}
+		rank, wins := m.Next()
+		c := all[rank]
+		if !wins {
+			c.marks = append(c.marks, uint32(c.ordinal))
 		}
 		ok, err := c.next()
 		if err != nil {
 			return err
 		}
 		if !ok {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
+			m.Drop()
+			continue
 		}
-		h.down(0)
+		m.Advance(c.key)
 	}
 	for _, c := range all {
 		if len(c.marks) == 0 {
