@@ -518,21 +518,14 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	}
 
 	mask := make([]byte, (n+7)/8)
+	var ttlCol arrow.Array
 	if ttlState == ttlcol.Mixed {
-		ttl, err := get(s.snap.ttlSlot())
-		if err != nil {
+		var err error
+		if ttlCol, err = get(s.snap.ttlSlot()); err != nil {
 			return nil, err
 		}
-		d := ttl.Data()
-		vals := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+n]
-		var validity []byte
-		if ttl.NullN() > 0 {
-			validity = d.Buffers()[0].Bytes()
-		}
-		ttlcol.LiveMask(vals, validity, d.Offset(), s.threshold, mask)
-	} else {
-		setAll(mask, n)
 	}
+	ttlcol.PageMask(ttlState, ttlCol, n, s.threshold, mask)
 	if hidden != nil {
 		clearHidden(mask, s.hiddenWords(rsID), ord0, n)
 	}

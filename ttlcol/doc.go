@@ -15,8 +15,9 @@
 //   - The conversions between source values (DATE days, DATETIME wall-clock
 //     µs) and stored __TTL__ instants, and back for display.
 //   - The live-row kernel (LiveMask, CountLive), the classification of a
-//     page, segment or rowset from zone-map statistics (Classify), and the
-//     expiration Histogram used to schedule reclamation.
+//     page, segment or rowset from zone-map statistics (Classify), the
+//     one live mask of a page from its state and __TTL__ column (PageMask),
+//     and the expiration Histogram used to schedule reclamation.
 //
 // # The hidden column
 //
@@ -35,5 +36,5 @@
 // It never touches files, never knows about segments, rowsets, tables,
 // versions or sessions, never reads a clock (every function takes now or a
 // threshold), and never allocates in the kernel. Callers pass plain values
-// and Arrow buffers; it returns values, bitmaps and errors.
+// and Arrow arrays or buffers; it returns values, bitmaps and errors.
 package ttlcol

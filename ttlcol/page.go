@@ -1,5 +1,10 @@
 package ttlcol
 
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+)
+
 // PageState says what zone-map statistics of the __TTL__ column prove about
 // a unit of rows (a page, a segment, a rowset) at one threshold.
 type PageState uint8
@@ -51,4 +56,32 @@ func Classify(rows, nullCount int64, hasMinMax bool, min, max int64, threshold i
 		return AllLive
 	}
 	return Mixed
+}
+
+// PageMask writes into mask (at least (n+7)/8 bytes) the LSB-first bitmap of
+// the n rows of a unit alive at threshold, given its state from Classify and
+// its decoded __TTL__ column. ttl is read only when the state is Mixed, and
+// may be nil otherwise: the statistics already decided every row. It
+// returns the number of live rows.
+//
+// This is the one preamble of every reader that drops expired rows row by
+// row (the scan, the page-copy compaction), so that both judge a row alike.
+func PageMask(state PageState, ttl arrow.Array, n int, threshold int64, mask []byte) int {
+	mask = mask[:(n+7)/8]
+	switch state {
+	case AllLive:
+		clear(mask)
+		bitutil.SetBitsTo(mask, 0, int64(n), true)
+		return n
+	case AllExpired:
+		clear(mask)
+		return 0
+	}
+	d := ttl.Data()
+	vals := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+n]
+	var validity []byte
+	if ttl.NullN() > 0 {
+		validity = d.Buffers()[0].Bytes()
+	}
+	return LiveMask(vals, validity, d.Offset(), threshold, mask)
 }
