@@ -26,6 +26,27 @@ func DatetimeFromTime(t time.Time) int64 {
 	return time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC).UnixMicro()
 }
 
+// WallToInstant reads a wall clock (µs since 1970-01-01 00:00 of no zone,
+// a DATETIME value) in loc and returns the instant (µs since the epoch),
+// as time.Date does for DST gaps and folds. A nil loc is UTC. It is the
+// one conversion of a wall clock to an instant for every package.
+func WallToInstant(wall int64, loc *time.Location) int64 {
+	if loc == nil || loc == time.UTC {
+		return wall
+	}
+	t := time.UnixMicro(wall).UTC()
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).UnixMicro()
+}
+
+// InstantToWall returns the wall clock (DATETIME µs) of an instant in loc;
+// a nil loc is UTC.
+func InstantToWall(us int64, loc *time.Location) int64 {
+	if loc == nil || loc == time.UTC {
+		return us
+	}
+	return DatetimeFromTime(time.UnixMicro(us).In(loc))
+}
+
 // FormatDate renders days since the epoch as YYYY-MM-DD.
 func FormatDate(days int32) string {
 	return time.Unix(int64(days)*86400, 0).UTC().Format("2006-01-02")

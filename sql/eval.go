@@ -1192,8 +1192,8 @@ func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
 				return addInterval(us, k, e.Unit)
 			}
 			// Whole days move the wall clock of the session zone.
-			w, ok := addInterval(instantToWall(us, loc), k, e.Unit)
-			return wallToInstant(w, loc), ok
+			w, ok := addInterval(schema.InstantToWall(us, loc), k, e.Unit)
+			return schema.WallToInstant(w, loc), ok
 		}
 	default:
 		return nil, invalidf("INTERVAL arithmetic needs a DATE, DATETIME or TIMESTAMPTZ value, not %s, in '%s'", x.t, text)

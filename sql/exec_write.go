@@ -114,9 +114,9 @@ func ttlArray(mem memory.Allocator, vals []typedValue, loc *time.Location) (arro
 			case isIntLike(tv.t):
 				b.Append(tv.v.Int)
 			case tv.t.Kind == schema.Datetime:
-				b.Append(wallToInstant(tv.v.Int, loc))
+				b.Append(schema.WallToInstant(tv.v.Int, loc))
 			case tv.t.Kind == schema.Date:
-				b.Append(wallToInstant(tv.v.Int*microsPerDay, loc))
+				b.Append(schema.WallToInstant(tv.v.Int*microsPerDay, loc))
 			case tv.t.Kind == schema.TimestampTZ:
 				b.Append(tv.v.Int)
 			case tv.t.IsString():

@@ -140,7 +140,7 @@ func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
 			if v.Int < -62135596800 || v.Int > 253402300799 {
 				return schema.Null, nil
 			}
-			return schema.IntVal(instantToWall(v.Int*microsPerSecond, loc)), nil
+			return schema.IntVal(schema.InstantToWall(v.Int*microsPerSecond, loc)), nil
 		})
 	case "date", "to_date":
 		return c.unary(f, schema.DateType, schema.DateType, func(v schema.Value) (schema.Value, error) { return v, nil })

@@ -251,9 +251,9 @@ func ttlEvaluator(x *compiled, loc *time.Location) (func(row []schema.Value) (sc
 	switch {
 	case isNullType(x.t), isIntLike(x.t), x.t.Kind == schema.TimestampTZ:
 	case x.t.Kind == schema.Datetime:
-		conv = func(v schema.Value) schema.Value { return schema.IntVal(wallToInstant(v.Int, loc)) }
+		conv = func(v schema.Value) schema.Value { return schema.IntVal(schema.WallToInstant(v.Int, loc)) }
 	case x.t.Kind == schema.Date:
-		conv = func(v schema.Value) schema.Value { return schema.IntVal(wallToInstant(v.Int*microsPerDay, loc)) }
+		conv = func(v schema.Value) schema.Value { return schema.IntVal(schema.WallToInstant(v.Int*microsPerDay, loc)) }
 	case x.t.IsString():
 		return nil, invalidf("a text value cannot be written into %s; CAST it explicitly to DATETIME or BIGINT", schema.TTLColumn)
 	case x.t.Kind == schema.TimestampNS:

@@ -10,6 +10,7 @@ import (
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/ttlcol"
 )
 
 // Values travel through the executor as schema.Value (the physical scalar)
@@ -126,20 +127,6 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// wallToInstant reads a DATETIME wall clock (µs) in loc.
-func wallToInstant(wall int64, loc *time.Location) int64 {
-	if loc == time.UTC {
-		return wall
-	}
-	t := time.UnixMicro(wall).UTC()
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).UnixMicro()
-}
-
-// instantToWall returns the wall clock (µs) of an instant in loc.
-func instantToWall(us int64, loc *time.Location) int64 {
-	return schema.DatetimeFromTime(time.UnixMicro(us).In(loc))
-}
-
 // parseInstant parses a TIMESTAMPTZ text: a DATETIME text optionally
 // followed by a zone (Z, UTC, +HH:MM, -HH:MM, +HHMM, an IANA name after a
 // space). Without a zone the text is read in loc.
@@ -149,8 +136,7 @@ func parseInstant(s string, loc *time.Location) (int64, error) {
 	if strings.HasSuffix(s, "Z") {
 		body, zone = s[:len(s)-1], time.UTC
 	} else if i := strings.LastIndexAny(s, "+-"); i > 10 {
-		off, err := parseOffset(s[i:])
-		if err == nil {
+		if off, ok := ttlcol.ParseOffset(s[i:]); ok && off > -15*3600 && off < 15*3600 {
 			body, zone = s[:i], time.FixedZone(s[i:], off)
 		}
 	} else if i := strings.LastIndexByte(s, ' '); i > 10 && !strings.Contains(s[i:], ":") {
@@ -162,36 +148,7 @@ func parseInstant(s string, loc *time.Location) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("invalid TIMESTAMPTZ value %q", s)
 	}
-	return wallToInstant(wall, zone), nil
-}
-
-// parseOffset parses +HH:MM, -HH:MM, +HHMM or +HH into seconds east of UTC.
-func parseOffset(s string) (int, error) {
-	if len(s) < 2 || (s[0] != '+' && s[0] != '-') {
-		return 0, fmt.Errorf("bad offset %q", s)
-	}
-	sign := 1
-	if s[0] == '-' {
-		sign = -1
-	}
-	rest := strings.ReplaceAll(s[1:], ":", "")
-	var h, m int
-	var err error
-	switch len(rest) {
-	case 1, 2:
-		h, err = strconv.Atoi(rest)
-	case 3, 4:
-		h, err = strconv.Atoi(rest[:len(rest)-2])
-		if err == nil {
-			m, err = strconv.Atoi(rest[len(rest)-2:])
-		}
-	default:
-		err = fmt.Errorf("bad offset %q", s)
-	}
-	if err != nil || h > 14 || m > 59 {
-		return 0, fmt.Errorf("bad offset %q", s)
-	}
-	return sign * (h*3600 + m*60), nil
+	return schema.WallToInstant(wall, zone), nil
 }
 
 // loadZone resolves a session time zone: UTC, Z, a ±HH:MM offset or an IANA
@@ -209,8 +166,8 @@ func loadZone(name string) (*time.Location, error) {
 		return nil, invalidf("empty time zone")
 	}
 	if n[0] == '+' || n[0] == '-' {
-		off, err := parseOffset(n)
-		if err != nil || off < -12*3600 || off > 14*3600 {
+		off, ok := ttlcol.ParseOffset(n)
+		if !ok || off < ttlcol.MinZoneOffset || off > ttlcol.MaxZoneOffset {
 			return nil, invalidf("unknown or incorrect time zone: '%s'", name)
 		}
 		return time.FixedZone(formatOffset(off), off), nil
@@ -405,7 +362,7 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 			return nn(func(v schema.Value) (schema.Value, error) { return schema.IntVal(floorDiv(v.Int, microsPerDay)), nil }), nil
 		case schema.TimestampTZ:
 			return nn(func(v schema.Value) (schema.Value, error) {
-				return schema.IntVal(floorDiv(instantToWall(v.Int, loc), microsPerDay)), nil
+				return schema.IntVal(floorDiv(schema.InstantToWall(v.Int, loc), microsPerDay)), nil
 			}), nil
 		case schema.TimestampNS:
 			return nn(func(v schema.Value) (schema.Value, error) {
@@ -437,7 +394,7 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 			return nn(func(v schema.Value) (schema.Value, error) { return schema.IntVal(schema.TruncateMicros(v.Int, p)), nil }), nil
 		case schema.TimestampTZ:
 			return nn(func(v schema.Value) (schema.Value, error) {
-				return schema.IntVal(schema.TruncateMicros(instantToWall(v.Int, loc), p)), nil
+				return schema.IntVal(schema.TruncateMicros(schema.InstantToWall(v.Int, loc), p)), nil
 			}), nil
 		case schema.TimestampNS:
 			return nn(func(v schema.Value) (schema.Value, error) {
@@ -465,11 +422,11 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 		switch from.Kind {
 		case schema.Date:
 			return nn(func(v schema.Value) (schema.Value, error) {
-				return schema.IntVal(wallToInstant(v.Int*microsPerDay, loc)), nil
+				return schema.IntVal(schema.WallToInstant(v.Int*microsPerDay, loc)), nil
 			}), nil
 		case schema.Datetime:
 			return nn(func(v schema.Value) (schema.Value, error) {
-				return schema.IntVal(schema.TruncateMicros(wallToInstant(v.Int, loc), p)), nil
+				return schema.IntVal(schema.TruncateMicros(schema.WallToInstant(v.Int, loc), p)), nil
 			}), nil
 		case schema.TimestampTZ:
 			return nn(func(v schema.Value) (schema.Value, error) { return schema.IntVal(schema.TruncateMicros(v.Int, p)), nil }), nil
@@ -490,7 +447,7 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 			return nn(func(v schema.Value) (schema.Value, error) { return schema.IntVal(v.Int * 1000), nil }), nil
 		case schema.TimestampTZ:
 			return nn(func(v schema.Value) (schema.Value, error) {
-				return schema.IntVal(instantToWall(v.Int, loc) * 1000), nil
+				return schema.IntVal(schema.InstantToWall(v.Int, loc) * 1000), nil
 			}), nil
 		case schema.String, schema.Varchar, schema.Char:
 			return nn(func(v schema.Value) (schema.Value, error) {

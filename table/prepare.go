@@ -283,7 +283,7 @@ func (p *preparer) directTTL(a arrow.Array) (arrow.Array, error) {
 			}
 			if tt.TimeZone == "" {
 				// A DATETIME is a wall clock: read it in the write's zone.
-				us = wallToInstant(us, loc)
+				us = schema.WallToInstant(us, loc)
 			}
 			b.Append(us)
 		}
@@ -294,7 +294,7 @@ func (p *preparer) directTTL(a arrow.Array) (arrow.Array, error) {
 				b.AppendNull()
 				continue
 			}
-			b.Append(wallToInstant(int64(x.Value(i))*86400_000_000, loc))
+			b.Append(schema.WallToInstant(int64(x.Value(i))*86400_000_000, loc))
 		}
 		return b.NewArray(), nil
 	case *array.Int8, *array.Int16, *array.Int32, *array.Int64, *array.Uint8, *array.Uint16, *array.Uint32:
@@ -338,14 +338,4 @@ func toMicros(v int64, unit arrow.TimeUnit) (int64, bool) {
 		return v / 1000, true
 	}
 	return v, true
-}
-
-// wallToInstant reads a wall clock (µs since 1970-01-01 00:00 of no zone)
-// in loc and returns the instant, as time.Date does for DST gaps and folds.
-func wallToInstant(wall int64, loc *time.Location) int64 {
-	if loc == nil || loc == time.UTC {
-		return wall
-	}
-	t := time.UnixMicro(wall).UTC()
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).UnixMicro()
 }

@@ -36,23 +36,72 @@ func ParseZone(s string) (offsetSeconds int, err error) {
 	case len(t) == 3 && lowerASCII(t) == "utc", len(t) == 1 && lowerASCII(t) == "z":
 		return 0, nil
 	}
-	if len(t) != 6 || (t[0] != '+' && t[0] != '-') || t[3] != ':' ||
-		!isDigit(t[1]) || !isDigit(t[2]) || !isDigit(t[4]) || !isDigit(t[5]) {
+	if len(t) != 6 || t[3] != ':' {
 		return 0, &ttlError{msg: msgZoneForm, sentinel: rowttl.ErrInvalidProperty}
 	}
-	hh := int(t[1]-'0')*10 + int(t[2]-'0')
-	mm := int(t[4]-'0')*10 + int(t[5]-'0')
-	if mm >= 60 {
+	off, ok := ParseOffset(t)
+	if !ok {
 		return 0, &ttlError{msg: msgZoneForm, sentinel: rowttl.ErrInvalidProperty}
-	}
-	off := hh*3600 + mm*60
-	if t[0] == '-' {
-		off = -off
 	}
 	if off < MinZoneOffset || off > MaxZoneOffset {
 		return 0, &ttlError{msg: msgZoneRange, sentinel: rowttl.ErrInvalidProperty}
 	}
 	return off, nil
+}
+
+// ParseOffset parses a UTC offset written ±HH, ±HHMM or ±HH:MM (one or two
+// digits of hours, two of minutes below 60) into seconds east of UTC. It is
+// the one offset reader of the engine: ParseZone accepts only its ±HH:MM form
+// and bounds it; session time zones and TIMESTAMPTZ texts take every form.
+// Hours are not bounded here beyond two digits.
+func ParseOffset(s string) (offsetSeconds int, ok bool) {
+	if len(s) < 2 || (s[0] != '+' && s[0] != '-') {
+		return 0, false
+	}
+	d := s[1:]
+	var h, m string
+	switch {
+	case len(d) <= 2:
+		h = d
+	case len(d) == 5 && d[2] == ':':
+		h, m = d[:2], d[3:]
+	case len(d) == 4 && d[1] == ':':
+		h, m = d[:1], d[2:]
+	case len(d) == 3 || len(d) == 4:
+		h, m = d[:len(d)-2], d[len(d)-2:]
+	default:
+		return 0, false
+	}
+	hh, ok := digits(h)
+	if !ok {
+		return 0, false
+	}
+	mm := 0
+	if m != "" {
+		if mm, ok = digits(m); !ok || len(m) != 2 || mm >= 60 {
+			return 0, false
+		}
+	}
+	off := hh*3600 + mm*60
+	if s[0] == '-' {
+		off = -off
+	}
+	return off, true
+}
+
+// digits reads one or two decimal digits.
+func digits(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 2 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // FormatZone renders an offset in seconds east of UTC as "+HH:MM" or

@@ -137,3 +137,62 @@ func FuzzParseZone(f *testing.F) {
 		}
 	})
 }
+
+func TestParseOffset(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int
+		ok   bool
+	}{
+		{"+08:00", 8 * 3600, true},
+		{"-05:30", -(5*3600 + 30*60), true},
+		{"+0800", 8 * 3600, true},
+		{"+800", 8 * 3600, true},
+		{"+8:00", 8 * 3600, true},
+		{"+08", 8 * 3600, true},
+		{"-8", -8 * 3600, true},
+		{"-00:00", 0, true},
+		{"+99:59", 99*3600 + 59*60, true}, // callers bound the range
+		{"+08:60", 0, false},
+		{"+08:5", 0, false},
+		{"+080", 0, false}, // three digits: hours 0, minutes 80
+		{"08:00", 0, false},
+		{"+", 0, false},
+		{"", 0, false},
+		{"+1:2:3", 0, false},
+		{"+0a:00", 0, false},
+		{"+123:00", 0, false},
+		{"+08:00:00", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseOffset(tt.in)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseOffset(%q) = %d, %v; want %d, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func FuzzParseOffset(f *testing.F) {
+	for _, s := range []string{"+08:00", "-0530", "+8", "+8:00", "+08:60", "", "+", "-99:59", "+1:2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		off, ok := ParseOffset(s)
+		if !ok {
+			if off != 0 {
+				t.Fatalf("ParseOffset(%q) refused with %d", s, off)
+			}
+			return
+		}
+		if off%60 != 0 || off < -(99*3600+59*60) || off > 99*3600+59*60 {
+			t.Fatalf("ParseOffset(%q) = %d", s, off)
+		}
+		// Every accepted offset in the zone range reads back from the one
+		// form ParseZone takes.
+		if off >= MinZoneOffset && off <= MaxZoneOffset {
+			if again, ok := ParseOffset(FormatZone(off)); !ok || again != off {
+				t.Fatalf("ParseOffset(%q) = %d, but %q reads %d, %v", s, off, FormatZone(off), again, ok)
+			}
+		}
+	})
+}
