@@ -69,6 +69,10 @@ func (e *markedError) Unwrap() []error { return []error{e.err, e.sentinel} }
 // Message returns err's text for a person: without the texts of the
 // sentinels it wraps, which say what kind of failure it is for errors.Is
 // and add nothing a reader needs.
+//
+// Deprecated: every sentinel is wrapped with Errorf, whose message never
+// carries the sentinel's text, so err.Error() is the message; TestNoSentinelText
+// holds the engine to that.
 func Message(err error) string {
 	msg := err.Error()
 	for _, s := range []error{ErrCorruption, ErrInvalidProperty, ErrInvalidSchema, ErrInvalidArgument,

@@ -423,7 +423,7 @@ func (l *loader) convert(fields [][]byte) string {
 		v, err := l.convs[i](text)
 		if err != nil {
 			if l.o.strict() || l.fields[i].Column == nil {
-				return fmt.Sprintf("field %s: %s", l.fields[i].Name, rowttl.Message(err))
+				return fmt.Sprintf("field %s: %s", l.fields[i].Name, err.Error())
 			}
 			v = schema.Null
 		}
@@ -460,7 +460,7 @@ func (l *loader) targetValues() string {
 		} else {
 			var err error
 			if v, err = tg.Eval(l.row); err != nil {
-				return fmt.Sprintf("%s: %s", tg.Expr, rowttl.Message(err))
+				return fmt.Sprintf("%s: %s", tg.Expr, err.Error())
 			}
 		}
 		if c := tg.Column; c != nil {

@@ -251,7 +251,7 @@ func ToValue(t schema.Type, v any) (schema.Value, error) {
 		}
 		val, err := schema.ParseLiteral(t, x)
 		if err != nil {
-			return schema.Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "%v", err)
+			return schema.Null, err
 		}
 		return val, nil
 	case time.Time:

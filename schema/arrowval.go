@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/decimal"
 )
 
@@ -148,7 +148,7 @@ func ParseLiteral(t Type, text string) (Value, error) {
 		return DecimalVal(n), nil
 	case String, Varchar, Char:
 		if t.Length > 0 && len([]rune(text)) > t.Length {
-			return Null, fmt.Errorf("value %q is longer than %s", text, t)
+			return Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "value %q is longer than %s", text, t)
 		}
 		return BytesVal([]byte(text)), nil
 	case Date:
@@ -170,7 +170,7 @@ func ParseLiteral(t Type, text string) (Value, error) {
 		}
 		return IntVal(us * 1000), nil
 	}
-	return Null, fmt.Errorf("invalid %s value %q", t, text)
+	return Null, rowttl.Errorf(rowttl.ErrInvalidArgument, "invalid %s value %q", t, text)
 }
 
 // CheckIntRange reports an integer that does not fit an integer type.
@@ -187,7 +187,7 @@ func CheckIntRange(t Type, n int64) error {
 		return nil
 	}
 	if n < lo || n > hi {
-		return fmt.Errorf("value %d is out of range for %s", n, t)
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "value %d is out of range for %s", n, t)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/rowttl/rowttl"
 )
 
 // TTLColumn is the name of the hidden expiration column of a row TTL table.
@@ -109,26 +110,26 @@ func (s *Schema) MaxID() uint32 {
 // Validate checks names, types and the key.
 func (s *Schema) Validate() error {
 	if len(s.Columns) == 0 {
-		return fmt.Errorf("a table needs at least one column")
+		return rowttl.Errorf(rowttl.ErrInvalidSchema, "a table needs at least one column")
 	}
 	if s.KeyCount < 1 || s.KeyCount > len(s.Columns) {
-		return fmt.Errorf("the key must name between 1 and %d leading columns, got %d", len(s.Columns), s.KeyCount)
+		return rowttl.Errorf(rowttl.ErrInvalidSchema, "the key must name between 1 and %d leading columns, got %d", len(s.Columns), s.KeyCount)
 	}
 	seen := map[string]bool{}
 	for _, c := range s.Columns {
 		if c.Name == "" {
-			return fmt.Errorf("a column needs a name")
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "a column needs a name")
 		}
 		if IsReservedName(c.Name) {
-			return fmt.Errorf("column name %s is reserved for hidden columns", c.Name)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column name %s is reserved for hidden columns", c.Name)
 		}
 		l := strings.ToLower(c.Name)
 		if seen[l] {
-			return fmt.Errorf("duplicate column name %s", c.Name)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "duplicate column name %s", c.Name)
 		}
 		seen[l] = true
 		if err := c.Type.Validate(); err != nil {
-			return fmt.Errorf("column %s: %v", c.Name, err)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: %w", c.Name, err)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"github.com/rowttl/rowttl"
 	"strconv"
 	"strings"
 	"time"
@@ -70,7 +71,7 @@ func ParseDate(s string) (int32, error) {
 	s = strings.TrimSpace(s)
 	us, err := ParseDatetime(s)
 	if err != nil {
-		return 0, fmt.Errorf("invalid DATE value %q", s)
+		return 0, rowttl.Errorf(rowttl.ErrInvalidArgument, "invalid DATE value %q", s)
 	}
 	return int32(floorDiv(us, microsPerDay)), nil
 }
@@ -80,7 +81,9 @@ func ParseDate(s string) (int32, error) {
 func ParseDatetime(s string) (int64, error) {
 	orig := s
 	s = strings.TrimSpace(s)
-	bad := func() (int64, error) { return 0, fmt.Errorf("invalid DATETIME value %q", orig) }
+	bad := func() (int64, error) {
+		return 0, rowttl.Errorf(rowttl.ErrInvalidArgument, "invalid DATETIME value %q", orig)
+	}
 	datePart, timePart := s, ""
 	if i := strings.IndexAny(s, " T"); i >= 0 {
 		datePart, timePart = s[:i], strings.TrimSpace(s[i+1:])

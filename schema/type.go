@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/decimal"
 )
 
@@ -131,11 +132,11 @@ func (t Type) Validate() error {
 	switch t.Kind {
 	case Datetime, TimestampTZ:
 		if t.Precision < 0 || t.Precision > 6 {
-			return fmt.Errorf("%s precision must be between 0 and 6, got %d", t.Kind, t.Precision)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "%s precision must be between 0 and 6, got %d", t.Kind, t.Precision)
 		}
 	case Decimal:
 		if !t.Decimal().Valid() {
-			return fmt.Errorf("invalid DECIMAL(%d,%d): precision must be between 1 and %d and scale between 0 and the precision",
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "invalid DECIMAL(%d,%d): precision must be between 1 and %d and scale between 0 and the precision",
 				t.Precision, t.Scale, decimal.MaxPrecision)
 		}
 	case Varchar, Char:
@@ -145,13 +146,13 @@ func (t Type) Validate() error {
 		}
 		if t.Length < 0 || t.Length > limit {
 			// A negative length is how a parser reports a written 0.
-			return fmt.Errorf("%s length must be between 1 and %d, got %d", t.Kind, limit, max(t.Length, 0))
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "%s length must be between 1 and %d, got %d", t.Kind, limit, max(t.Length, 0))
 		}
 	case Invalid:
-		return fmt.Errorf("invalid column type")
+		return rowttl.Errorf(rowttl.ErrInvalidSchema, "invalid column type")
 	}
 	if int(t.Kind) >= len(kindNames) {
-		return fmt.Errorf("unknown column type %d", t.Kind)
+		return rowttl.Errorf(rowttl.ErrInvalidSchema, "unknown column type %d", t.Kind)
 	}
 	return nil
 }

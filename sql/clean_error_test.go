@@ -91,7 +91,7 @@ func TestCleanErrorThroughSession(t *testing.T) {
 		}
 		s := NewSession(db)
 		_, err = s.Exec(context.Background(), `CREATE TABLE t (id INT) DUPLICATE KEY(id) PROPERTIES ("function_column.ttl" = "1 day")`)
-		if !errors.Is(err, rowttl.ErrInvalidProperty) || rowttl.Message(err) != specTexts[0] {
+		if !errors.Is(err, rowttl.ErrInvalidProperty) || err.Error() != specTexts[0] {
 			t.Errorf("--dir %s: %v", dir, err)
 		}
 		if _, err := s.Exec(context.Background(), `CREATE TABLE t (id INT) DUPLICATE KEY(id)`); err != nil {
@@ -117,7 +117,7 @@ func TestCleanErrorThroughSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = NewSession(db).Exec(context.Background(), `SELECT * FROM t`)
-		msg := rowttl.Message(err)
+		msg := err.Error()
 		if !errors.Is(err, rowttl.ErrCorruption) || !strings.Contains(msg, "default.t/"+filepath.Base(segs[0])) || strings.Contains(msg, "<data dir>") {
 			t.Errorf("--dir %s: corrupt segment: %v", dir, err)
 		}

@@ -216,7 +216,7 @@ func (c *compiler) compileNode(e Expr) (*compiled, error) {
 			return nil, err
 		}
 		if err := e.Type.Validate(); err != nil {
-			return nil, invalidf("%v", err)
+			return nil, invalidf("%w", err)
 		}
 		return c.convert(x, e.Type)
 	case *CaseExpr:

@@ -44,7 +44,7 @@ func columnFromDef(cd *ColumnDef, key bool) (schema.Column, error) {
 	}
 	if c.DefaultKind == schema.DefaultLiteral {
 		if _, err := schema.ParseLiteral(c.Type, c.Default); err != nil {
-			return c, invalidf("column %s: invalid default value: %v", c.Name, err)
+			return c, invalidf("column %s: invalid default value: %w", c.Name, err)
 		}
 	}
 	return c, nil

@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
-	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/table"
 	"github.com/rowttl/rowttl/table/tabletest"
 )
@@ -132,7 +131,7 @@ func compareEngines(t *testing.T, s *Session, p Piece) {
 	vecRes, vecErr := s.Exec(ctx, p.Text)
 	show := func(r *Result, err error) string {
 		if err != nil {
-			return "ERROR: " + rowttl.Message(err)
+			return "ERROR: " + err.Error()
 		}
 		var b strings.Builder
 		r.WriteTSV(&b)

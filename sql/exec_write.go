@@ -30,7 +30,7 @@ func defaultValue(c *schema.Column, env *stmtEnv) (schema.Value, error) {
 	case schema.DefaultLiteral:
 		v, err := schema.ParseLiteral(c.Type, c.Default)
 		if err != nil {
-			return schema.Null, invalidf("column %s: bad default: %v", c.Name, err)
+			return schema.Null, invalidf("column %s: bad default: %w", c.Name, err)
 		}
 		return v, nil
 	case schema.DefaultCurrentTimestamp:

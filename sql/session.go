@@ -154,7 +154,7 @@ func (s *Session) ParseSessionNow(text string) (time.Time, error) {
 	defer s.mu.Unlock()
 	us, err := parseInstant(text, s.loc)
 	if err != nil {
-		return time.Time{}, invalidf("session_now: %v", err)
+		return time.Time{}, invalidf("session_now: %w", err)
 	}
 	return time.UnixMicro(us).UTC(), nil
 }
@@ -528,7 +528,7 @@ func (s *Session) setVar(v *SetVar) error {
 		}
 		us, err := parseInstant(text, s.loc)
 		if err != nil {
-			return invalidf("session_now: %v", err)
+			return invalidf("session_now: %w", err)
 		}
 		t := time.UnixMicro(us).UTC()
 		s.frozen = &t
@@ -593,7 +593,7 @@ func isNotFound(err error) bool { return errors.Is(err, rowttl.ErrNotFound) }
 // "ERROR: <message>", anything else as nothing.
 func PrintScriptResult(w io.Writer, res *Result, err error) error {
 	if err != nil {
-		msg := strings.ReplaceAll(rowttl.Message(err), "\n", " ")
+		msg := strings.ReplaceAll(err.Error(), "\n", " ")
 		_, werr := io.WriteString(w, "ERROR: "+msg+"\n")
 		return werr
 	}

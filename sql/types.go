@@ -146,7 +146,7 @@ func parseInstant(s string, loc *time.Location) (int64, error) {
 	}
 	wall, err := schema.ParseDatetime(strings.TrimSpace(body))
 	if err != nil {
-		return 0, fmt.Errorf("invalid TIMESTAMPTZ value %q", s)
+		return 0, invalidf("invalid TIMESTAMPTZ value %q", s)
 	}
 	return schema.WallToInstant(wall, zone), nil
 }
@@ -240,7 +240,7 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 	case schema.TinyInt, schema.SmallInt, schema.Int, schema.BigInt:
 		check := func(n int64, v schema.Value) (schema.Value, error) {
 			if err := schema.CheckIntRange(to, n); err != nil {
-				return schema.Null, invalidf("%v", err)
+				return schema.Null, err
 			}
 			return schema.IntVal(n), nil
 		}
@@ -372,7 +372,7 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 			return nn(func(v schema.Value) (schema.Value, error) {
 				d, err := schema.ParseDate(string(v.Bytes))
 				if err != nil {
-					return schema.Null, invalidf("%v", err)
+					return schema.Null, err
 				}
 				return schema.IntVal(int64(d)), nil
 			}), nil
@@ -404,7 +404,7 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 			return nn(func(v schema.Value) (schema.Value, error) {
 				us, err := schema.ParseDatetime(string(v.Bytes))
 				if err != nil {
-					return schema.Null, invalidf("%v", err)
+					return schema.Null, err
 				}
 				return schema.IntVal(schema.TruncateMicros(us, p)), nil
 			}), nil
@@ -434,7 +434,7 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 			return nn(func(v schema.Value) (schema.Value, error) {
 				us, err := parseInstant(string(v.Bytes), loc)
 				if err != nil {
-					return schema.Null, invalidf("%v", err)
+					return schema.Null, err
 				}
 				return schema.IntVal(schema.TruncateMicros(us, p)), nil
 			}), nil
@@ -453,7 +453,7 @@ func castFunc(from, to schema.Type, loc *time.Location) (caster, error) {
 			return nn(func(v schema.Value) (schema.Value, error) {
 				ns, err := parseNanos(string(v.Bytes))
 				if err != nil {
-					return schema.Null, invalidf("%v", err)
+					return schema.Null, err
 				}
 				return schema.IntVal(ns), nil
 			}), nil
@@ -513,14 +513,14 @@ func parseNanos(s string) (int64, error) {
 		return 0, err
 	}
 	if len(frac) > 9 {
-		return 0, fmt.Errorf("invalid TIMESTAMP_NS fraction %q", frac)
+		return 0, invalidf("invalid TIMESTAMP_NS fraction %q", frac)
 	}
 	for len(frac) < 9 {
 		frac += "0"
 	}
 	n, err := strconv.ParseInt(frac, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("invalid TIMESTAMP_NS fraction %q", frac)
+		return 0, invalidf("invalid TIMESTAMP_NS fraction %q", frac)
 	}
 	return us*1000 + n, nil
 }

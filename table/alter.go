@@ -114,14 +114,14 @@ func (t *Table) AddColumn(ctx context.Context, c schema.Column, after string) er
 			return rowttl.Errorf(rowttl.ErrExists, "column %s already exists", c.Name)
 		}
 		if err := c.Type.Validate(); err != nil {
-			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: %v", c.Name, err)
+			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: %w", c.Name, err)
 		}
 		if !c.Nullable && c.DefaultKind == schema.NoDefault {
 			return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s is NOT NULL, so adding it needs a DEFAULT", c.Name)
 		}
 		if c.DefaultKind == schema.DefaultLiteral {
 			if _, err := schema.ParseLiteral(c.Type, c.Default); err != nil {
-				return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: bad default: %v", c.Name, err)
+				return rowttl.Errorf(rowttl.ErrInvalidSchema, "column %s: bad default: %w", c.Name, err)
 			}
 		}
 		if def.Model == schema.Aggregate && c.Agg == "" {

@@ -872,7 +872,7 @@ func (db *DB) tableLocked(dbName, name string) (*Table, error) {
 	t, err := Open(path, &db.opts)
 	if err != nil {
 		if errors.Is(err, rowttl.ErrNotFound) {
-			return nil, fmt.Errorf("%w (%v)", notFound, err)
+			return nil, fmt.Errorf("%w (%w)", notFound, err)
 		}
 		return nil, fmt.Errorf("open table %s.%s: %w", dbName, name, err)
 	}

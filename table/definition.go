@@ -86,7 +86,7 @@ func Validate(in *Definition) (*Definition, ttlcol.Policy, error) {
 		}
 	}
 	if err := d.Schema.Validate(); err != nil {
-		return nil, pol, rowttl.Errorf(rowttl.ErrInvalidSchema, "%v", err)
+		return nil, pol, err
 	}
 	// Give columns IDs when the caller did not.
 	if d.Schema.MaxID() == 0 {

@@ -158,7 +158,7 @@ func (p *preparer) defaultColumn(c *schema.Column, n int) (arrow.Array, error) {
 	case schema.DefaultLiteral:
 		var err error
 		if v, err = schema.ParseLiteral(c.Type, c.Default); err != nil {
-			return nil, invalid("column %s: bad default: %v", c.Name, err)
+			return nil, invalid("column %s: bad default: %w", c.Name, err)
 		}
 	case schema.DefaultCurrentTimestamp:
 		v = nowValue(c.Type, p.opts.Now, p.opts.TimeZone)

@@ -87,10 +87,7 @@ func (h *Histogram) Merge(o *Histogram) error {
 		h.width = o.width
 	}
 	if h.width != o.width {
-		return &ttlError{
-			msg:      fmt.Sprintf("cannot merge a ttl histogram of %d µs buckets into one of %d µs buckets", o.width, h.width),
-			sentinel: rowttl.ErrInvalidArgument,
-		}
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "cannot merge a ttl histogram of %d µs buckets into one of %d µs buckets", o.width, h.width)
 	}
 	if h.counts == nil {
 		h.counts = make(map[int64]int64, len(o.counts))
@@ -163,7 +160,7 @@ func (h *Histogram) UnmarshalJSON(data []byte) error {
 		return rowttl.Errorf(rowttl.ErrCorruption, "ttl histogram: %w", err)
 	}
 	bad := func(format string, args ...any) error {
-		return &ttlError{msg: "ttl histogram: " + fmt.Sprintf(format, args...), sentinel: rowttl.ErrCorruption}
+		return rowttl.Errorf(rowttl.ErrCorruption, "ttl histogram: "+format, args...)
 	}
 	if j.BucketMicros <= 0 {
 		return bad("bucket width %d is not positive", j.BucketMicros)

@@ -54,7 +54,7 @@ type Policy struct {
 // of them otherwise. Errors wrap rowttl.ErrInvalidProperty.
 func (p Policy) Validate() error {
 	bad := func(format string, args ...any) error {
-		return &ttlError{msg: "invalid row ttl policy: " + fmt.Sprintf(format, args...), sentinel: rowttl.ErrInvalidProperty}
+		return rowttl.Errorf(rowttl.ErrInvalidProperty, "invalid row ttl policy: "+format, args...)
 	}
 	switch p.Mode {
 	case NoTTL, DirectMode:
@@ -122,11 +122,8 @@ func (p Policy) Expiration(ttl int64) (exp int64, ok bool) {
 // (SPEC §2); the caller wraps the error with the row and column.
 func (p Policy) CheckStored(ttl int64) error {
 	if _, ok := p.Expiration(ttl); !ok {
-		return &ttlError{
-			msg: fmt.Sprintf("row ttl expiration overflows int64 microseconds: __TTL__ value %d + retention %d seconds",
-				ttl, p.Retention),
-			sentinel: rowttl.ErrInvalidArgument,
-		}
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "row ttl expiration overflows int64 microseconds: __TTL__ value %d + retention %d seconds",
+			ttl, p.Retention)
 	}
 	return nil
 }

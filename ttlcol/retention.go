@@ -49,14 +49,14 @@ var retentionUnits = map[string]int64{
 func ParseRetention(s string) (seconds int64, err error) {
 	t := trimSpace(s)
 	invalid := func() (int64, error) {
-		return 0, &ttlError{msg: msgInvalidRetention + s, sentinel: rowttl.ErrInvalidProperty}
+		return 0, rowttl.Errorf(rowttl.ErrInvalidProperty, "%s", msgInvalidRetention+s)
 	}
 	if t == "" {
 		return invalid()
 	}
 	if t[0] == '-' {
 		if len(t) > 1 && isDigit(t[1]) && !leadingDigitsAllZero(t[1:]) {
-			return 0, &ttlError{msg: msgNegativeRetention, sentinel: rowttl.ErrInvalidProperty}
+			return 0, rowttl.Errorf(rowttl.ErrInvalidProperty, "%s", msgNegativeRetention)
 		}
 		return invalid()
 	}

@@ -37,14 +37,14 @@ func ParseZone(s string) (offsetSeconds int, err error) {
 		return 0, nil
 	}
 	if len(t) != 6 || t[3] != ':' {
-		return 0, &ttlError{msg: msgZoneForm, sentinel: rowttl.ErrInvalidProperty}
+		return 0, rowttl.Errorf(rowttl.ErrInvalidProperty, "%s", msgZoneForm)
 	}
 	off, ok := ParseOffset(t)
 	if !ok {
-		return 0, &ttlError{msg: msgZoneForm, sentinel: rowttl.ErrInvalidProperty}
+		return 0, rowttl.Errorf(rowttl.ErrInvalidProperty, "%s", msgZoneForm)
 	}
 	if off < MinZoneOffset || off > MaxZoneOffset {
-		return 0, &ttlError{msg: msgZoneRange, sentinel: rowttl.ErrInvalidProperty}
+		return 0, rowttl.Errorf(rowttl.ErrInvalidProperty, "%s", msgZoneRange)
 	}
 	return off, nil
 }
