@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -29,8 +30,12 @@ type output struct {
 	limit   int64
 }
 
+// batchRows is DefaultBatchRows but in tests, which shrink it to cut
+// output batches inside runs.
+var batchRows int64 = DefaultBatchRows
+
 func newOutput(mem memory.Allocator, sc *arrow.Schema, sink Sink) *output {
-	return &output{mem: mem, schema: sc, sink: sink, pending: make([][]arrow.Array, sc.NumFields()), limit: DefaultBatchRows}
+	return &output{mem: mem, schema: sc, sink: sink, pending: make([][]arrow.Array, sc.NumFields()), limit: batchRows}
 }
 
 // add appends rows [i, j) of rec.
@@ -98,12 +103,14 @@ func (o *output) release() {
 func Concat(ctx context.Context, mem memory.Allocator, sc *arrow.Schema, readers []array.RecordReader, sink Sink) (int64, error) {
 	o := newOutput(mem, sc, sink)
 	defer o.release()
+	var read int64 // checked against the output in the invariants build
 	for _, r := range readers {
 		for r.Next() {
 			if err := ctx.Err(); err != nil {
 				return 0, err
 			}
 			rec := r.RecordBatch()
+			read += rec.NumRows()
 			if err := o.add(rec, 0, rec.NumRows()); err != nil {
 				return 0, err
 			}
@@ -114,6 +121,9 @@ func Concat(ctx context.Context, mem memory.Allocator, sc *arrow.Schema, readers
 	}
 	if err := o.flush(); err != nil {
 		return 0, err
+	}
+	if rowset.Invariants && read != o.total {
+		panic(fmt.Sprintf("compaction invariant: concatenated %d rows but wrote %d", read, o.total))
 	}
 	return o.total, nil
 }
@@ -143,6 +153,7 @@ func MergeByKey(ctx context.Context, mem memory.Allocator, sc *arrow.Schema, rea
 	// run is the cursor whose pending run of kept rows has not reached the
 	// output yet: it must, before any other cursor's row does.
 	var run *cursor
+	var won int64 // rows kept, checked against the output in the invariants build
 	steps := 0
 	for m.Len() > 0 {
 		if steps++; steps&4095 == 0 {
@@ -161,6 +172,7 @@ func MergeByKey(ctx context.Context, mem memory.Allocator, sc *arrow.Schema, rea
 		var more bool
 		var err error
 		if wins {
+			won++
 			run = c
 			more, err = c.next(o)
 		} else {
@@ -180,6 +192,9 @@ func MergeByKey(ctx context.Context, mem memory.Allocator, sc *arrow.Schema, rea
 	}
 	if err := o.flush(); err != nil {
 		return 0, err
+	}
+	if rowset.Invariants && won != o.total {
+		panic(fmt.Sprintf("compaction invariant: the merge kept %d rows but wrote %d", won, o.total))
 	}
 	return o.total, nil
 }

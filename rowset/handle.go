@@ -67,6 +67,9 @@ func Open(fsys vfs.FS, dir string, m Meta, onRelease func(*Handle, bool)) (*Hand
 		}
 		h.Segments = append(h.Segments, r)
 	}
+	if Invariants {
+		h.checkOpened()
+	}
 	return h, nil
 }
 

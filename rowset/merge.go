@@ -39,6 +39,7 @@ type Merge[K any] struct {
 type mergeItem[K any] struct {
 	key  K
 	rank int
+	prev K // a copy of the key Next last returned, in the invariants build
 }
 
 // NewBytesMerge returns an empty merge of memcomparable keys.
@@ -75,6 +76,9 @@ func (m *Merge[K]) Push(rank int, key K) {
 // run held the same key. The merge must not be empty.
 func (m *Merge[K]) Next() (rank int, wins bool) {
 	top := &m.items[0]
+	if Invariants {
+		top.prev = m.keep(top.prev, top.key)
+	}
 	if m.clear {
 		m.tied = false
 		return top.rank, true
@@ -92,6 +96,11 @@ func (m *Merge[K]) Next() (rank int, wins bool) {
 
 // Advance moves the run last returned by Next on to key.
 func (m *Merge[K]) Advance(key K) {
+	if Invariants && m.cmp(key, m.items[0].prev) <= 0 {
+		// A run out of order would make the merge hide or keep the wrong
+		// rows.
+		invariantf("merge: run of rank %d moved from key %v to key %v, not above it", m.items[0].rank, m.items[0].prev, key)
+	}
 	m.items[0].key = key
 	s := m.second()
 	if s < 0 {

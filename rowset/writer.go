@@ -51,6 +51,7 @@ type Writer struct {
 	hist    *ttlcol.Histogram
 	rows    int64
 	bytes   int64
+	check   dataStats // the rows handed in, in the invariants build
 }
 
 type openSegment struct {
@@ -87,6 +88,12 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		err := w.cur.w.Write(part)
 		if err == nil && w.opts.TTLIndex >= 0 {
 			w.addHist(part.Column(w.opts.TTLIndex))
+		}
+		if err == nil && Invariants {
+			w.check.rows += take
+			if w.opts.TTLIndex >= 0 {
+				w.check.addTTL(part.Column(w.opts.TTLIndex))
+			}
 		}
 		if part != rec {
 			part.Release()
@@ -241,7 +248,11 @@ func (w *Writer) Finish() (Meta, error) {
 			w.hist.Coarsen(2)
 		}
 	}
-	return Meta{Segments: w.done, Rows: w.rows, Bytes: w.bytes, TTL: w.stats, Hist: w.hist}, nil
+	m := Meta{Segments: w.done, Rows: w.rows, Bytes: w.bytes, TTL: w.stats, Hist: w.hist}
+	if Invariants {
+		w.checkWritten(m)
+	}
+	return m, nil
 }
 
 // Abort removes every file the writer created. Files of an aborted write are
@@ -277,12 +288,18 @@ func (w *Writer) CopyPage(mem memory.Allocator, r *segment.Reader, p int) error 
 	}
 	_, n := r.Page(p)
 	w.cur.rows += int64(n)
+	if Invariants {
+		w.check.rows += int64(n)
+	}
 	if w.opts.TTLIndex >= 0 {
 		a, err := r.ReadPage(mem, w.opts.TTLIndex, p)
 		if err != nil {
 			return err
 		}
 		w.addHist(a)
+		if Invariants {
+			w.check.addTTL(a)
+		}
 		a.Release()
 	}
 	if w.cur.rows >= w.opts.SegmentRows {
