@@ -1,0 +1,5 @@
+//go:build invariants
+
+package rowttl_test
+
+const buildTags = "invariants"
