@@ -26,7 +26,9 @@ func IsReservedName(name string) bool {
 	return u == TTLColumn || strings.HasPrefix(u, "__DORIS_")
 }
 
-// DefaultKind says what a column's DEFAULT clause is.
+// DefaultKind says what a column's DEFAULT clause is. Its numeric values are
+// stored in manifests: append only, never renumber (TestPersistedEnums pins
+// them).
 type DefaultKind uint8
 
 const (

@@ -5,7 +5,8 @@ import "fmt"
 // Model is a table's key model (SPEC §1).
 type Model uint8
 
-// The key models. Stored in manifests: append only.
+// The key models. Stored in manifests: append only, never renumber
+// (TestPersistedEnums pins them).
 const (
 	Duplicate Model = iota
 	UniqueMOW

@@ -7,7 +7,9 @@ import (
 	"github.com/rowttl/rowttl"
 )
 
-// Mode is the row TTL mode of a table, fixed at CREATE (SPEC §2).
+// Mode is the row TTL mode of a table, fixed at CREATE (SPEC §2). Its
+// numeric values are stored in manifests (Policy's "mode"): append only,
+// never renumber (TestPersistedModes pins them).
 type Mode uint8
 
 const (

@@ -184,3 +184,13 @@ func TestModeString(t *testing.T) {
 		}
 	}
 }
+
+// TestPersistedModes pins the numbers manifests store for Mode: a change
+// here makes every existing table read as another mode.
+func TestPersistedModes(t *testing.T) {
+	for m, want := range map[Mode]uint8{NoTTL: 0, SourceMode: 1, DirectMode: 2} {
+		if uint8(m) != want {
+			t.Errorf("mode %d is stored as %d: never renumber", want, m)
+		}
+	}
+}
