@@ -107,6 +107,3 @@ func AllOf(es ...Expr) Expr {
 	}
 	return And{Exprs: keep}
 }
-
-// AnyOf returns the disjunction of its operands.
-func AnyOf(es ...Expr) Expr { return Or{Exprs: es} }

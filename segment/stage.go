@@ -31,8 +31,6 @@ func (s *colStage) reset() {
 	s.ends = s.ends[:0]
 }
 
-func (s *colStage) rows() int { return len(s.valid) }
-
 // appendRows stages rows [off, off+n) of arr, whose type has been checked.
 func (s *colStage) appendRows(arr arrow.Array, off, n int) error {
 	end := off + n

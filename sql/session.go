@@ -2,7 +2,6 @@ package sql
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -15,7 +14,6 @@ import (
 	_ "time/tzdata" // IANA zone names work on every machine
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/table"
 )
@@ -585,8 +583,6 @@ func (s *Session) tableScope(def *table.Definition, pol ttlPolicy, db, name, ali
 	}
 	return sc
 }
-
-func isNotFound(err error) bool { return errors.Is(err, rowttl.ErrNotFound) }
 
 // PrintScriptResult prints the outcome of one statement as the shell's
 // script mode does: a result set as TSV (WriteTSV), a failure as one line
