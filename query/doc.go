@@ -9,6 +9,12 @@
 // decoded; a page whose minimum is above the threshold is live as a whole and
 // skips the per-row TTL check. A count over such pages needs no decoding.
 //
+// Merge-on-read: before the TTL rule, the keys of every rowset are merged in
+// rowset.Merge's order (the newest version of a key wins; int64 keys take
+// its Merge[int64] fast path, dense ones a bitmap) and older versions are
+// hidden, so an expired newest version still hides a live older one. Rows
+// are judged live with ttlcol.PageMask, the same preamble compaction uses.
+//
 // Aggregate reduces a scan to its row count and column sums without
 // building batches: all-live pages answer from their zone maps (counts, and
 // the exact sums of integer and decimal-scaled pages), pages whose
