@@ -92,17 +92,11 @@ func (t *Table) filterPage(ctx context.Context, mem memory.Allocator, r interfac
 		cols[c] = a
 	}
 	mask := make([]byte, (n+7)/8)
+	var ttl arrow.Array
 	if state == ttlcol.Mixed {
-		d := cols[ttlIdx].Data()
-		vals := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+n]
-		var validity []byte
-		if cols[ttlIdx].NullN() > 0 {
-			validity = d.Buffers()[0].Bytes()
-		}
-		ttlcol.LiveMask(vals, validity, d.Offset(), threshold, mask)
-	} else {
-		bitutil.SetBitsTo(mask, 0, int64(n), true)
+		ttl = cols[ttlIdx]
 	}
+	ttlcol.PageMask(state, ttl, n, threshold, mask)
 	if del != nil {
 		for i := 0; i < n; i++ {
 			if del.Contains(uint32(ord0 + int64(i))) {
