@@ -14,8 +14,9 @@ import (
 	"github.com/rowttl/rowttl/ttlcol"
 )
 
-// Totals is what Aggregate computes over the rows a scan would return.
-type Totals struct {
+// Aggregates is what Aggregate computes over the rows a scan would return:
+// their count and the sums of the requested columns.
+type Aggregates struct {
 	Rows int64 // count(*)
 	Sums []Sum // one per column of the request, in its order
 }
@@ -50,19 +51,19 @@ type pageSum struct {
 // where zone maps decide, and builds no batch except for pages that need
 // the general row path (filters, deletes, merged keys). It must be called
 // instead of Next, before it.
-func (s *Scan) Aggregate() (Totals, error) {
+func (s *Scan) Aggregate() (Aggregates, error) {
 	if s.deleteSign || s.rowIDs || s.pl != nil || s.cur != nil {
-		return Totals{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "aggregate: a scan that has started or returns row locations or delete signs")
+		return Aggregates{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "aggregate: a scan that has started or returns row locations or delete signs")
 	}
 	kinds := make([]schema.Type, len(s.outSlots))
 	for i, f := range s.out.Fields() {
 		t := s.slotType(s.outSlots[i])
 		if !t.IsInteger() && t.Kind != schema.Float && t.Kind != schema.Double {
-			return Totals{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "sum of %s: %s is not a numeric column", f.Name, t)
+			return Aggregates{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "sum of %s: %s is not a numeric column", f.Name, t)
 		}
 		kinds[i] = t
 	}
-	tot := Totals{Sums: make([]Sum, len(s.outSlots))}
+	tot := Aggregates{Sums: make([]Sum, len(s.outSlots))}
 	exact := make([]segment.Int128, len(s.outSlots))
 	add := func(p *partial) {
 		tot.Rows += p.rows
@@ -80,13 +81,13 @@ func (s *Scan) Aggregate() (Totals, error) {
 	}
 	err := s.eachPartial(add)
 	if err != nil {
-		return Totals{}, err
+		return Aggregates{}, err
 	}
 	for i := range exact {
 		if kinds[i].IsInteger() {
 			v, ok := exact[i].Int64()
 			if !ok {
-				return Totals{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "sum of %s overflows BIGINT", s.out.Field(i).Name)
+				return Aggregates{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "sum of %s overflows BIGINT", s.out.Field(i).Name)
 			}
 			tot.Sums[i].Int = v
 		}

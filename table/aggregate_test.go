@@ -98,7 +98,7 @@ func TestAggregateMatchesScan(t *testing.T) {
 				wantUser += r[1].Int
 				wantID += r[2].Int
 			}
-			var first query.Totals
+			var first query.Aggregates
 			for _, par := range []int{1, 2, 3} {
 				req.Parallelism = par
 				tot, err := tbl.Aggregate(context.Background(), req)

@@ -528,10 +528,10 @@ func (t *Table) Count(ctx context.Context, now time.Time, filter query.Expr) (in
 // Aggregate returns the number of rows a scan of req would return and the
 // sum of each of its columns (numeric ones only), without materialising
 // the rows where pages allow (see query.Scan.Aggregate).
-func (t *Table) Aggregate(ctx context.Context, req query.Request) (query.Totals, error) {
+func (t *Table) Aggregate(ctx context.Context, req query.Request) (query.Aggregates, error) {
 	r, err := t.Scan(ctx, req)
 	if err != nil {
-		return query.Totals{}, err
+		return query.Aggregates{}, err
 	}
 	defer r.Release()
 	return r.(*query.Scan).Aggregate()
