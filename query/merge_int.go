@@ -105,7 +105,7 @@ func supersededInt64(ctx context.Context, mem memory.Allocator, rowsets []*rowse
 			return err
 		}
 		if ok {
-			m.Push(rank, c.key)
+			m.PushInt(rank, c.key)
 		}
 	}
 	steps := 0
@@ -128,7 +128,7 @@ func supersededInt64(ctx context.Context, mem memory.Allocator, rowsets []*rowse
 			m.Drop()
 			continue
 		}
-		m.Advance(c.key)
+		m.AdvanceInt(c.key)
 	}
 	for _, c := range all {
 		if len(c.marks) == 0 {

@@ -61,8 +61,8 @@ func TestInvariantsCatchWrongTTLStats(t *testing.T) {
 // in the merge instead of hiding the wrong rows.
 func TestInvariantsCatchUnsortedRuns(t *testing.T) {
 	m := NewInt64Merge()
-	m.Push(0, 5)
-	m.Push(1, 9)
+	m.PushInt(0, 5)
+	m.PushInt(1, 9)
 	m.Next()
-	mustPanic(t, "not above it", func() { m.Advance(4) })
+	mustPanic(t, "not above it", func() { m.AdvanceInt(4) })
 }

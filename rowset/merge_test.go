@@ -54,15 +54,31 @@ func modelMerge(runs [][]int64) []mergeStep {
 	return all
 }
 
-// runMerge drives m over runs the way the engine's merges do, encoding each
-// key with enc into a buffer the run reuses.
-func runMerge[K any](m *Merge[K], runs [][]int64, enc func(dst K, v int64) K) []mergeStep {
+// runMerge drives m over runs the way the engine's merges do: an int64
+// merge takes the keys as they are, a bytes merge their encoding into a
+// buffer each run reuses.
+func runMerge(m *Merge, runs [][]int64) []mergeStep {
 	pos := make([]int, len(runs))
-	keys := make([]K, len(runs))
+	keys := make([][]byte, len(runs))
+	push := func(rank int, v int64) {
+		if m.ints {
+			m.PushInt(rank, v)
+			return
+		}
+		keys[rank] = encodeBytes(keys[rank], v)
+		m.Push(rank, keys[rank])
+	}
+	advance := func(rank int, v int64) {
+		if m.ints {
+			m.AdvanceInt(v)
+			return
+		}
+		keys[rank] = encodeBytes(keys[rank], v)
+		m.Advance(keys[rank])
+	}
 	for rank, run := range runs {
 		if len(run) > 0 {
-			keys[rank] = enc(keys[rank], run[0])
-			m.Push(rank, keys[rank])
+			push(rank, run[0])
 		}
 	}
 	var out []mergeStep
@@ -74,8 +90,7 @@ func runMerge[K any](m *Merge[K], runs [][]int64, enc func(dst K, v int64) K) []
 			m.Drop()
 			continue
 		}
-		keys[rank] = enc(keys[rank], runs[rank][pos[rank]])
-		m.Advance(keys[rank])
+		advance(rank, runs[rank][pos[rank]])
 	}
 	return out
 }
@@ -83,8 +98,6 @@ func runMerge[K any](m *Merge[K], runs [][]int64, enc func(dst K, v int64) K) []
 func encodeBytes(dst []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(dst[:0], uint64(v)^(1<<63))
 }
-
-func encodeInt(_ int64, v int64) int64 { return v }
 
 func randomRuns(rng *rand.Rand) [][]int64 {
 	runs := make([][]int64, rng.IntN(8))
@@ -109,10 +122,10 @@ func TestMergeAgainstModel(t *testing.T) {
 	for iter := 0; iter < 2000; iter++ {
 		runs := randomRuns(rng)
 		want := modelMerge(runs)
-		if got := runMerge(NewBytesMerge(), runs, encodeBytes); !slices.Equal(got, want) {
+		if got := runMerge(NewBytesMerge(), runs); !slices.Equal(got, want) {
 			t.Fatalf("bytes merge of %v:\n got %v\nwant %v", runs, got, want)
 		}
-		if got := runMerge(NewInt64Merge(), runs, encodeInt); !slices.Equal(got, want) {
+		if got := runMerge(NewInt64Merge(), runs); !slices.Equal(got, want) {
 			t.Fatalf("int64 merge of %v:\n got %v\nwant %v", runs, got, want)
 		}
 	}
@@ -122,9 +135,9 @@ func TestMergeAgainstModel(t *testing.T) {
 // rank wins, whatever the order the runs were pushed in.
 func TestMergeTieBreak(t *testing.T) {
 	m := NewInt64Merge()
-	m.Push(0, 5)
-	m.Push(2, 5)
-	m.Push(1, 5)
+	m.PushInt(0, 5)
+	m.PushInt(2, 5)
+	m.PushInt(1, 5)
 	var got []mergeStep
 	for m.Len() > 0 {
 		rank, wins := m.Next()
@@ -139,18 +152,18 @@ func TestMergeTieBreak(t *testing.T) {
 
 func TestMergeBelow(t *testing.T) {
 	m := NewInt64Merge()
-	m.Push(0, 1)
-	m.Push(1, 4)
+	m.PushInt(0, 1)
+	m.PushInt(1, 4)
 	if rank, wins := m.Next(); rank != 0 || !wins {
 		t.Fatalf("Next = %d, %v", rank, wins)
 	}
 	for k, want := range map[int64]bool{2: true, 3: true, 4: false, 5: false} {
-		if got := m.Below(k); got != want {
+		if got := m.BelowInt(k); got != want {
 			t.Errorf("Below(%d) = %v, want %v", k, got, want)
 		}
 	}
 	m.Drop()
-	if !m.Below(1 << 40) {
+	if !m.BelowInt(1 << 40) {
 		t.Error("Below with one run left = false")
 	}
 }
@@ -171,12 +184,12 @@ func BenchmarkMerge(b *testing.B) {
 	}
 	b.Run("int64", func(b *testing.B) {
 		for b.Loop() {
-			runMerge(NewInt64Merge(), in, encodeInt)
+			runMerge(NewInt64Merge(), in)
 		}
 	})
 	b.Run("bytes", func(b *testing.B) {
 		for b.Loop() {
-			runMerge(NewBytesMerge(), in, encodeBytes)
+			runMerge(NewBytesMerge(), in)
 		}
 	})
 }
