@@ -11,7 +11,7 @@
 //
 // Merge-on-read: before the TTL rule, the keys of every rowset are merged in
 // rowset.Merge's order (the newest version of a key wins; int64 keys take
-// its Merge[int64] fast path, dense ones a bitmap) and older versions are
+// its int64 fast path, dense ones a bitmap) and older versions are
 // hidden, so an expired newest version still hides a live older one. Rows
 // are judged live with ttlcol.PageMask, the same preamble compaction uses.
 //
