@@ -217,7 +217,11 @@ func applyMask(s string, mask []string) string {
 func localOutput(t *testing.T, ctx context.Context, s *rsql.Session, p rsql.Piece) string {
 	var b bytes.Buffer
 	stmt, perr := rsql.Parse(p.Text)
-	_, isSelect := stmt.(*rsql.Select)
+	isSelect := false
+	switch stmt.(type) {
+	case *rsql.Select, *rsql.SetOp:
+		isSelect = true
+	}
 	if perr == nil && isSelect {
 		r, err := s.Query(ctx, p.Text)
 		if err != nil {
