@@ -89,7 +89,7 @@ func (g *Like) match(s string) bool {
 	case likeContains:
 		return strings.Contains(s, g.needle)
 	}
-	return likeMatch([]rune(s), g.pat, g.Escape)
+	return LikeMatch([]rune(s), g.pat, g.Escape)
 }
 
 // Eval implements Expr.
@@ -115,9 +115,10 @@ func (g *Like) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 	return newBools(n, vals, valid, nulls), nil
 }
 
-// likeMatch matches s against a LIKE pattern: % is any run, _ one
-// character, esc makes the next character literal.
-func likeMatch(s, p []rune, esc rune) bool {
+// LikeMatch matches s against a LIKE pattern: % is any run, _ one
+// character, esc makes the next character literal. The row engine and the
+// SHOW … LIKE filters match with it too, so that every LIKE agrees.
+func LikeMatch(s, p []rune, esc rune) bool {
 	si, pi := 0, 0
 	starP, starS := -1, 0
 	for si < len(s) {

@@ -208,7 +208,7 @@ func TestLikeFastPaths(t *testing.T) {
 	for range 2000 {
 		p, s := word(5), strings.ReplaceAll(word(8), "%", "")
 		g := must(NewLike(col(0, str), p, '\\', false))
-		if got, want := g.match(s), likeMatch([]rune(s), []rune(p), '\\'); got != want {
+		if got, want := g.match(s), LikeMatch([]rune(s), []rune(p), '\\'); got != want {
 			t.Fatalf("seed %d: %q LIKE %q = %v (kind %d), want %v", seed, s, p, got, g.kind, want)
 		}
 	}

@@ -22,7 +22,7 @@ func FuzzLike(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := g.match(s), likeMatch([]rune(s), []rune(pattern), '\\'); got != want {
+		if got, want := g.match(s), LikeMatch([]rune(s), []rune(pattern), '\\'); got != want {
 			t.Fatalf("%q LIKE %q = %v (kind %d), want %v", s, pattern, got, g.kind, want)
 		}
 	})

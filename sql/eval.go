@@ -1011,45 +1011,8 @@ func (c *compiler) compileLike(e *LikeExpr) (*compiled, error) {
 		if err != nil || pat.IsNull() {
 			return schema.Null, err
 		}
-		return boolVal(likeMatch([]rune(string(s.Bytes)), []rune(string(pat.Bytes)), esc) != e.Not), nil
+		return boolVal(exec.LikeMatch([]rune(string(s.Bytes)), []rune(string(pat.Bytes)), esc) != e.Not), nil
 	}}, nil
-}
-
-// likeMatch matches s against a LIKE pattern: % is any run, _ one
-// character, esc makes the next character literal.
-func likeMatch(s, p []rune, esc rune) bool {
-	// Iterative matching with one backtrack point per '%'.
-	si, pi := 0, 0
-	starP, starS := -1, 0
-	for si < len(s) {
-		if pi < len(p) {
-			switch {
-			case p[pi] == '%':
-				starP, starS = pi, si
-				pi++
-				continue
-			case p[pi] == esc && pi+1 < len(p):
-				if p[pi+1] == s[si] {
-					si++
-					pi += 2
-					continue
-				}
-			case p[pi] == '_' || p[pi] == s[si]:
-				si++
-				pi++
-				continue
-			}
-		}
-		if starP < 0 {
-			return false
-		}
-		starS++
-		si, pi = starS, starP+1
-	}
-	for pi < len(p) && p[pi] == '%' {
-		pi++
-	}
-	return pi == len(p)
 }
 
 func (c *compiler) compileCase(e *CaseExpr) (*compiled, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -220,7 +221,7 @@ func TestLikeMatch(t *testing.T) {
 		{"aXbXc", "a%b%c", true}, {"ab", "a%b%c", false}, {"héllo", "h_llo", true}, {"mississippi", "%iss%pi", true},
 	}
 	for _, tc := range tests {
-		if got := likeMatch([]rune(tc.s), []rune(tc.p), '\\'); got != tc.want {
+		if got := exec.LikeMatch([]rune(tc.s), []rune(tc.p), '\\'); got != tc.want {
 			t.Errorf("%q LIKE %q = %v", tc.s, tc.p, got)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/table"
 )
@@ -106,7 +107,7 @@ func (s *Session) showTables(st *ShowTables) (*Result, error) {
 		res.Columns = append(res.Columns, "Table_type")
 	}
 	for _, n := range names {
-		if st.Like != "" && !likeMatch([]rune(n), []rune(st.Like), '\\') {
+		if st.Like != "" && !exec.LikeMatch([]rune(n), []rune(st.Like), '\\') {
 			continue
 		}
 		row := []string{n}
@@ -233,7 +234,7 @@ func (s *Session) showVariables(st *ShowVariables) *Result {
 	}
 	names := make([]string, 0, len(vars))
 	for k := range vars {
-		if st.Like == "" || likeMatch([]rune(strings.ToLower(k)), []rune(strings.ToLower(st.Like)), '\\') {
+		if st.Like == "" || exec.LikeMatch([]rune(strings.ToLower(k)), []rune(strings.ToLower(st.Like)), '\\') {
 			names = append(names, k)
 		}
 	}

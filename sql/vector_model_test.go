@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rowttl/rowttl/exec"
 )
 
 // TestVectorisedAgainstModel runs random SELECTs (expressions over every
@@ -500,7 +502,7 @@ func (g *vmGen) boolExpr(depth int) mexpr {
 			if a.null {
 				return mnull
 			}
-			return mbool(likeMatch([]rune(a.s), []rune(p), '\\') != not)
+			return mbool(exec.LikeMatch([]rune(a.s), []rune(p), '\\') != not)
 		}}
 	}
 	c := g.col('b')
