@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -194,7 +193,7 @@ func (c *Cast) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 		for i := range n {
 			w := int64(src[i])
 			if from.Kind == schema.TimestampTZ {
-				w = instantToWall(w, env.Loc)
+				w = schema.InstantToWall(w, env.Loc)
 			}
 			out[i] = arrow.Date32(floorDiv(w, microsPerDay))
 		}
@@ -209,15 +208,15 @@ func (c *Cast) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 			case schema.Date:
 				v = int64(x.(*array.Date32).Value(i)) * microsPerDay
 				if to.Kind == schema.TimestampTZ {
-					v = wallToInstant(v, env.Loc)
+					v = schema.WallToInstant(v, env.Loc)
 				}
 			default:
 				v = int64(x.(*array.Timestamp).Value(i))
 				switch {
 				case from.Kind == schema.Datetime && to.Kind == schema.TimestampTZ:
-					v = wallToInstant(v, env.Loc)
+					v = schema.WallToInstant(v, env.Loc)
 				case from.Kind == schema.TimestampTZ && to.Kind == schema.Datetime:
-					v = instantToWall(v, env.Loc)
+					v = schema.InstantToWall(v, env.Loc)
 				}
 				v = schema.TruncateMicros(v, p)
 			}
@@ -282,23 +281,6 @@ func ints(a arrow.Array) func(i int) int64 {
 		return func(i int) int64 { return c.Value(i) }
 	}
 	return func(int) int64 { return 0 }
-}
-
-// wallToInstant reads a DATETIME wall clock (µs) in loc.
-func wallToInstant(wall int64, loc *time.Location) int64 {
-	if loc == nil || loc == time.UTC {
-		return wall
-	}
-	t := time.UnixMicro(wall).UTC()
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc).UnixMicro()
-}
-
-// instantToWall returns the wall clock (µs) of an instant in loc.
-func instantToWall(us int64, loc *time.Location) int64 {
-	if loc == nil || loc == time.UTC {
-		return us
-	}
-	return schema.DatetimeFromTime(time.UnixMicro(us).In(loc))
 }
 
 // castString parses texts strictly, as the row engine's castFunc does: a

@@ -210,14 +210,14 @@ func (d *DateAdd) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 		}
 		us := in(i)
 		if tzDays {
-			us = instantToWall(us, env.Loc)
+			us = schema.InstantToWall(us, env.Loc)
 		}
 		out, ok := AddInterval(us, sign*k.at(i), d.Unit)
 		if !ok {
 			return fail()
 		}
 		if tzDays {
-			out = wallToInstant(out, env.Loc)
+			out = schema.WallToInstant(out, env.Loc)
 		}
 		if width == 4 {
 			arrow.Date32Traits.CastFromBytes(buf.Bytes())[i] = arrow.Date32(floorDiv(out, microsPerDay))
