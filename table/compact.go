@@ -16,19 +16,15 @@ import (
 	"github.com/rowttl/rowttl/ttlcol"
 )
 
-// CompactionKind names a compaction of SPEC §3.
-type CompactionKind string
+// CompactionKind names a compaction of SPEC §3 (see compaction.Kind).
+type CompactionKind = compaction.Kind
 
-// The compaction kinds. Cumulative merges the recent rowsets after the base
-// one; base merges the base rowset (the one holding the oldest versions,
-// which covers from version 0) with the compaction outputs that follow it;
-// full merges everything. TTLDrop removes rowsets whose rows have all
-// expired, by a manifest change alone.
+// The compaction kinds (see compaction.Kind).
 const (
-	Cumulative CompactionKind = "cumulative"
-	Base       CompactionKind = "base"
-	Full       CompactionKind = "full"
-	TTLDrop    CompactionKind = "ttl_drop"
+	Cumulative = compaction.Cumulative
+	Base       = compaction.Base
+	Full       = compaction.Full
+	TTLDrop    = compaction.TTLDrop
 )
 
 // ParseCompactionKind accepts "cumulative", "base" or "full".
@@ -63,55 +59,8 @@ func (t *Table) CompactAt(ctx context.Context, kind CompactionKind, now time.Tim
 	return err
 }
 
-// pick chooses the inputs of a compaction: a contiguous run of rowsets in
-// version order. fromBase reports that the run starts with the base rowset,
-// so nothing older lies below it.
-func pick(v *version, kind CompactionKind) (inputs []*rowset.Handle, fromBase bool) {
-	rs := v.rowsets
-	switch kind {
-	case Full:
-		return rs, true
-	case Base:
-		if len(rs) == 0 {
-			return nil, false
-		}
-		n := 1
-		for n < len(rs) && rs[n].Meta.Hi > rs[n].Meta.Lo {
-			n++
-		}
-		if n == 1 && len(rs) > 1 {
-			n = 2
-		}
-		return rs[:n], true
-	case Cumulative:
-		if len(rs) < 3 {
-			return nil, false
-		}
-		return rs[1:], false
-	}
-	return nil, false
-}
-
-// dropsExpired tells whether a compaction may drop expired rows (SPEC §3):
-// everywhere on DUPLICATE and merge-on-write tables of published rowsets;
-// on merge-on-read tables only when nothing older lies below the inputs.
-func dropsExpired(model schema.Model, fromBase bool) bool {
-	if model == schema.UniqueMOR {
-		return fromBase
-	}
-	return true
-}
-
-// whollyExpired reports a rowset whose every row has expired at threshold:
-// on DUPLICATE and merge-on-write tables it can go by a manifest change
-// alone.
-func whollyExpired(h *rowset.Handle, pol ttlcol.Policy, threshold int64) bool {
-	m := h.Meta.TTL
-	return pol.Mode != ttlcol.NoTTL && h.Meta.Rows > 0 && m.Nulls == 0 && m.HasMinMax && m.Max <= threshold
-}
-
-// job is one compaction to run: its inputs are a contiguous run of the
-// rowsets of the version it was planned on.
+// job is one compaction to run: its inputs are a run of the rowsets of the
+// version it was planned on, in version order.
 type job struct {
 	kind CompactionKind
 	// trigger says why it runs: "manual", "size", "ttl" or "deadline".
@@ -123,26 +72,21 @@ type job struct {
 	dropOnly bool
 }
 
-// manualJob plans a compaction that was asked for by kind.
-func manualJob(v *version, kind CompactionKind, threshold int64) (job, bool) {
-	j := job{kind: kind, trigger: "manual"}
-	if kind == TTLDrop {
-		if v.def.Model == schema.UniqueMOR {
-			return j, false
+// view is what the picker sees of v.
+func (v *version) view() compaction.View {
+	cv := compaction.View{Model: v.def.Model, Policy: v.policy, Deadline: reclaimDeadline(v.def), Rowsets: make([]compaction.Rowset, len(v.rowsets))}
+	for i, h := range v.rowsets {
+		cv.Rowsets[i].Meta = &h.Meta
+		if d := v.deleted[h.Meta.ID]; d != nil {
+			cv.Rowsets[i].Deleted = int64(d.GetCardinality())
 		}
-		for _, h := range v.rowsets {
-			if whollyExpired(h, v.policy, threshold) {
-				j.inputs = append(j.inputs, h)
-			}
-		}
-		j.dropOnly = true
-		return j, len(j.inputs) > 0
 	}
-	j.inputs, j.fromBase = pick(v, kind)
-	if len(j.inputs) == 0 || (len(j.inputs) == 1 && kind != Full && kind != Base) {
-		return j, false
-	}
-	return j, true
+	return cv
+}
+
+// jobOf turns a plan over v.view() into a job on v.
+func jobOf(v *version, p compaction.Plan) job {
+	return job{kind: p.Kind, trigger: p.Trigger, inputs: p.Handles(v.rowsets), fromBase: p.FromBase, dropOnly: p.DropOnly}
 }
 
 // compactLocked runs one compaction of a kind with writeMu held; it
@@ -153,11 +97,11 @@ func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time
 		return false, err
 	}
 	defer v.unref()
-	j, ok := manualJob(v, kind, v.policy.Threshold(now.UnixMicro()))
+	p, ok := compaction.PickManual(kind, v.view(), now.UnixMicro())
 	if !ok {
 		return false, nil
 	}
-	return true, t.runJob(ctx, v, j, now)
+	return true, t.runJob(ctx, v, jobOf(v, p), now)
 }
 
 // runJob runs a planned compaction on v (pinned by the caller, writeMu
@@ -169,7 +113,7 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 		return t.installCompaction(v, j, rowset.Meta{}, nil)
 	}
 	inputs, fromBase := j.inputs, j.fromBase
-	drop := dropsExpired(model, fromBase)
+	drop := compaction.DropsExpired(model, fromBase)
 	phys := physicalSchema(v.def, v.policy)
 
 	// finish seals the output and publishes it in place of the inputs.
@@ -216,7 +160,7 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 		}
 	}()
 	for _, h := range inputs {
-		if drop && model != schema.UniqueMOR && whollyExpired(h, v.policy, threshold) {
+		if drop && model != schema.UniqueMOR && compaction.WhollyExpired(&h.Meta, v.policy, threshold) {
 			continue // nothing to read: every row goes
 		}
 		v.ref()

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/compaction"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
@@ -35,7 +36,7 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 		ttlIdx = idx[0]
 	}
 	for _, h := range inputs {
-		if drop && whollyExpired(h, v.policy, threshold) {
+		if drop && compaction.WhollyExpired(&h.Meta, v.policy, threshold) {
 			continue
 		}
 		del := v.deleted[h.Meta.ID]

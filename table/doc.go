@@ -40,7 +40,10 @@
 //
 // # Reclamation
 //
-// Compaction follows SPEC §3 per model (compact.go, background.go): whole
+// Compaction follows SPEC §3 per model. The compaction package chooses
+// (compaction.PickAuto, PickManual over the version's metadata); this
+// package runs the plan and installs it (compact.go, compact_copy.go), and
+// its scheduler loop (background.go) runs auto-compaction rounds. Whole
 // expired rowsets of DUPLICATE and merge-on-write tables go by a manifest
 // change; rewrites copy the pages that keep every row; merge-on-read drops
 // expired rows only in compactions from version 0. Background compaction

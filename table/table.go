@@ -197,7 +197,7 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	t.vs.labels = map[string]bool{}
 	t.vs.totals = Totals{Compactions: map[string]int64{}}
 	t.vs.published = snap.Seq
-	t.startBackground()
+	t.startCompactionScheduler()
 	return t, nil
 }
 
@@ -239,7 +239,7 @@ func Open(dir string, opts *Options) (*Table, error) {
 		lock.release()
 		return nil, err
 	}
-	t.startBackground()
+	t.startCompactionScheduler()
 	return t, nil
 }
 
@@ -430,7 +430,7 @@ func (t *Table) LastVersion() int64 {
 // Close waits for nothing: scans that are still open keep their files until
 // they are released. Further calls fail with ErrClosed.
 func (t *Table) Close() error {
-	t.stopBackground()
+	t.stopCompactionScheduler()
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
 	t.mu.Lock()
