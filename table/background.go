@@ -21,7 +21,7 @@ func (t *Table) CompactAuto(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	defer v.unref()
-	p, ok := compaction.PickAuto(v.view(), now.UnixMicro())
+	p, ok := compaction.PickAuto(v.view(v.deleted), now.UnixMicro())
 	if !ok {
 		return false, nil
 	}

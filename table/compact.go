@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -72,12 +73,13 @@ type job struct {
 	dropOnly bool
 }
 
-// view is what the picker sees of v.
-func (v *version) view() compaction.View {
+// view is what the picker sees of v, given the rows v hides (v.deleted, or
+// v.hidden).
+func (v *version) view(hidden map[uint64]*roaring.Bitmap) compaction.View {
 	cv := compaction.View{Model: v.def.Model, Policy: v.policy, Deadline: reclaimDeadline(v.def), Rowsets: make([]compaction.Rowset, len(v.rowsets))}
 	for i, h := range v.rowsets {
 		cv.Rowsets[i].Meta = &h.Meta
-		if d := v.deleted[h.Meta.ID]; d != nil {
+		if d := hidden[h.Meta.ID]; d != nil {
 			cv.Rowsets[i].Deleted = int64(d.GetCardinality())
 		}
 	}
@@ -97,7 +99,7 @@ func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time
 		return false, err
 	}
 	defer v.unref()
-	p, ok := compaction.PickManual(kind, v.view(), now.UnixMicro())
+	p, ok := compaction.PickManual(kind, v.view(v.deleted), now.UnixMicro())
 	if !ok {
 		return false, nil
 	}
@@ -143,15 +145,15 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 		}
 	}
 
-	// Rows that newer versions of their keys hide go first (merge-on-read);
-	// the delete bitmaps already say so for the other models.
-	hidden := v.deleted
-	if model == schema.UniqueMOR {
-		var err error
-		hidden, err = query.Superseded(ctx, t.opts.Allocator, inputs, v.def.Schema.KeyCount, v.deleted)
-		if err != nil {
-			return err
-		}
+	// Rows that newer versions of their keys hide go first: the delete
+	// bitmaps say which for merge-on-write; on merge-on-read tables a key
+	// merge over the whole version does, so that the inputs lose every
+	// version a newer one hides, inside the inputs or above them. The newest
+	// version of each key stays, expired or a deletion, unless nothing lies
+	// below the inputs (see the scan options below).
+	hidden, err := v.hidden(t.opts.Allocator)
+	if err != nil {
+		return err
 	}
 	var readers []array.RecordReader
 	defer func() {
@@ -184,7 +186,6 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 	}
 
 	w := t.newRowsetWriter(v)
-	var err error
 	if model.IsUnique() {
 		_, err = compaction.MergeByKey(ctx, t.opts.Allocator, phys, readers, v.def.Schema.KeyCount, w)
 	} else {

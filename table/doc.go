@@ -45,8 +45,10 @@
 // package runs the plan and installs it (compact.go, compact_copy.go), and
 // its scheduler loop (background.go) runs auto-compaction rounds. Whole
 // expired rowsets of DUPLICATE and merge-on-write tables go by a manifest
-// change; rewrites copy the pages that keep every row; merge-on-read drops
-// expired rows only in compactions from version 0. Background compaction
+// change; rewrites copy the pages that keep every row; merge-on-read
+// compactions keep only the newest version of each key (any version a newer
+// one hides, inside the inputs or above them, goes), and drop expired
+// newest versions and deletions only in compactions from version 0. Background compaction
 // judges expiry at the table's clock, but never later than the latest now a
 // request has used, so a process running on a clock of its own (a test, a
 // shell's session_now) is not surprised by rows reclaimed at the wall

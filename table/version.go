@@ -109,29 +109,47 @@ type version struct {
 
 	// merged caches, for a merge-on-read table, deleted plus every row a
 	// newer version of its key hides: the version is immutable, so the key
-	// merge runs once per version, not once per scan.
-	mergeOnce sync.Once
-	merged    map[uint64]*roaring.Bitmap
-	mergeErr  error
+	// merge runs once per version, not once per scan or compaction. A failed
+	// merge (a read error) is not kept: the next caller tries again.
+	mergeMu  sync.Mutex
+	merged   map[uint64]*roaring.Bitmap
+	mergedOK bool
 }
 
 // snapshot describes v for one scan; the scan holds a reference to v.
 func (v *version) snapshot(ctx context.Context, mem memory.Allocator) (*query.Snapshot, error) {
 	snap := &query.Snapshot{Schema: &v.def.Schema, Policy: v.policy, Model: v.def.Model, Rowsets: v.rowsets, Deleted: v.deleted}
 	if v.def.Model == schema.UniqueMOR {
-		v.mergeOnce.Do(func() {
-			// Not the caller's context: a cancelled scan must not leave a
-			// failed merge behind for the next one.
-			v.merged, v.mergeErr = query.Superseded(context.Background(), mem, v.rowsets, v.def.Schema.KeyCount, v.deleted)
-		})
-		if v.mergeErr != nil {
-			return nil, v.mergeErr
+		merged, err := v.hidden(mem)
+		if err != nil {
+			return nil, err
 		}
-		snap.Deleted, snap.Merged = v.merged, true
+		snap.Deleted, snap.Merged = merged, true
 	}
 	v.ref()
 	snap.Release = v.unref
 	return snap, nil
+}
+
+// hidden returns the rows of v's rowsets that no read sees whatever its
+// now: the deleted ones and, on a merge-on-read table, every row a newer
+// version of its key supersedes (merged once per version).
+func (v *version) hidden(mem memory.Allocator) (map[uint64]*roaring.Bitmap, error) {
+	if v.def.Model != schema.UniqueMOR {
+		return v.deleted, nil
+	}
+	v.mergeMu.Lock()
+	defer v.mergeMu.Unlock()
+	if !v.mergedOK {
+		// Not the caller's context: one caller's cancellation must not
+		// fail the others waiting for the same merge.
+		m, err := query.Superseded(context.Background(), mem, v.rowsets, v.def.Schema.KeyCount, v.deleted)
+		if err != nil {
+			return nil, err
+		}
+		v.merged, v.mergedOK = m, true
+	}
+	return v.merged, nil
 }
 
 func newVersion(def *Definition, pol ttlcol.Policy, rowsets []*rowset.Handle, last int64, deleted map[uint64]*roaring.Bitmap) *version {
