@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/rowttl/rowttl/rowset"
@@ -30,12 +29,14 @@ const (
 //
 //  1. drop rowsets whose rows have all expired, by a manifest change alone
 //     (DUPLICATE and merge-on-write);
-//  2. reclaim rowsets whose expired rows are due: with a reclaim deadline,
-//     when the oldest expired row of a rowset has waited half the deadline;
-//     without one, when at least half of a rowset has expired. DUPLICATE and
-//     merge-on-write rewrite the due rowsets alone; merge-on-read can only
-//     drop expired rows in a compaction from version 0, so it merges the
-//     base rowset up to the last due one;
+//  2. reclaim rowsets whose expired or hidden rows are due: with a reclaim
+//     deadline, when the oldest expired row of a rowset has waited half the
+//     deadline; when a quarter of its rows are hidden (deleted, or
+//     superseded by newer versions of their keys); when expired and hidden
+//     rows together reach 40% of it. DUPLICATE and merge-on-write rewrite
+//     the due rowsets alone, and so does merge-on-read for hidden rows;
+//     merge-on-read can only drop expired rows in a compaction from version
+//     0, so for those it merges the base rowset up to the last due one;
 //  3. cumulative: merge the recent small rowsets once there are enough;
 //  4. base: merge the base rowset with the large rowsets once they pile up.
 //
@@ -49,14 +50,20 @@ const (
 	baseTriggerTTL    = 24
 	promotionMinBytes = 4 << 20
 	reclaimShare      = 0.4
+	// hiddenShare is the share of a rowset's rows its version hides
+	// (deleted, or superseded by newer versions of their keys) that makes
+	// it due for a rewrite: below reclaimShare, since hidden rows never
+	// leave by expiry of their own before the rowset's other rows do.
+	hiddenShare = 0.25
 )
 
 // Rowset is what the picker knows of one rowset of a version: its metadata
 // and how many of its rows the version's delete bitmap hides.
 type Rowset struct {
 	Meta *rowset.Meta
-	// Deleted counts the rows of the rowset the version hides: deleted,
-	// or (merge-on-write) superseded by a newer version of their key.
+	// Deleted counts the rows of the rowset the version hides: deleted, or
+	// superseded by a newer version of their key (merge-on-write by its
+	// bitmaps, merge-on-read by a key merge).
 	Deleted int64
 }
 
@@ -75,7 +82,8 @@ type View struct {
 // rowsets in version order, contiguous except for a TTLDrop.
 type Plan struct {
 	Kind Kind
-	// Trigger says why it runs: "manual", "size", "ttl" or "deadline".
+	// Trigger says why it runs: "manual", "size", "ttl" (expired rows),
+	// "hidden" (deleted or superseded rows) or "deadline".
 	Trigger string
 	// Inputs index View.Rowsets, ascending; Reasons says for each why it was
 	// chosen.
@@ -239,43 +247,41 @@ func pickDrops(v View, now int64) (Plan, bool) {
 	return p, len(p.Inputs) > 0
 }
 
-// pickDue is rule 2: rowsets whose expired (or deleted) rows are due.
+// pickDue is rule 2: rowsets whose expired or hidden rows are due.
 func pickDue(v View, now int64) (Plan, bool) {
 	pol, rs := v.Policy, v.Rowsets
-	anyDeleted := false
+	anyHidden := false
 	for _, r := range rs {
-		anyDeleted = anyDeleted || r.Deleted > 0
+		anyHidden = anyHidden || r.Deleted > 0
 	}
-	if pol.Mode == ttlcol.NoTTL && !anyDeleted {
+	if pol.Mode == ttlcol.NoTTL && !anyHidden {
 		return Plan{}, false
 	}
 	threshold := pol.Threshold(now)
-	type cand struct {
-		i      int
-		bytes  int64
-		reason string
-	}
-	var due []cand
-	trigger := "ttl"
+	var due []candidate
 	for i, r := range rs {
 		m := r.Meta
 		n, oldest := expiredEstimate(m, pol, threshold)
 		if m.Rows == 0 || (n == 0 && r.Deleted == 0) {
 			continue
 		}
-		// Rows deleted or superseded (merge-on-write) are as dead.
+		// Rows hidden (deleted, or superseded by a newer version of their
+		// key) are as dead as expired ones.
 		dead := min(m.Rows, n+r.Deleted)
-		bytes := dead * m.Bytes / m.Rows
-		var reason string
-		if float64(dead) >= reclaimShare*float64(m.Rows) {
-			reason = fmt.Sprintf("dead share %.2f (expired %d, deleted %d of %d)", float64(dead)/float64(m.Rows), n, r.Deleted, m.Rows)
+		c := candidate{i: i, bytes: dead * m.Bytes / m.Rows}
+		switch share := float64(r.Deleted) / float64(m.Rows); {
+		case v.Deadline > 0 && n > 0 && now-oldest >= v.Deadline/2:
+			c.trigger = "deadline"
+			c.reason = fmt.Sprintf("deadline: oldest expired %v ago, half the deadline is %v", micros(now-oldest), micros(v.Deadline/2))
+		case share >= hiddenShare:
+			c.trigger = "hidden"
+			c.reason = fmt.Sprintf("hidden share %.2f (%d of %d rows hidden, %d expired)", share, r.Deleted, m.Rows, n)
+		case float64(dead) >= reclaimShare*float64(m.Rows):
+			c.trigger = "ttl"
+			c.reason = fmt.Sprintf("dead share %.2f (expired %d, hidden %d of %d)", float64(dead)/float64(m.Rows), n, r.Deleted, m.Rows)
 		}
-		if v.Deadline > 0 && n > 0 && now-oldest >= v.Deadline/2 {
-			trigger = "deadline"
-			reason = fmt.Sprintf("deadline: oldest expired %v ago, half the deadline is %v", micros(now-oldest), micros(v.Deadline/2))
-		}
-		if reason != "" {
-			due = append(due, cand{i, bytes, reason})
+		if c.reason != "" {
+			due = append(due, c)
 		}
 	}
 	if len(due) == 0 {
@@ -283,21 +289,31 @@ func pickDue(v View, now int64) (Plan, bool) {
 	}
 	if v.Model == schema.UniqueMOR {
 		// Expired rows go only in a compaction from version 0: merge the
-		// base rowset up to the last due one.
-		p := Plan{Kind: Base, Trigger: trigger, FromBase: true}
-		d := 0
-		for i := 0; i <= due[len(due)-1].i; i++ {
-			if due[d].i == i {
-				p.add(i, due[d].reason)
-				d++
-			} else {
-				p.add(i, "below a due rowset (merge-on-read drops expired rows from version 0 only)")
+		// base rowset up to the last rowset whose expired rows are due.
+		// Hidden rows go in any compaction: the versions that hide them
+		// stay, so rowsets due for those alone are rewritten where they lie.
+		last := -1
+		for _, c := range due {
+			if c.trigger != "hidden" {
+				last = c.i
 			}
 		}
-		return p, true
+		if last >= 0 {
+			p := Plan{Kind: Base, FromBase: true}
+			d := 0
+			for i := 0; i <= last; i++ {
+				if due[d].i == i {
+					p.add(i, due[d].reason)
+					p.Trigger = urgent(p.Trigger, due[d].trigger)
+					d++
+				} else {
+					p.add(i, "below a due rowset (merge-on-read drops expired rows from version 0 only)")
+				}
+			}
+			return p, true
+		}
 	}
 	// The contiguous run of due rowsets reclaiming the most bytes.
-	sort.SliceStable(due, func(a, b int) bool { return due[a].i < due[b].i })
 	bestStart, bestEnd, bestBytes := 0, 0, int64(-1)
 	for a := 0; a < len(due); {
 		b, sum := a, due[a].bytes
@@ -310,11 +326,41 @@ func pickDue(v View, now int64) (Plan, bool) {
 		}
 		a = b + 1
 	}
-	p := Plan{Kind: Cumulative, Trigger: trigger, FromBase: due[bestStart].i == 0}
+	p := Plan{Kind: Cumulative, FromBase: due[bestStart].i == 0}
 	for _, c := range due[bestStart : bestEnd+1] {
 		p.add(c.i, c.reason)
+		p.Trigger = urgent(p.Trigger, c.trigger)
 	}
 	return p, true
+}
+
+// candidate is a rowset due for a rewrite: the bytes it would reclaim, what
+// makes it due and why.
+type candidate struct {
+	i       int
+	bytes   int64
+	trigger string
+	reason  string
+}
+
+// urgent returns the more urgent of two triggers of due rowsets: a
+// deadline, then expiry, then hidden rows.
+func urgent(a, b string) string {
+	rank := func(s string) int {
+		switch s {
+		case "deadline":
+			return 3
+		case "ttl":
+			return 2
+		case "hidden":
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
 }
 
 // pickSize is rules 3 and 4: size-tiered merges.

@@ -21,7 +21,11 @@ func (t *Table) CompactAuto(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	defer v.unref()
-	p, ok := compaction.PickAuto(v.view(v.deleted), now.UnixMicro())
+	hidden, err := v.hidden(t.opts.Allocator)
+	if err != nil {
+		return false, err
+	}
+	p, ok := compaction.PickAuto(v.view(hidden), now.UnixMicro())
 	if !ok {
 		return false, nil
 	}
