@@ -225,3 +225,101 @@ func parseBytes(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n * mul, err
 }
+
+// FuzzPick draws views from the fuzzer's bytes and checks what every plan
+// must satisfy whatever the rule that made it: inputs ascending, one reason
+// each, contiguous but for a drop; drops only of wholly expired rowsets and
+// never on merge-on-read tables; FromBase exactly when the base rowset is
+// an input of a rewrite; a merge-on-read compaction dropping expired rows
+// only from version 0.
+func FuzzPick(f *testing.F) {
+	f.Add([]byte{0, 1, 5, 3, 9, 2, 200, 7, 7, 1}, int64(30))
+	f.Add([]byte{2, 0, 40, 10, 0, 90, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}, int64(100))
+	f.Add([]byte{1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, int64(5))
+	f.Fuzz(func(t *testing.T, data []byte, nowH int64) {
+		if len(data) < 2 {
+			return
+		}
+		next := func() int64 {
+			if len(data) == 0 {
+				return 0
+			}
+			b := data[0]
+			data = data[1:]
+			return int64(b)
+		}
+		const hour = int64(3600e6)
+		v := View{Model: []schema.Model{schema.Duplicate, schema.UniqueMOW, schema.UniqueMOR}[next()%3]}
+		switch m := next(); m % 4 {
+		case 1:
+			v.Policy = ttlcol.Policy{Mode: ttlcol.SourceMode, SourceColumn: "ts", Retention: (m%48 + 1) * 3600}
+		case 2:
+			v.Policy = ttlcol.Policy{Mode: ttlcol.DirectMode}
+		case 3:
+			v.Policy = ttlcol.Policy{Mode: ttlcol.SourceMode, SourceColumn: "ts", Retention: 24 * 3600}
+			v.Deadline = (m%8 + 1) * hour
+		}
+		var ver int64
+		for len(data) >= 5 && len(v.Rowsets) < 40 {
+			m := &rowset.Meta{ID: uint64(len(v.Rowsets) + 1), Lo: ver, Rows: next()*10 + 1}
+			ver += next() % 4
+			m.Hi = ver
+			ver++
+			m.Bytes = m.Rows * (1 + next()*1000)
+			lo, span := next(), next()
+			if v.Policy.Mode != ttlcol.NoTTL && lo%5 != 0 {
+				m.TTL = rowset.TTLStats{HasMinMax: true, Min: lo * hour, Max: (lo + span%24) * hour, Nulls: m.Rows * (span % 3) / 4}
+				m.Hist = ttlcol.NewHistogram(hour)
+				m.Hist.AddNulls(m.TTL.Nulls)
+				live := m.Rows - m.TTL.Nulls
+				m.Hist.AddCounts(m.TTL.Min, live/2)
+				m.Hist.AddCounts(m.TTL.Max, live-live/2)
+			}
+			r := Rowset{Meta: m}
+			if v.Model.IsUnique() {
+				r.Deleted = m.Rows * (next() % 5) / 4
+			}
+			v.Rowsets = append(v.Rowsets, r)
+		}
+		now := (nowH % 1000) * hour
+		threshold := v.Policy.Threshold(now)
+		check := func(p Plan) {
+			if len(p.Reasons) != len(p.Inputs) || len(p.Inputs) == 0 {
+				t.Fatalf("%+v: %d reasons for %d inputs", p, len(p.Reasons), len(p.Inputs))
+			}
+			for i, x := range p.Inputs {
+				if x < 0 || x >= len(v.Rowsets) || (i > 0 && x <= p.Inputs[i-1]) {
+					t.Fatalf("%+v: inputs out of order", p)
+				}
+				if !p.DropOnly && i > 0 && x != p.Inputs[i-1]+1 {
+					t.Fatalf("%+v: a rewrite of rowsets that are not contiguous", p)
+				}
+			}
+			if p.DropOnly {
+				if v.Model == schema.UniqueMOR {
+					t.Fatalf("%+v: a whole-rowset drop on a merge-on-read table", p)
+				}
+				for _, x := range p.Inputs {
+					if !WhollyExpired(v.Rowsets[x].Meta, v.Policy, threshold) {
+						t.Fatalf("%+v: drops rowset %d, which is not wholly expired", p, x)
+					}
+				}
+				return
+			}
+			if p.FromBase != (p.Inputs[0] == 0) {
+				t.Fatalf("%+v: FromBase %v with first input %d", p, p.FromBase, p.Inputs[0])
+			}
+			if v.Model == schema.UniqueMOR && DropsExpired(v.Model, p.FromBase) && p.Inputs[0] != 0 {
+				t.Fatalf("%+v: a merge-on-read compaction above version 0 drops expired rows", p)
+			}
+		}
+		if p, ok := PickAuto(v, now); ok {
+			check(p)
+		}
+		for _, k := range []Kind{Cumulative, Base, Full, TTLDrop} {
+			if p, ok := PickManual(k, v, now); ok {
+				check(p)
+			}
+		}
+	})
+}
