@@ -21,15 +21,22 @@ func (t *Table) CompactAuto(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	defer v.unref()
-	hidden, err := v.hidden(t.opts.Allocator)
-	if err != nil {
+	j, ok, err := t.planAuto(v, now)
+	if err != nil || !ok {
 		return false, err
 	}
-	p, ok := compaction.PickAuto(v.view(hidden), now.UnixMicro())
-	if !ok {
-		return false, nil
+	return true, t.runJob(ctx, v, j, now)
+}
+
+// planAuto asks the auto-compaction policy (compaction.PickAuto) for the
+// compaction it wants on v at now, if any, showing it the rows v hides.
+func (t *Table) planAuto(v *version, now time.Time) (job, bool, error) {
+	hidden, err := v.hidden(t.opts.Allocator)
+	if err != nil {
+		return job{}, false, err
 	}
-	return true, t.runJob(ctx, v, jobOf(v, p), now)
+	p, ok := compaction.PickAuto(v.view(hidden), now.UnixMicro())
+	return jobOf(v, p), ok, nil
 }
 
 // reclaimDeadline returns the table's reclaim deadline in µs, or 0.

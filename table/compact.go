@@ -86,6 +86,13 @@ func (v *version) view(hidden map[uint64]*roaring.Bitmap) compaction.View {
 	return cv
 }
 
+// manualJob asks compaction.PickManual for a compaction of a kind on v at
+// now.
+func manualJob(v *version, kind CompactionKind, now time.Time) (job, bool) {
+	p, ok := compaction.PickManual(kind, v.view(v.deleted), now.UnixMicro())
+	return jobOf(v, p), ok
+}
+
 // jobOf turns a plan over v.view() into a job on v.
 func jobOf(v *version, p compaction.Plan) job {
 	return job{kind: p.Kind, trigger: p.Trigger, inputs: p.Handles(v.rowsets), fromBase: p.FromBase, dropOnly: p.DropOnly}
@@ -99,11 +106,11 @@ func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time
 		return false, err
 	}
 	defer v.unref()
-	p, ok := compaction.PickManual(kind, v.view(v.deleted), now.UnixMicro())
+	j, ok := manualJob(v, kind, now)
 	if !ok {
 		return false, nil
 	}
-	return true, t.runJob(ctx, v, jobOf(v, p), now)
+	return true, t.runJob(ctx, v, j, now)
 }
 
 // runJob runs a planned compaction on v (pinned by the caller, writeMu
