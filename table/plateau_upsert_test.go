@@ -92,9 +92,9 @@ func (p upsertPlateau) run(t testing.TB) upsertPlateauResult {
 // under steady upserts with a reclaim deadline, at a bounded write
 // amplification and never behind the deadline. ROWTTL_PLATEAU_FULL=1 runs
 // the full workload (60,000 upserts a day over 300,000 keys for 40 days);
-// the default run is a tenth of it over 20 days.
+// the default run is a twentieth of it over 16 days.
 func TestUpsertPlateau(t *testing.T) {
-	keys, perDay, days := 30_000, 6_000, 20
+	keys, perDay, days := 15_000, 3_000, 16
 	if os.Getenv("ROWTTL_PLATEAU_FULL") != "" {
 		keys, perDay, days = 300_000, 60_000, 40
 	}
