@@ -129,8 +129,8 @@ func DropsExpired(model schema.Model, fromBase bool) bool {
 	return true
 }
 
-// State classifies a whole rowset at threshold from its TTL statistics.
-func State(m *rowset.Meta, pol ttlcol.Policy, threshold int64) ttlcol.PageState {
+// rowsetState classifies a whole rowset at threshold from its TTL statistics.
+func rowsetState(m *rowset.Meta, pol ttlcol.Policy, threshold int64) ttlcol.PageState {
 	if pol.Mode == ttlcol.NoTTL {
 		return ttlcol.AllLive
 	}
@@ -141,13 +141,13 @@ func State(m *rowset.Meta, pol ttlcol.Policy, threshold int64) ttlcol.PageState 
 // a compaction that may drop expired rows need not read it, and on
 // DUPLICATE and merge-on-write tables it can go by a manifest change alone.
 func WhollyExpired(m *rowset.Meta, pol ttlcol.Policy, threshold int64) bool {
-	return State(m, pol, threshold) == ttlcol.AllExpired
+	return rowsetState(m, pol, threshold) == ttlcol.AllExpired
 }
 
 // expiredEstimate estimates a rowset's rows expired at threshold and the
 // expiration of the oldest, from its histogram and TTL bounds alone.
 func expiredEstimate(m *rowset.Meta, pol ttlcol.Policy, threshold int64) (rows int64, oldest int64) {
-	switch State(m, pol, threshold) {
+	switch rowsetState(m, pol, threshold) {
 	case ttlcol.AllLive:
 		return 0, 0
 	case ttlcol.AllExpired:
