@@ -53,7 +53,10 @@
 // request has used, so a process running on a clock of its own (a test, a
 // shell's session_now) is not surprised by rows reclaimed at the wall
 // clock. Reads do not travel back in time: a read at a now earlier than a
-// finished compaction's may miss rows that compaction reclaimed.
+// finished compaction's may miss rows that compaction reclaimed. A process
+// about to exit calls CompactDue (debt.go) to run the rounds of that policy
+// its writes made due, within a time cap: short-lived processes would
+// otherwise leave them to a background loop that never gets to run.
 //
 // # Data directories
 //
