@@ -150,7 +150,15 @@ func (s *Session) FreezeNow(t time.Time) {
 func (s *Session) ParseSessionNow(text string) (time.Time, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	us, err := parseInstant(text, s.loc)
+	return parseNowIn(text, s.loc)
+}
+
+// ParseNow reads a session_now text as a new session does (in UTC unless
+// it names a zone): what the commands' --now flags take.
+func ParseNow(text string) (time.Time, error) { return parseNowIn(text, time.UTC) }
+
+func parseNowIn(text string, loc *time.Location) (time.Time, error) {
+	us, err := parseInstant(text, loc)
 	if err != nil {
 		return time.Time{}, invalidf("session_now: %w", err)
 	}

@@ -1,6 +1,6 @@
 module github.com/rowttl/rowttl/bench/duckdb
 
-go 1.26.0
+go 1.26.8
 
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
@@ -29,7 +29,7 @@ require (
 	github.com/mschoch/smat v0.2.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.29 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
-	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
+	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

@@ -32,6 +32,8 @@ type loadFlags struct {
 	format     string
 	strict     bool
 	noProgress bool
+	now        string
+	compact    compactFlags
 }
 
 func loadCommand() *cobra.Command {
@@ -62,6 +64,21 @@ rows (default 0: any bad row fails it). A label already used for the table
 answers "Label Already Exists" and writes nothing. Rows already expired
 are loaded (and invisible). A load that runs more than a few seconds
 prints its progress on standard error.
+
+--now runs the load at that instant instead of the wall clock, as
+rowttl sql --now does (read in UTC unless it names a zone): it is the
+CURRENT_TIMESTAMP of column defaults and mappings, and the now at which
+the compaction after the load judges expiry. It is for tests and
+simulations that feed a table on a clock of their own.
+
+Before it exits, a load that succeeded runs the compaction the table has
+due (the background policy's, until nothing is due), so that a table fed
+only by loads is compacted as one fed by a long-running server: no
+compaction starts after --compact-timeout (30s; the one under way
+finishes), Ctrl-C or a failure leaves the rest for the next command
+without changing the load's outcome, a terminal shows what it does, and
+--no-compact skips it (and the background compaction that may start
+while the command runs).
 
 --format parquet loads a Parquet file: --columns then names the file's
 columns (by name, not position; without it, the file's columns that the
@@ -97,6 +114,8 @@ load before any row is written.`,
 	fl.BoolVar(&f.strict, "strict-mode", true, "filter rows whose fields do not convert; false makes such fields NULL")
 	fl.BoolVar(&f.o.Partial, "partial-columns", false, "partial-column update (refused on row TTL tables)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "never print progress on standard error")
+	fl.StringVar(&f.now, "now", "", "run the load at this time (read in UTC unless it names a zone), like rowttl sql --now")
+	addCompactFlags(cmd, &f.compact)
 	cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -113,6 +132,17 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 	default:
 		return fmt.Errorf("--format %q: only csv, csv_with_names, csv_with_names_and_types and parquet are supported", f.format)
 	}
+	if err := f.compact.check(); err != nil {
+		return err
+	}
+	var clock nowClock
+	if f.now != "" {
+		t, err := clock.parseNow(f.now)
+		if err != nil {
+			return err
+		}
+		f.o.Now = t
+	}
 	in := stdin
 	if file != "-" {
 		fh, err := os.Open(file)
@@ -126,7 +156,7 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 	if err != nil {
 		return err
 	}
-	db, err := openDB(f.dir, nil, stderr)
+	db, err := openDB(f.dir, f.compact.options(&clock), stderr)
 	if errors.Is(err, table.ErrLocked) {
 		return fmt.Errorf("%w; while it runs, load through its Stream Load: curl --location-trusted -u USER:PASSWORD -T %s http://HOST:8030/api/%s/%s/_stream_load", err, file, dbName, name)
 	}
@@ -152,6 +182,7 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 	if !res.OK() {
 		return &loadFailed{res: res}
 	}
+	payDebt(ctx, []*table.Table{tbl}, f.compact, stderr)
 	// The load is durable already; a close error still deserves a word.
 	return db.Close()
 }

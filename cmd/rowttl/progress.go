@@ -16,6 +16,16 @@ var elapsedDelay = time.Second
 // ("label: 12s, Ctrl-C cancels") until stop, which clears it. The engine
 // reports no fraction done for a compaction, so the time is what it shows.
 func elapsedTicker(w io.Writer, label string) (stop func()) {
+	return statusTicker(w, func(el time.Duration) string {
+		return fmt.Sprintf("%s: %s, Ctrl-C cancels", label, humanDuration(el))
+	})
+}
+
+// statusTicker shows line(elapsed) on a terminal w once an operation has
+// run for elapsedDelay, rewriting it every second until stop, which clears
+// it. A nil w (not a terminal) shows nothing; stop may be called more than
+// once.
+func statusTicker(w io.Writer, line func(el time.Duration) string) (stop func()) {
 	if w == nil {
 		return func() {}
 	}
@@ -36,14 +46,17 @@ func elapsedTicker(w io.Writer, label string) (stop func()) {
 				}
 				return
 			case <-timer.C:
-				fmt.Fprintf(w, "\r%s: %s, Ctrl-C cancels", label, humanDuration(time.Since(start)))
+				fmt.Fprintf(w, "\r\x1b[K%s", line(time.Since(start)))
 				shown = true
 				timer.Reset(time.Second)
 			}
 		}
 	}()
+	var once sync.Once
 	return func() {
-		close(done)
-		wg.Wait()
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+		})
 	}
 }

@@ -232,7 +232,7 @@ func TestElapsedTicker(t *testing.T) {
 	if quick.b.Len() != 0 {
 		t.Errorf("a quick operation printed %q", quick.b.String())
 	}
-	if got := slow.b.String(); !strings.HasPrefix(got, "\rcompacting default.t: 0.0") || !strings.HasSuffix(got, "Ctrl-C cancels\r\x1b[K") {
+	if got := slow.b.String(); !strings.HasPrefix(got, "\r\x1b[Kcompacting default.t: 0.0") || !strings.HasSuffix(got, "Ctrl-C cancels\r\x1b[K") {
 		t.Errorf("slow operation printed %q", got)
 	}
 }

@@ -39,6 +39,7 @@ type sqlOptions struct {
 	connect     string
 	user        string
 	askPassword bool
+	compact     compactFlags
 }
 
 // scriptRunner runs a script as sql.Session.RunScript does: in process,
@@ -79,13 +80,25 @@ MySQL port, 9030 by default) over the MySQL protocol, as user -u, with the
 password of $ROWTTL_PASSWORD or, with -p, asked on the terminal; the output
 is the same, except that BOOLEAN values print as 1 and 0 (the protocol's
 TINYINT(1)). Only the tsv format runs remotely, and the remote shell is a plain line
-reader. Use it while a server owns the data directory.`,
+reader. Use it while a server owns the data directory.
+
+--now freezes the session clock (SET session_now) and is the now at which
+the compaction before exit judges expiry. When the statements may have
+written (locally), the command runs before it exits the compaction the
+tables it used have due, as rowttl load does: no compaction starts after
+--compact-timeout (30s; the one under way finishes), Ctrl-C or a failure
+leaves the rest for the next command without changing the exit status,
+a terminal shows what it does, and --no-compact skips it (and the
+background compaction that may start while the command runs).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.format != "" {
 				if err := checkFormat(o.format); err != nil {
 					return err
 				}
+			}
+			if err := o.compact.check(); err != nil {
+				return err
 			}
 			if o.maxRows < 0 {
 				return rowttl.Errorf(rowttl.ErrInvalidArgument, "--max-rows %d: want 0 (no cap) or more", o.maxRows)
@@ -108,6 +121,7 @@ reader. Use it while a server owns the data directory.`,
 	f.StringVar(&o.connect, "connect", "", "run the statements on the server at HOST:PORT (MySQL protocol) instead of --dir")
 	f.StringVarP(&o.user, "user", "u", "root", "user on the server (with --connect)")
 	f.BoolVarP(&o.askPassword, "password", "p", false, "ask for the password on the terminal (with --connect; default $ROWTTL_PASSWORD)")
+	addCompactFlags(cmd, &o.compact)
 	return cmd
 }
 
@@ -142,7 +156,18 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 	// nothing (not even a missing directory) and runs alongside the
 	// process that owns it.
 	readOnly := !tty && !scriptsWrite(scripts)
-	db, err := openDB(o.dir, &table.Options{ReadOnly: readOnly}, stderr)
+	var clock nowClock
+	var frozen time.Time
+	if o.now != "" {
+		t, err := clock.parseNow(o.now)
+		if err != nil {
+			return err
+		}
+		frozen = t
+	}
+	opts := o.compact.options(&clock)
+	opts.ReadOnly = readOnly
+	db, err := openDB(o.dir, opts, stderr)
 	if errors.Is(err, table.ErrLocked) {
 		return fmt.Errorf("%w; while it runs, run the statements on it: rowttl sql --connect HOST:9030 -u USER -p", err)
 	}
@@ -152,19 +177,20 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 	defer db.Close()
 	s := sql.NewSession(db)
 	if o.now != "" {
-		t, err := s.ParseSessionNow(o.now)
-		if err != nil {
-			return fmt.Errorf("--now: %w", err)
-		}
-		s.FreezeNow(t)
+		s.FreezeNow(frozen)
 	}
 	if tty {
 		if o.format == "" {
 			o.format = formatTable
 		}
-		return interactive(ctx, s, o, stdout)
+		err = interactive(ctx, s, o, stdout)
+	} else {
+		err = runScripts(ctx, s, s, o, scripts, stdout)
 	}
-	return runScripts(ctx, s, s, o, scripts, stdout)
+	if !readOnly {
+		payDebt(ctx, db.OpenTables(), o.compact, stderr)
+	}
+	return err
 }
 
 // runRemote runs the scripts (or the shell) on the server at o.connect.
