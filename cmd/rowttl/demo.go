@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -26,6 +27,23 @@ type demoConfig struct {
 	retention string
 	deadline  string
 	plot      string
+	model     string
+	upserts   bool
+	keys      int
+}
+
+// demoModels are the --model values and the key model each makes.
+var demoModels = map[string]schema.Model{"dup": schema.Duplicate, "mow": schema.UniqueMOW, "mor": schema.UniqueMOR}
+
+// demoModelName is how the demo names a key model for a person.
+func demoModelName(m schema.Model) string {
+	switch m {
+	case schema.UniqueMOW:
+		return "UNIQUE merge-on-write"
+	case schema.UniqueMOR:
+		return "UNIQUE merge-on-read"
+	}
+	return "DUPLICATE"
 }
 
 func demoCommand() *cobra.Command {
@@ -37,12 +55,22 @@ func demoCommand() *cobra.Command {
 earlier demo table) with rows that expire a retention after their event time,
 and feeds it every four hours with simulated days of events on a simulated clock,
 running auto-compaction as it goes. Day by day it prints the live rows, the
-bytes on disk, the bytes of live rows, the bytes reclaimed so far and the
-bytes the same ingest would take with no reclamation (every byte written),
-with a bar of live (#) and dead (-) bytes. It then says what was saved,
-the write amplification (bytes written by compaction / bytes ingested),
-writes a plot of the four, and ends with the plateau ratio: the largest
-bytes on disk / live bytes seen after the first retention period.`,
+bytes on disk, the bytes of live rows, the bytes reclaimed so far, the
+bytes the same ingest would take with no reclamation (every byte written)
+and how long the oldest expired row still on disk has waited (the lag the
+reclaim deadline bounds), with a bar of live (#) and dead (-) bytes. It
+then says what was saved, whether reclamation kept within the reclaim
+deadline, the write amplification (bytes written by compaction / bytes
+ingested) and what the compactions did, writes a plot of the four, and
+ends with the plateau ratio: the largest bytes on disk / live bytes seen
+after the first retention period.
+
+--model picks the key model: dup (DUPLICATE, the default: every event is
+a row of its own), mow or mor (UNIQUE KEY merge-on-write or merge-on-read).
+With --upserts (UNIQUE models only) every event rewrites one of --keys
+keys (default: five days of events) with a new event time, so a key lives
+on while it is written and superseded versions are what compaction must
+reclaim.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDemo(cmd.Context(), cmd.OutOrStdout(), c)
 		},
@@ -53,6 +81,9 @@ bytes on disk / live bytes seen after the first retention period.`,
 	cmd.Flags().StringVar(&c.retention, "retention", "7 days", "retention of each row after its event time")
 	cmd.Flags().StringVar(&c.deadline, "reclaim-deadline", "1 day", "rowttl.reclaim_deadline of the table (empty: none)")
 	cmd.Flags().StringVar(&c.plot, "plot", "", "where to write the plot (.png or .svg; default <dir>/demo-plateau.png)")
+	cmd.Flags().StringVar(&c.model, "model", "dup", "key model: dup, mow (UNIQUE merge-on-write) or mor (UNIQUE merge-on-read)")
+	cmd.Flags().BoolVar(&c.upserts, "upserts", false, "every event rewrites one of --keys keys (mow and mor)")
+	cmd.Flags().IntVar(&c.keys, "keys", 0, "keys the upserts draw from (default: five days of events)")
 	return cmd
 }
 
@@ -63,6 +94,9 @@ type demoDay struct {
 	// ingested is every byte written so far: what the disk would hold
 	// with no reclamation.
 	ingested int64
+	// lag is how long the oldest expired row still on disk has waited.
+	lag    time.Duration
+	behind bool
 }
 
 func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
@@ -79,6 +113,27 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 		return rowttl.Errorf(rowttl.ErrInvalidArgument, "--retention %q: %w", c.retention, err)
 	} else if sec <= 0 {
 		return rowttl.Errorf(rowttl.ErrInvalidArgument, "--retention %q: must be more than zero", c.retention)
+	}
+	if c.model == "" {
+		c.model = "dup"
+	}
+	model, ok := demoModels[strings.ToLower(c.model)]
+	if !ok {
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "--model %q: want dup, mow or mor", c.model)
+	}
+	if c.upserts && !model.IsUnique() {
+		return rowttl.Errorf(rowttl.ErrInvalidArgument, "--upserts: a DUPLICATE table keeps every row; use --model mow or mor")
+	}
+	if c.keys != 0 || c.upserts {
+		if c.keys == 0 {
+			c.keys = 5 * c.perDay
+		}
+		if err := atLeast("keys", c.keys, 1); err != nil {
+			return err
+		}
+		if !c.upserts {
+			return rowttl.Errorf(rowttl.ErrInvalidArgument, "--keys: only the upserts draw from keys; add --upserts")
+		}
 	}
 	if c.plot == "" {
 		c.plot = filepath.Join(c.dir, "demo-plateau.png")
@@ -102,8 +157,13 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	if c.deadline != "" {
 		props[table.PropReclaimDeadline] = c.deadline
 	}
+	defModel := model
+	if model == schema.UniqueMOR {
+		defModel = schema.UniqueMOW
+		props[table.PropMergeOnWrite] = "false"
+	}
 	tbl, err := db.CreateTable("default", "demo_events", &table.Definition{
-		Model: schema.Duplicate,
+		Model: defModel,
 		Schema: schema.Schema{KeyCount: 1, Columns: []schema.Column{
 			{Name: "id", Type: schema.BigIntType},
 			{Name: "event_time", Type: schema.DatetimeType(6)},
@@ -118,12 +178,15 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	}
 	pol := tbl.Policy()
 	retDays := int(pol.Retention / 86400)
-	fmt.Fprintf(out, "table default.demo_events in %s: rows expire %s after event_time", c.dir, humanDuration(time.Duration(pol.Retention)*time.Second))
+	fmt.Fprintf(out, "table default.demo_events (%s) in %s: rows expire %s after event_time", demoModelName(model), c.dir, humanDuration(time.Duration(pol.Retention)*time.Second))
 	if c.deadline != "" {
 		fmt.Fprintf(out, ", reclaim deadline %s", c.deadline)
 	}
-	fmt.Fprintf(out, "\nfeeding %d simulated days, %d events a day in batches every four hours\n\n", c.days, c.perDay)
-	fmt.Fprintf(out, "%-4s %10s %11s %11s %11s %11s  %s\n", "day", "live rows", "on disk", "live", "reclaimed", "no reclaim", "disk: # live, - dead")
+	fmt.Fprintf(out, "\nfeeding %d simulated days, %d events a day in batches every four hours", c.days, c.perDay)
+	if c.upserts {
+		fmt.Fprintf(out, ", each an upsert of one of %d keys", c.keys)
+	}
+	fmt.Fprintf(out, "\n\n%-4s %10s %11s %11s %11s %11s %9s  %s\n", "day", "live rows", "on disk", "live", "reclaimed", "no reclaim", "lag", "disk: # live, - dead")
 
 	mem := memory.NewGoAllocator()
 	rng := rand.New(rand.NewPCG(42, 7))
@@ -138,7 +201,11 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	var peakDisk int64
 	for d := 1; d <= c.days; d++ {
 		for h := 0; h < batchesPerDay; h++ {
-			rec := demoBatch(mem, rng, id, perBatch, clock, step)
+			keys := 0
+			if c.upserts {
+				keys = c.keys
+			}
+			rec := demoBatch(mem, rng, id, perBatch, keys, clock, step)
 			id += int64(perBatch)
 			err := tbl.WriteWith(ctx, rec, table.WriteOptions{Now: clock})
 			rec.Release()
@@ -161,13 +228,20 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 			return err
 		}
 		days = append(days, demoDay{day: d, live: st.VisibleRows, diskBytes: st.BytesOnDisk, liveBytes: st.LiveBytes,
-			reclaimed: st.ReclaimedBytes, ingested: st.IngestedBytes})
+			reclaimed: st.ReclaimedBytes, ingested: st.IngestedBytes, lag: st.OldestExpiredAge(clock), behind: st.Behind})
 		peakDisk = max(peakDisk, st.BytesOnDisk)
 	}
 	// Print after the run so that the bars share one scale.
 	for _, dd := range days {
-		fmt.Fprintf(out, "%-4d %10d %11s %11s %11s %11s  %s\n", dd.day, dd.live, mib(dd.diskBytes), mib(dd.liveBytes),
-			mib(dd.reclaimed), mib(dd.ingested), demoBar(dd, peakDisk, 40))
+		lag := "-"
+		if dd.lag > 0 {
+			lag = humanDuration(dd.lag.Truncate(time.Minute))
+		}
+		if dd.behind {
+			lag += "!"
+		}
+		fmt.Fprintf(out, "%-4d %10d %11s %11s %11s %11s %9s  %s\n", dd.day, dd.live, mib(dd.diskBytes), mib(dd.liveBytes),
+			mib(dd.reclaimed), mib(dd.ingested), lag, demoBar(dd, peakDisk, 40))
 	}
 	ratio := 0.0
 	for _, dd := range days {
@@ -185,8 +259,9 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 		fmt.Fprintf(out, "After %d days: %s on disk where keeping every row would take %s (%.0f%% saved); %s are live.\n",
 			last.day, mib(last.diskBytes), mib(last.ingested), 100*(1-float64(last.diskBytes)/float64(last.ingested)), mib(last.liveBytes))
 	}
-	fmt.Fprintf(out, "%d compactions; write amplification %.2f = bytes written by compaction (%s) / bytes ingested (%s)",
-		st.TotalCompactions(), st.WriteAmplification(), mib(st.CompactedBytes), mib(st.IngestedBytes))
+	demoLagLine(out, days, st.ReclaimDeadline)
+	fmt.Fprintf(out, "%d compactions (%s); write amplification %.2f = bytes written by compaction (%s) / bytes ingested (%s)",
+		st.TotalCompactions(), demoCounts(st.Triggers), st.WriteAmplification(), mib(st.CompactedBytes), mib(st.IngestedBytes))
 	if st.CompactedBytes == 0 && st.TotalCompactions() > 0 {
 		fmt.Fprintf(out, ":\n  0 because every compaction dropped whole expired rowsets without rewriting a byte")
 	}
@@ -206,6 +281,47 @@ func runDemo(ctx context.Context, out io.Writer, c demoConfig) error {
 	return nil
 }
 
+// demoLagLine says how long expired rows waited on disk, against the
+// reclaim deadline when the table has one.
+func demoLagLine(out io.Writer, days []demoDay, deadline time.Duration) {
+	var worst time.Duration
+	behind := 0
+	for _, dd := range days {
+		worst = max(worst, dd.lag)
+		if dd.behind {
+			behind++
+		}
+	}
+	fmt.Fprintf(out, "Lag: the oldest expired row still on disk had waited at most %s at the end of a day", humanDuration(worst.Truncate(time.Minute)))
+	switch {
+	case deadline == 0:
+		fmt.Fprintln(out, " (no reclaim deadline).")
+	case behind == 0:
+		fmt.Fprintf(out, ", within the %s reclaim deadline every day.\n", humanDuration(deadline))
+	default:
+		fmt.Fprintf(out, ": past the %s reclaim deadline on %d of %d days (marked !).\n", humanDuration(deadline), behind, len(days))
+	}
+}
+
+// demoCounts writes a count by name as "a 3, b 1", by name.
+func demoCounts(m map[string]int64) string {
+	names := make([]string, 0, len(m))
+	for k, n := range m {
+		if n > 0 {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return "by trigger: " + strings.Join(parts, ", ")
+}
+
 // mib writes a byte count in MiB with one decimal.
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
@@ -219,8 +335,9 @@ func demoBar(d demoDay, peak int64, width int) string {
 	return strings.Repeat("#", live) + strings.Repeat("-", disk-live)
 }
 
-// demoBatch makes n events spread over span from start.
-func demoBatch(mem memory.Allocator, rng *rand.Rand, firstID int64, n int, start time.Time, span time.Duration) arrow.RecordBatch {
+// demoBatch makes n events spread over span from start: ids from firstID
+// on, or, with keys > 0, upserts of random keys below keys.
+func demoBatch(mem memory.Allocator, rng *rand.Rand, firstID int64, n, keys int, start time.Time, span time.Duration) arrow.RecordBatch {
 	sc := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "event_time", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
@@ -233,7 +350,11 @@ func demoBatch(mem memory.Allocator, rng *rand.Rand, firstID int64, n int, start
 	messages := []string{"login ok", "logout", "purchase completed", "page view", "click: buy now"}
 	h := start.UnixMicro()
 	for i := 0; i < n; i++ {
-		b.Field(0).(*array.Int64Builder).Append(firstID + int64(i))
+		id := firstID + int64(i)
+		if keys > 0 {
+			id = rng.Int64N(int64(keys))
+		}
+		b.Field(0).(*array.Int64Builder).Append(id)
 		b.Field(1).(*array.TimestampBuilder).Append(arrow.Timestamp(h + int64(i)*span.Microseconds()/int64(n)))
 		b.Field(2).(*array.Int64Builder).Append(rng.Int64N(100_000))
 		b.Field(3).(*array.Float64Builder).Append(float64(rng.IntN(100_000)) / 100)

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rowttl/rowttl"
 )
 
 func TestDemoLevelsOff(t *testing.T) {
@@ -31,7 +34,7 @@ func TestDemoLevelsOff(t *testing.T) {
 	// The story: what was saved, and the write amplification explained.
 	for _, re := range []string{
 		`(?m)^After 12 days: \d+\.\d MiB on disk where keeping every row would take \d+\.\d MiB \((\d+)% saved\)`,
-		`(?m)^\d+ compactions; write amplification \d+\.\d\d = bytes written by compaction \(.*\) / bytes ingested \(.*\)`,
+		`(?m)^\d+ compactions \(by trigger: .*\); write amplification \d+\.\d\d = bytes written by compaction \(.*\) / bytes ingested \(.*\)`,
 	} {
 		m := regexp.MustCompile(re).FindStringSubmatch(out.String())
 		if m == nil {
@@ -54,5 +57,75 @@ func TestDemoLevelsOff(t *testing.T) {
 	out.Reset()
 	if err := runDemo(context.Background(), &out, c); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDemoModels: the demo of each key model, upserts on the UNIQUE ones,
+// at a small size: the disk levels off, expired rows never wait past the
+// reclaim deadline, and the write amplification stays low.
+func TestDemoModels(t *testing.T) {
+	for _, tc := range []struct {
+		model    string
+		upserts  bool
+		header   string
+		maxRatio float64
+	}{
+		{"dup", false, "(DUPLICATE)", 1.2},
+		{"mow", true, "(UNIQUE merge-on-write)", 1.5},
+		// Merge-on-read keeps superseded versions until their own expiry.
+		{"mor", true, "(UNIQUE merge-on-read)", 2.5},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			var out bytes.Buffer
+			c := demoConfig{dir: t.TempDir(), days: 12, perDay: 6000, retention: "3 days", deadline: "1 day",
+				model: tc.model, upserts: tc.upserts, keys: 0}
+			if err := runDemo(context.Background(), &out, c); err != nil {
+				t.Fatal(err)
+			}
+			text := out.String()
+			if !strings.Contains(strings.SplitN(text, "\n", 2)[0], tc.header) {
+				t.Fatalf("the first line does not name the model %s:\n%s", tc.header, text)
+			}
+			if tc.upserts && !strings.Contains(text, "each an upsert of one of 30000 keys") {
+				t.Fatalf("the upserts and their keys (five days of events) are not said:\n%s", text)
+			}
+			m := regexp.MustCompile(`(?m)^plateau ratio: (\d+\.\d\d)$`).FindStringSubmatch(text)
+			if m == nil {
+				t.Fatalf("no plateau ratio:\n%s", text)
+			}
+			ratio, _ := strconv.ParseFloat(m[1], 64)
+			if ratio < 1 || ratio > tc.maxRatio {
+				t.Errorf("plateau ratio %.2f, want between 1 and %.2f\n%s", ratio, tc.maxRatio, text)
+			}
+			if !regexp.MustCompile(`(?m)^Lag: the oldest expired row still on disk had waited at most \S+ at the end of a day, within the 1d reclaim deadline every day\.$`).MatchString(text) {
+				t.Errorf("expired rows waited past the reclaim deadline, or the lag is not said:\n%s", text)
+			}
+			m = regexp.MustCompile(`(?m)^\d+ compactions \(by trigger: [a-z]+ \d+.*\); write amplification (\d+\.\d\d) = `).FindStringSubmatch(text)
+			if m == nil {
+				t.Fatalf("no compaction line:\n%s", text)
+			}
+			if wa, _ := strconv.ParseFloat(m[1], 64); wa > 3 {
+				t.Errorf("write amplification %.2f, want at most 3", wa)
+			}
+			t.Logf("%s: plateau ratio %.2f, write amplification %s", tc.model, ratio, m[1])
+		})
+	}
+}
+
+// TestDemoFlags: the model flags' failure modes say what is wrong.
+func TestDemoFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--model", "agg"}, `--model "agg": want dup, mow or mor`},
+		{[]string{"--upserts"}, "--upserts: a DUPLICATE table keeps every row; use --model mow or mor"},
+		{[]string{"--model", "mor", "--keys", "10"}, "--keys: only the upserts draw from keys; add --upserts"},
+		{[]string{"--model", "mow", "--upserts", "--keys", "-1"}, "--keys -1: must be at least 1"},
+	} {
+		_, _, err := runIn(demoCommand(), "", append([]string{"--dir", t.TempDir()}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, rowttl.ErrInvalidArgument) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.err)
+		}
 	}
 }
