@@ -10,13 +10,15 @@ import (
 
 // duckdbWorkload maps a rowttl workload to the DuckDB workload it is
 // compared with: DuckDB has one UNIQUE model, so both of rowttl's upsert
-// variants face the same PRIMARY KEY table.
+// and UNIQUE reclaim variants face the same PRIMARY KEY table.
 func duckdbWorkload(w string) string {
 	switch w {
 	case "upsert_mow", "upsert_mor":
 		return "upsert"
 	case "upsert_mow_count", "upsert_mor_count":
 		return "upsert_count"
+	case "reclaim_mow", "reclaim_mor":
+		return "reclaim_upsert"
 	}
 	return w
 }
@@ -83,8 +85,8 @@ func CompareTable(w io.Writer, rs []Result) {
 				line("load (duckdb arrow)", r, da, true)
 			}
 		}
-		if k.workload == "reclaim" {
-			n := fmt.Sprintf("reclaim %s: rowttl %s -> %s", k.layout, HumanBytes(r.BytesBefore), HumanBytes(r.BytesOnDisk))
+		if k.workload == "reclaim" || dw == "reclaim_upsert" {
+			n := fmt.Sprintf("%s %s: rowttl %s -> %s", k.workload, k.layout, HumanBytes(r.BytesBefore), HumanBytes(r.BytesOnDisk))
 			if r.LiveOnlyBytes > 0 {
 				n += fmt.Sprintf(" (%.2fx its live-only table of %s)", float64(r.BytesOnDisk)/float64(r.LiveOnlyBytes), HumanBytes(r.LiveOnlyBytes))
 			}

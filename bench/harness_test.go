@@ -119,6 +119,14 @@ func TestHarness(t *testing.T) {
 				check(m, "versions=10")
 				check(m+"_count", strconv.FormatInt(wantUp, 10))
 			}
+			// A full compaction of a UNIQUE table keeps exactly the newest
+			// version of each key alive at Now.
+			for _, m := range []string{"reclaim_mow", "reclaim_mor"} {
+				check(m, fmt.Sprintf("rows_on_disk=%d", wantUp))
+				if r := got[m]; r.BytesBefore <= r.BytesOnDisk || r.LiveOnlyBytes <= 0 || r.OpRows == 0 {
+					t.Errorf("%s: before %d, after %d, live-only %d, op rows %d", m, r.BytesBefore, r.BytesOnDisk, r.LiveOnlyBytes, r.OpRows)
+				}
+			}
 		})
 	}
 }

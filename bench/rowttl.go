@@ -280,7 +280,8 @@ func bytesOnDisk(dir string) (int64, error) {
 }
 
 // Run runs one workload and returns its results (upsert gives four: the
-// writes and the count after them, for merge-on-write and merge-on-read).
+// writes and the count after them, for merge-on-write and merge-on-read;
+// reclaim three: the events table's, then reclaim_mow and reclaim_mor).
 // The events table must have been prepared (Prepare) for every workload but
 // load and upsert. Peak RSS is VmHWM at the end: run a workload in a fresh
 // process, or call ResetPeakRSS first, for it to be the workload's own.
@@ -294,7 +295,19 @@ func Run(ctx context.Context, o Options, workload string) ([]Result, error) {
 	case "count", "sum", "groupby", "project":
 		err = runRead(ctx, &o, &res)
 	case "reclaim":
-		err = runReclaim(ctx, &o, &res)
+		if err = runReclaim(ctx, &o, &res); err != nil {
+			break
+		}
+		res.PeakRSSBytes = PeakRSS()
+		rs := []Result{res}
+		for _, m := range []schema.Model{schema.UniqueMOW, schema.UniqueMOR} {
+			r, err := runReclaimUpserts(ctx, &o, m)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", r.Workload, err)
+			}
+			rs = append(rs, r)
+		}
+		return rs, nil
 	case "upsert":
 		return runUpserts(ctx, &o)
 	case "export":
@@ -620,6 +633,139 @@ func runReclaim(ctx context.Context, o *Options, res *Result) error {
 	res.OpRows = o.Rows
 	os.RemoveAll(dir)
 	return err
+}
+
+// reclaimUpsertsName is the result name of the reclaim of a UNIQUE table.
+func reclaimUpsertsName(model schema.Model) string {
+	if model == schema.UniqueMOR {
+		return "reclaim_mor"
+	}
+	return "reclaim_mow"
+}
+
+// runReclaimUpserts is reclaim on a UNIQUE table fed the upsert workload's
+// stream (untimed, once): full compaction at Now of a copy, which must drop
+// the superseded versions and the expired rows. The live-only table holds
+// the rows alive at Now written once.
+func runReclaimUpserts(ctx context.Context, o *Options, model schema.Model) (Result, error) {
+	name := reclaimUpsertsName(model)
+	res := Result{Engine: Engine, Workload: name, Layout: string(o.Layout), Rows: o.Rows}
+	src := filepath.Join(o.Dir, "rowttl-"+name+"-src")
+	live := filepath.Join(o.Dir, "rowttl-"+name+"-live")
+	dir := filepath.Join(o.Dir, "rowttl-"+name)
+	defer os.RemoveAll(src)
+	defer os.RemoveAll(live)
+	g, writes := Upserts(o.Rows, o.Seed)
+	o.logf("%s: writing %d upserts over %d keys in %d writes (untimed)", name, g.Rows, g.KeySpace, writes)
+	if err := writeUpserts(ctx, o, src, model, g, writes); err != nil {
+		return res, err
+	}
+	if err := writeLiveOnly(ctx, o, src, live, model); err != nil {
+		return res, err
+	}
+	var err error
+	if res.LiveOnlyBytes, err = bytesOnDisk(live); err != nil {
+		return res, err
+	}
+	res.OpRows = g.Rows
+	var tbl *table.Table
+	var answer string
+	t := Trial{
+		Setup: func() error {
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			if err := cloneTable(src, dir); err != nil {
+				return err
+			}
+			var err error
+			if res.BytesBefore, err = bytesOnDisk(dir); err != nil {
+				return err
+			}
+			tbl, err = table.Open(dir, o.tableOptions())
+			return err
+		},
+		Run: func() (string, error) { return "", tbl.CompactAt(ctx, table.Full, Now) },
+		Teardown: func() error {
+			st, err := tbl.Stats(ctx, Now)
+			if err != nil {
+				tbl.Close()
+				return err
+			}
+			answer = fmt.Sprintf("rows_on_disk=%d", st.RowsOnDisk)
+			if err := tbl.Close(); err != nil {
+				return err
+			}
+			res.BytesOnDisk, err = bytesOnDisk(dir)
+			return err
+		},
+	}
+	o.logf("%s: %d warm-up + %d runs", name, o.Warmup, o.Runs)
+	res.Seconds, res.Runs, _, err = Measure(o.Warmup, o.Runs, &res.CPUSeconds, t)
+	res.Answer = answer
+	res.PeakRSSBytes = PeakRSS()
+	os.RemoveAll(dir)
+	return res, err
+}
+
+// writeUpserts makes a UNIQUE events table in dir from the upsert stream,
+// one version per write.
+func writeUpserts(ctx context.Context, o *Options, dir string, model schema.Model, g *Generator, writes int) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	tbl, err := table.Create(dir, EventsDefinition(model), o.tableOptions())
+	if err != nil {
+		return err
+	}
+	for _, wr := range WriteRanges(g.Rows, writes) {
+		v := g.WriteBatches(o.Mem, wr)
+		err := tbl.WriteBatches(ctx, v, table.WriteOptions{})
+		releaseAll(v)
+		if err != nil {
+			tbl.Close()
+			return err
+		}
+	}
+	return tbl.Close()
+}
+
+// writeLiveOnly writes the rows of the table in src alive at Now, their
+// expirations kept, into a new table in dst as one version.
+func writeLiveOnly(ctx context.Context, o *Options, src, dst string, model schema.Model) error {
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	in, err := table.Open(src, o.tableOptions())
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	r, err := in.Scan(ctx, query.Request{Now: Now, ShowHidden: true})
+	if err != nil {
+		return err
+	}
+	var batches []arrow.RecordBatch
+	defer func() { releaseAll(batches) }()
+	for r.Next() {
+		rec := r.RecordBatch()
+		rec.Retain()
+		batches = append(batches, rec)
+	}
+	err = r.Err()
+	r.Release()
+	if err != nil {
+		return err
+	}
+	out, err := table.Create(dst, EventsDefinition(model), o.tableOptions())
+	if err != nil {
+		return err
+	}
+	if err := out.WriteBatches(ctx, batches, table.WriteOptions{}); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 func runUpserts(ctx context.Context, o *Options) ([]Result, error) {

@@ -400,7 +400,15 @@ func runWorkload(ctx context.Context, c config, w string) ([]bench.Result, error
 	case "count", "sum", "groupby", "project":
 		err = runRead(ctx, c, &res)
 	case "reclaim":
-		err = runReclaim(ctx, c, &res)
+		if err = runReclaim(ctx, c, &res); err != nil {
+			break
+		}
+		res.PeakRSSBytes = bench.PeakRSS()
+		up, err := runReclaimUpsert(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("reclaim_upsert: %w", err)
+		}
+		return []bench.Result{res, up}, nil
 	case "upsert":
 		return runUpsert(ctx, c)
 	case "export":
@@ -568,6 +576,124 @@ func runReclaim(ctx context.Context, c config, res *bench.Result) error {
 	return err
 }
 
+// upsertSQL writes one write of the upsert stream into a PRIMARY KEY
+// table: the last row of a key within a write wins, as in rowttl.
+const upsertSQL = `INSERT OR REPLACE INTO events
+SELECT id, event_time, user_id, amount, message, "__TTL__" FROM arrow_up
+QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
+
+const createEventsPK = `CREATE TABLE events (id BIGINT PRIMARY KEY, event_time TIMESTAMP, user_id BIGINT, amount DOUBLE, message VARCHAR, ttl BIGINT)`
+
+// writeUpserts writes the upsert stream into a new PRIMARY KEY table at
+// path and checkpoints it.
+func writeUpserts(ctx context.Context, c config, path string) error {
+	if err := removeDB(path); err != nil {
+		return err
+	}
+	g, writes := bench.Upserts(c.rows, c.seed)
+	d, err := openDB(ctx, path, c.threads)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	if err := d.exec(ctx, createEventsPK); err != nil {
+		return err
+	}
+	for _, wr := range bench.WriteRanges(g.Rows, writes) {
+		rows := g.WriteBatches(memory.DefaultAllocator, wr)
+		v := withSeq(rows, wr[0])
+		releaseAll(rows)
+		err := d.insertArrow(ctx, v, "arrow_up", upsertSQL)
+		releaseAll(v)
+		if err != nil {
+			return err
+		}
+	}
+	if err := d.exec(ctx, "CHECKPOINT"); err != nil {
+		return err
+	}
+	return d.close()
+}
+
+// runReclaimUpsert is reclaim on the PRIMARY KEY table the upsert stream
+// fed (written once, untimed): DELETE of the expired rows and CHECKPOINT
+// on a copy. The live-only database holds the rows alive at now in a
+// PRIMARY KEY table.
+func runReclaimUpsert(ctx context.Context, c config) (bench.Result, error) {
+	g, _ := bench.Upserts(c.rows, c.seed)
+	res := bench.Result{Engine: Engine, Workload: "reclaim_upsert", Layout: string(c.layout), Rows: c.rows, OpRows: g.Rows}
+	src := filepath.Join(c.dir, "duckdb-reclaim-upsert-src.db")
+	live := filepath.Join(c.dir, "duckdb-reclaim-upsert-live.db")
+	path := filepath.Join(c.dir, "duckdb-reclaim-upsert.db")
+	defer removeDB(src)
+	defer removeDB(live)
+	c.logf("reclaim_upsert: writing %d upserts (untimed)", g.Rows)
+	if err := writeUpserts(ctx, c, src); err != nil {
+		return res, err
+	}
+	if err := removeDB(live); err != nil {
+		return res, err
+	}
+	d, err := openDB(ctx, src, c.threads)
+	if err != nil {
+		return res, err
+	}
+	for _, q := range []string{
+		fmt.Sprintf("ATTACH '%s' AS live", live),
+		strings.Replace(createEventsPK, "TABLE events", "TABLE live.events", 1),
+		"INSERT INTO live.events SELECT * FROM events WHERE " + liveFilter,
+		"DETACH live",
+	} {
+		if err := d.exec(ctx, q); err != nil {
+			d.close()
+			return res, fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	if err := d.close(); err != nil {
+		return res, err
+	}
+	res.LiveOnlyBytes = fileBytes(live)
+	var answer string
+	t := bench.Trial{
+		Setup: func() error {
+			if err := removeDB(path); err != nil {
+				return err
+			}
+			if err := bench.CopyFile(src, path); err != nil {
+				return err
+			}
+			res.BytesBefore = fileBytes(path)
+			var err error
+			d, err = openDB(ctx, path, c.threads)
+			return err
+		},
+		Run: func() (string, error) {
+			if err := d.exec(ctx, "DELETE FROM events WHERE NOT "+liveFilter); err != nil {
+				return "", err
+			}
+			return "", d.exec(ctx, "CHECKPOINT")
+		},
+		Teardown: func() error {
+			var n int64
+			if err := d.conn.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&n); err != nil {
+				d.close()
+				return err
+			}
+			answer = fmt.Sprintf("rows_on_disk=%d", n)
+			if err := d.close(); err != nil {
+				return err
+			}
+			res.BytesOnDisk = fileBytes(path)
+			return nil
+		},
+	}
+	res.Seconds, res.Runs, _, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, t)
+	res.Answer = answer
+	res.PeakRSSBytes = bench.PeakRSS()
+	removeDB(path)
+	return res, err
+}
+
 // withSeq appends column seq (the row's position in the stream) to each
 // batch, so that SQL can keep the last write of a key within one statement.
 func withSeq(batches []arrow.RecordBatch, start int64) []arrow.RecordBatch {
@@ -599,9 +725,6 @@ func runUpsert(ctx context.Context, c config) ([]bench.Result, error) {
 	cnt := bench.Result{Engine: Engine, Workload: "upsert_count", Layout: string(c.layout), Rows: c.rows, OpRows: g.Rows}
 	var d *db
 	var counts, countCPU []float64
-	const upsert = `INSERT OR REPLACE INTO events
-SELECT id, event_time, user_id, amount, message, "__TTL__" FROM arrow_up
-QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 	t := bench.Trial{
 		Untimed: &untimed,
 		Setup: func() error {
@@ -612,7 +735,7 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 			if d, err = openDB(ctx, path, c.threads); err != nil {
 				return err
 			}
-			return d.exec(ctx, `CREATE TABLE events (id BIGINT PRIMARY KEY, event_time TIMESTAMP, user_id BIGINT, amount DOUBLE, message VARCHAR, ttl BIGINT)`)
+			return d.exec(ctx, createEventsPK)
 		},
 		Run: func() (string, error) {
 			// Each write is generated (untimed) just before it is written,
@@ -624,7 +747,7 @@ QUALIFY row_number() OVER (PARTITION BY id ORDER BY seq DESC) = 1`
 					v = withSeq(rows, wr[0])
 					releaseAll(rows)
 				})
-				err := d.insertArrow(ctx, v, "arrow_up", upsert)
+				err := d.insertArrow(ctx, v, "arrow_up", upsertSQL)
 				releaseAll(v)
 				if err != nil {
 					return "", err

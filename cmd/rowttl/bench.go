@@ -53,7 +53,10 @@ warm-up, reporting the median of --runs runs:
   groupby  user_id, sum(amount) over live rows (hash aggregation)
   project  every column of the live rows, streamed as Arrow
   reclaim  full compaction; bytes on disk before/after and the size of a
-           table holding only the live rows
+           table holding only the live rows; then the same on UNIQUE
+           merge-on-write and merge-on-read tables fed the upsert stream
+           (reclaim_mow, reclaim_mor), which must drop superseded versions
+           too
   upsert   rows/2 upserts over rows/10 keys in 10 writes into UNIQUE
            merge-on-write and merge-on-read tables, then count
   q01..q12 the SQL suite (bench.Suite), run through a SQL session as
@@ -297,7 +300,7 @@ func printBenchTable(w io.Writer, rs []bench.Result, isolated bool) {
 		}
 		disk := bench.HumanBytes(r.BytesOnDisk)
 		answer := r.Answer
-		if r.Workload == "reclaim" {
+		if strings.HasPrefix(r.Workload, "reclaim") {
 			disk = bench.HumanBytes(r.BytesBefore) + " -> " + disk
 			if r.LiveOnlyBytes > 0 {
 				answer += fmt.Sprintf(" (%.2fx the live-only %s)", float64(r.BytesOnDisk)/float64(r.LiveOnlyBytes), bench.HumanBytes(r.LiveOnlyBytes))
