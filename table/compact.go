@@ -226,7 +226,7 @@ func (t *Table) installCompaction(v *version, j job, out rowset.Meta, w *rowset.
 		inRows += in.Meta.Rows
 		inBytes += in.Meta.Bytes
 	}
-	e.apply.updateTotals = func(tot *Totals) {
+	e.apply.updateCounters = func(tot *LifetimeCounters) {
 		tot.ReclaimedRows += inRows - out.Rows
 		tot.ReclaimedBytes += inBytes - out.Bytes
 		tot.CompactedBytes += out.Bytes

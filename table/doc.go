@@ -6,7 +6,7 @@
 // # The version set
 //
 // One versionSet (version_set.go) owns the manifest, the current version,
-// the numbering of files and rowsets, the labels, the totals and the
+// the numbering of files and rowsets, the labels, the counters and the
 // failed state. Every change of what is published — a write, a DELETE, an
 // ALTER, a compaction install — is one edit through its logAndApply, which
 // appends the edit to the manifest and only then installs the version it

@@ -188,7 +188,7 @@ func (t *Table) Stats(ctx context.Context, now time.Time) (Stats, error) {
 		return Stats{}, err
 	}
 	t.mu.Lock()
-	tot := t.vs.totals.clone()
+	tot := t.vs.counters.clone()
 	t.mu.Unlock()
 	s := Stats{
 		Rowsets: len(v.rowsets), ReclaimedRows: tot.ReclaimedRows, ReclaimedBytes: tot.ReclaimedBytes,

@@ -172,7 +172,7 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := &versionEdit{Format: manifestFormat, Seq: 1, Definition: d, Policy: &pol, NextFileNum: 1, NextRowsetID: 1, Totals: &Totals{}}
+	snap := &versionEdit{Format: manifestFormat, Seq: 1, Definition: d, Policy: &pol, NextFileNum: 1, NextRowsetID: 1, Counters: &LifetimeCounters{}}
 	m, err := createManifest(o.FS, dir, 1, snap)
 	if err != nil {
 		lock.release()
@@ -195,7 +195,7 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	t.vs.nextFileNum = 2 // 1 is the manifest
 	t.vs.nextRowsetID = 1
 	t.vs.labels = map[string]bool{}
-	t.vs.totals = Totals{Compactions: map[string]int64{}}
+	t.vs.counters = LifetimeCounters{Compactions: map[string]int64{}}
 	t.vs.published = snap.Seq
 	t.startCompactionScheduler()
 	return t, nil

@@ -34,16 +34,20 @@ type versionEdit struct {
 	Labels       []string       `json:"labels,omitempty"`
 	// Deletes adds marks to rowsets' delete bitmaps: rows deleted by a
 	// DELETE, or superseded by a newer version of their key (merge-on-write).
-	Deletes []DeleteMarks `json:"deletes,omitempty"`
-	Totals  *Totals       `json:"totals,omitempty"`
+	Deletes  []DeleteMarks     `json:"deletes,omitempty"`
+	Counters *LifetimeCounters `json:"totals,omitempty"`
 
 	// apply is what logAndApply installs besides the record; it is never
 	// encoded.
 	apply editApply
 }
 
-// Totals are counters that survive restarts.
-type Totals struct {
+// LifetimeCounters count what a table has done since it was created —
+// rows and bytes reclaimed, compactions by kind and trigger, bytes ingested
+// and written by compaction — and survive restarts: each record that
+// changes them carries them whole (under their first name, "totals").
+// Stats reports them.
+type LifetimeCounters struct {
 	ReclaimedRows  int64            `json:"reclaimed_rows,omitempty"`
 	ReclaimedBytes int64            `json:"reclaimed_bytes,omitempty"`
 	Compactions    map[string]int64 `json:"compactions,omitempty"`
@@ -55,7 +59,7 @@ type Totals struct {
 	CompactedBytes int64 `json:"compacted_bytes,omitempty"`
 }
 
-func (t Totals) clone() Totals {
+func (t LifetimeCounters) clone() LifetimeCounters {
 	c := t
 	c.Compactions = make(map[string]int64, len(t.Compactions))
 	for k, v := range t.Compactions {

@@ -16,7 +16,7 @@ import (
 
 // versionSet owns what the manifest describes: the live manifest, the
 // current version, the numbering of files and rowsets, the labels applied,
-// the totals, and the failed state an append that went wrong leaves. Every
+// the counters, and the failed state an append that went wrong leaves. Every
 // change of the published state — a write, a DELETE, an ALTER, a compaction
 // install — is one edit through logAndApply, which makes it durable first
 // and installs the version it describes second, so that no change is
@@ -50,7 +50,7 @@ type versionSet struct {
 	nextFileNum  uint64
 	nextRowsetID uint64
 	labels       map[string]bool
-	totals       Totals
+	counters     LifetimeCounters
 	// failed is set when a manifest append failed: the manifest may hold
 	// the record or part of it. The next writer recovers first (recover);
 	// unsettled are the files of that record.
@@ -68,9 +68,9 @@ type editApply struct {
 	handles []*rowset.Handle
 	// marks are the delete marks Deletes encodes.
 	marks map[uint64]*roaring.Bitmap
-	// updateTotals changes a copy of the totals; the record carries the
+	// updateCounters changes a copy of the counters; the record carries the
 	// result.
-	updateTotals func(*Totals)
+	updateCounters func(*LifetimeCounters)
 }
 
 // newFileNum hands out the number of a new file.
@@ -111,17 +111,17 @@ func (vs *versionSet) mayRemoveFiles() bool { return vs.manifest.mayRemoveFiles(
 // logAndApply makes e durable in the manifest, then installs the version
 // it describes on top of the current one: its rowsets added and removed
 // (the removed ones go when their readers let go), its delete marks, its
-// definition and policy, its last version, labels and totals. The record
+// definition and policy, its last version, labels and counters. The record
 // carries the numbering as it stands, so that a replay never hands out a
 // number twice. When the append fails nothing is installed and the table
 // is failed until recover settles the record. The caller holds the
 // writer lock.
 func (vs *versionSet) logAndApply(e *versionEdit) error {
 	vs.mu.Lock()
-	if e.apply.updateTotals != nil {
-		tot := vs.totals.clone()
-		e.apply.updateTotals(&tot)
-		e.Totals = &tot
+	if e.apply.updateCounters != nil {
+		tot := vs.counters.clone()
+		e.apply.updateCounters(&tot)
+		e.Counters = &tot
 	}
 	e.NextFileNum, e.NextRowsetID = vs.nextFileNum, vs.nextRowsetID
 	vs.mu.Unlock()
@@ -152,8 +152,8 @@ func (vs *versionSet) logAndApply(e *versionEdit) error {
 		deleted = old.withMarks(e.apply.marks)
 	}
 	vs.current = newVersion(def, pol, old.with(removed, e.apply.handles...), max(old.lastVersion, e.LastVersion), deleted)
-	if e.Totals != nil {
-		vs.totals = e.Totals.clone()
+	if e.Counters != nil {
+		vs.counters = e.Counters.clone()
 	}
 	for _, l := range e.Labels {
 		vs.labels[l] = true
@@ -207,7 +207,7 @@ type replayState struct {
 	policy       ttlcol.Policy
 	rowsets      map[uint64]rowset.Meta
 	labels       map[string]bool
-	totals       Totals
+	counters     LifetimeCounters
 	nextFileNum  uint64
 	nextRowsetID uint64
 	lastVersion  int64
@@ -219,7 +219,7 @@ type replayState struct {
 func newReplayState() *replayState {
 	return &replayState{
 		rowsets: map[uint64]rowset.Meta{}, labels: map[string]bool{},
-		totals: Totals{Compactions: map[string]int64{}}, deleted: map[uint64]*roaring.Bitmap{},
+		counters: LifetimeCounters{Compactions: map[string]int64{}}, deleted: map[uint64]*roaring.Bitmap{},
 		obsolete: map[uint64]bool{},
 	}
 }
@@ -255,8 +255,8 @@ func (s *replayState) apply(e *versionEdit) error {
 	for _, l := range e.Labels {
 		s.labels[l] = true
 	}
-	if e.Totals != nil {
-		s.totals = e.Totals.clone()
+	if e.Counters != nil {
+		s.counters = e.Counters.clone()
 	}
 	s.nextFileNum = max(s.nextFileNum, e.NextFileNum)
 	s.nextRowsetID = max(s.nextRowsetID, e.NextRowsetID)
@@ -318,23 +318,23 @@ func (vs *versionSet) load(st *replayState, handles []*rowset.Handle, nextFile, 
 	vs.nextFileNum = nextFile
 	vs.nextRowsetID = st.nextRowsetID
 	vs.labels = st.labels
-	vs.totals = st.totals
+	vs.counters = st.counters
 	vs.published = published
 }
 
 // snapshotEdit describes the whole current state as one edit.
 func (vs *versionSet) snapshotEdit() *versionEdit {
-	return snapshotEdit(vs.current, vs.labels, vs.totals, vs.nextFileNum, vs.nextRowsetID)
+	return snapshotEdit(vs.current, vs.labels, vs.counters, vs.nextFileNum, vs.nextRowsetID)
 }
 
 // snapshotEdit describes a state as one edit, with no sequence number.
-func snapshotEdit(v *version, labels map[string]bool, totals Totals, nextFile, nextRowset uint64) *versionEdit {
+func snapshotEdit(v *version, labels map[string]bool, counters LifetimeCounters, nextFile, nextRowset uint64) *versionEdit {
 	pol := v.policy
-	tot := totals.clone()
+	tot := counters.clone()
 	e := &versionEdit{
 		Format: manifestFormat, Definition: v.def, Policy: &pol,
 		NextFileNum: nextFile, NextRowsetID: nextRowset,
-		LastVersion: v.lastVersion, Totals: &tot,
+		LastVersion: v.lastVersion, Counters: &tot,
 	}
 	for _, h := range v.rowsets {
 		e.Added = append(e.Added, h.Meta)
@@ -438,7 +438,7 @@ func (vs *versionSet) recover() error {
 	nextFile := num + 1
 	nextRowset := max(vs.nextRowsetID, st.nextRowsetID)
 	vs.mu.Unlock()
-	snap := snapshotEdit(next, st.labels, st.totals, nextFile, nextRowset)
+	snap := snapshotEdit(next, st.labels, st.counters, nextFile, nextRowset)
 	snap.Seq = r.lastSeq
 	m, err := createManifest(vs.fs, vs.dir, num, snap)
 	if err != nil {
@@ -454,7 +454,7 @@ func (vs *versionSet) recover() error {
 	vs.nextFileNum = nextFile
 	vs.nextRowsetID = nextRowset
 	vs.labels = st.labels
-	vs.totals = st.totals
+	vs.counters = st.counters
 	vs.failed = nil
 	vs.published = r.lastSeq
 	unsettled := vs.unsettled

@@ -267,7 +267,7 @@ func (t *Table) publish(ctx context.Context, v *version, meta rowset.Meta, w *ro
 	}
 	e := &versionEdit{LastVersion: meta.Hi}
 	e.apply.marks = marks
-	e.apply.updateTotals = func(tot *Totals) { tot.IngestedBytes += meta.Bytes }
+	e.apply.updateCounters = func(tot *LifetimeCounters) { tot.IngestedBytes += meta.Bytes }
 	if meta.Rows > 0 {
 		e.Added = []rowset.Meta{meta}
 		e.apply.handles = []*rowset.Handle{h}
