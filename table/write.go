@@ -54,7 +54,7 @@ func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, o Wr
 		return err
 	}
 	defer v.unref()
-	if o.Partial && v.policy.Mode != 0 {
+	if o.Partial && v.policy.HasRowTTL() {
 		return rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Partial update is not supported on tables with row TTL", t.Name())
 	}
 	if o.Partial {

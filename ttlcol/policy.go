@@ -50,6 +50,10 @@ type Policy struct {
 	ZoneOffset   int    `json:"zone_offset,omitempty"`
 }
 
+// HasRowTTL reports whether the table has row TTL (a __TTL__ column), which
+// rules out what Doris refuses on such tables, partial-column updates.
+func (p Policy) HasRowTTL() bool { return p.Mode != NoTTL }
+
 // Validate checks the internal consistency of a policy, for instance one
 // decoded from a manifest: a known mode, a source column and a retention in
 // 0..MaxRetentionSeconds and a zone in range exactly in source mode, nothing

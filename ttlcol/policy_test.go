@@ -194,3 +194,18 @@ func TestPersistedModes(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicyHasRowTTL(t *testing.T) {
+	for _, tc := range []struct {
+		p    Policy
+		want bool
+	}{
+		{Policy{}, false},
+		{Policy{Mode: DirectMode}, true},
+		{Policy{Mode: SourceMode, SourceColumn: "ts", Retention: 60}, true},
+	} {
+		if got := tc.p.HasRowTTL(); got != tc.want {
+			t.Errorf("%+v: HasRowTTL %v, want %v", tc.p, got, tc.want)
+		}
+	}
+}
