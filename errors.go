@@ -3,7 +3,6 @@ package rowttl
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Sentinels. Every error the engine returns for a rejected request wraps one
@@ -65,21 +64,3 @@ type markedError struct {
 
 func (e *markedError) Error() string   { return e.err.Error() }
 func (e *markedError) Unwrap() []error { return []error{e.err, e.sentinel} }
-
-// Message returns err's text for a person: without the texts of the
-// sentinels it wraps, which say what kind of failure it is for errors.Is
-// and add nothing a reader needs.
-//
-// Deprecated: every sentinel is wrapped with Errorf, whose message never
-// carries the sentinel's text, so err.Error() is the message; TestNoSentinelText
-// holds the engine to that.
-func Message(err error) string {
-	msg := err.Error()
-	for _, s := range []error{ErrCorruption, ErrInvalidProperty, ErrInvalidSchema, ErrInvalidArgument,
-		ErrNotSupported, ErrExists, ErrNotFound, ErrClosed, ErrMemLimit} {
-		if errors.Is(err, s) {
-			msg = strings.ReplaceAll(msg, ": "+s.Error(), "")
-		}
-	}
-	return msg
-}

@@ -157,7 +157,7 @@ func TestKernelErrors(t *testing.T) {
 			b := batchOf(mem, types, rows)
 			defer b.Release()
 			_, err := tc.e.Eval(&Env{Mem: mem, Loc: time.UTC}, b)
-			if err == nil || rowttl.Message(err) != tc.want || !errors.Is(err, rowttl.ErrInvalidArgument) {
+			if err == nil || err.Error() != tc.want || !errors.Is(err, rowttl.ErrInvalidArgument) {
 				t.Fatalf("error %v, want %q wrapping ErrInvalidArgument", err, tc.want)
 			}
 		})

@@ -92,11 +92,11 @@ func relStringArg(d *datadriven.TestData, key string) string {
 // relResult prints an operator's output, or its error.
 func relResult(op Operator, err error) string {
 	if err != nil {
-		return "error: " + rowttl.Message(err) + "\n"
+		return "error: " + err.Error() + "\n"
 	}
 	r, err := relDrain(context.Background(), op)
 	if err != nil {
-		return "error: " + rowttl.Message(err) + "\n"
+		return "error: " + err.Error() + "\n"
 	}
 	return relFormat(r)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
@@ -34,7 +33,7 @@ func rowEnginef(format string, args ...any) error {
 // rowEngineErr sends a statement that fails to compile to the row engine,
 // which reports the failure in its own words.
 func rowEngineErr(err error) error {
-	return &rowEngineError{reason: rowttl.Message(err), err: err}
+	return &rowEngineError{reason: err.Error(), err: err}
 }
 
 // maxExprNodes bounds the size of one compiled expression: compile time is

@@ -149,7 +149,7 @@ func inspectStray(fsys vfs.FS, path string) (strayFile, error) {
 	}
 	r, err := segment.Open(f, st.Size(), path)
 	if errors.Is(err, rowttl.ErrCorruption) {
-		return strayFile{why: "not a whole segment: " + rowttl.Message(err)}, nil
+		return strayFile{why: "not a whole segment: " + err.Error()}, nil
 	}
 	if err != nil {
 		return strayFile{}, err
@@ -198,7 +198,7 @@ func (inv *inventory) missingWithLoss(r *replayed, nextFileNum uint64, err error
 		return err
 	}
 	return rowttl.Errorf(rowttl.ErrCorruption, "manifest %s has lost records: %s, and segment files %s were written after its last record %d",
-		r.name, rowttl.Message(err), strings.Join(newer, ", "), r.lastSeq)
+		r.name, err.Error(), strings.Join(newer, ", "), r.lastSeq)
 }
 
 // settleFiles deletes what no state can need (temporary files, other

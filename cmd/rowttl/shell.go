@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/chzyer/readline"
-	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/sql"
 )
 
@@ -46,7 +45,7 @@ func (r *runner) statement(ctx context.Context, p sql.Piece, vertical bool) erro
 		return err
 	}
 	err = sql.InScript(err, p)
-	msg := strings.ReplaceAll(rowttl.Message(err), "\n", " ")
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		msg = "Query execution was interrupted"
 	}

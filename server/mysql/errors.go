@@ -19,7 +19,7 @@ func sqlError(err error) *sqlerror.SQLError {
 		return se
 	}
 	code, state := errorCode(err)
-	msg := strings.ReplaceAll(rowttl.Message(err), "\n", " ")
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	return sqlerror.NewSQLError(code, state, msg)
 }
 
