@@ -110,7 +110,7 @@ func payDebt(ctx context.Context, tables []*table.Table, f compactFlags, stderr 
 		switch {
 		case ctx.Err() != nil:
 			stopTicker()
-			fmt.Fprintf(stderr, "rowttl: compaction interrupted after %d; %s\n", total.Load(), compactionNote)
+			fmt.Fprintf(stderr, "rowttl: compaction interrupted (%d compactions ran); %s\n", total.Load(), compactionNote)
 			return
 		case err != nil:
 			stopTicker()
@@ -118,7 +118,7 @@ func payDebt(ctx context.Context, tables []*table.Table, f compactFlags, stderr 
 			return
 		case capped:
 			stopTicker()
-			fmt.Fprintf(stderr, "rowttl: compaction stopped at --compact-timeout %s with work still due after %d; %s\n",
+			fmt.Fprintf(stderr, "rowttl: compaction stopped at --compact-timeout %s with work still due (%d compactions ran); %s\n",
 				f.timeout, total.Load(), compactionNote)
 			return
 		}

@@ -201,3 +201,77 @@ func TestOneShotLoadsLevelOff(t *testing.T) {
 		})
 	}
 }
+
+// debtDB is a data directory whose table t has compaction due: small
+// writes that nothing compacted.
+func debtDB(t *testing.T) (*table.DB, *table.Table) {
+	t.Helper()
+	dir := t.TempDir()
+	sqlIn(t, dir, "CREATE TABLE t (id BIGINT, v BIGINT) DUPLICATE KEY(id)")
+	db, err := table.OpenDB(dir, &table.Options{DisableAutoCompaction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tbl, err := db.Table(table.DefaultDatabase, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		res := load.Run(context.Background(), tbl, strings.NewReader(fmt.Sprintf("%d\t%d\n", i, i)), load.Options{}, nil)
+		if !res.OK() {
+			t.Fatalf("%s", res.JSON())
+		}
+	}
+	return db, tbl
+}
+
+// TestPayDebt: the compaction before exit runs until nothing is due and
+// says nothing; the time cap, Ctrl-C (a cancelled context) and
+// --no-compact leave the debt, the first two with a line saying so.
+func TestPayDebt(t *testing.T) {
+	ctx := context.Background()
+	rowsets := func(tbl *table.Table) int {
+		st, err := tbl.Stats(ctx, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Rowsets
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		f      compactFlags
+		paid   bool
+		stderr string
+	}{
+		{"paid", ctx, compactFlags{timeout: time.Minute}, true, ""},
+		{"capped", ctx, compactFlags{timeout: time.Nanosecond}, false,
+			"rowttl: compaction stopped at --compact-timeout 1ns with work still due (0 compactions ran); the next command that writes goes on (or raise --compact-timeout)\n"},
+		{"interrupted", cancelled, compactFlags{timeout: time.Minute}, false,
+			"rowttl: compaction interrupted (0 compactions ran); the next command that writes goes on (or raise --compact-timeout)\n"},
+		{"no-compact", ctx, compactFlags{skip: true, timeout: time.Minute}, false, ""},
+		{"timeout 0", ctx, compactFlags{}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, tbl := debtDB(t)
+			before := rowsets(tbl)
+			var stderr bytes.Buffer
+			payDebt(tc.ctx, db.OpenTables(), tc.f, &stderr)
+			after := rowsets(tbl)
+			if paid := after < before; paid != tc.paid {
+				t.Errorf("%d rowsets before, %d after: paid %v, want %v", before, after, paid, tc.paid)
+			}
+			if tc.paid {
+				if did, err := tbl.CompactAuto(ctx); did || err != nil {
+					t.Errorf("compaction still due after paying: %v %v", did, err)
+				}
+			}
+			if stderr.String() != tc.stderr {
+				t.Errorf("stderr %q, want %q", stderr.String(), tc.stderr)
+			}
+		})
+	}
+}
