@@ -42,7 +42,9 @@ const (
 //
 // Among candidates of one rank the one reclaiming the most bytes goes first.
 const (
-	cumulativeTrigger = 5
+	// CumulativeTrigger is how many small rowsets above the base make a
+	// cumulative compaction due.
+	CumulativeTrigger = 5
 	baseTrigger       = 6
 	// baseTriggerTTL is the base trigger of row TTL tables, where data
 	// leaves by expiry and base merges would mostly rewrite rows about to
@@ -404,7 +406,7 @@ func pickSize(v View) (Plan, bool) {
 		taken += b
 		start--
 	}
-	if len(rs)-start >= cumulativeTrigger {
+	if len(rs)-start >= CumulativeTrigger {
 		p := Plan{Kind: Cumulative, Trigger: "size"}
 		avg := taken / int64(len(rs)-start)
 		p.addRun(start, len(rs), fmt.Sprintf("size tier: %d rowsets of %d bytes on average", len(rs)-start, avg))

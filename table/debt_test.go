@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/compaction"
 	"github.com/rowttl/rowttl/schema"
 )
 
@@ -32,7 +33,7 @@ func debtTable(t *testing.T, writes int) *Table {
 
 func TestCompactDue(t *testing.T) {
 	ctx := context.Background()
-	tbl := debtTable(t, 3*cumulativeTrigger)
+	tbl := debtTable(t, 3*compaction.CumulativeTrigger)
 	defer checkClose(t, tbl)
 	before, _ := tbl.Stats(ctx, base)
 	var seen []int
@@ -56,7 +57,7 @@ func TestCompactDue(t *testing.T) {
 func TestCompactDueStops(t *testing.T) {
 	ctx := context.Background()
 	t.Run("cap passed", func(t *testing.T) {
-		tbl := debtTable(t, 2*cumulativeTrigger)
+		tbl := debtTable(t, 2*compaction.CumulativeTrigger)
 		defer checkClose(t, tbl)
 		rounds, capped, err := tbl.CompactDue(ctx, time.Now().Add(-time.Second), nil)
 		if rounds != 0 || !capped || err != nil {
@@ -67,7 +68,7 @@ func TestCompactDueStops(t *testing.T) {
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
-		tbl := debtTable(t, 2*cumulativeTrigger)
+		tbl := debtTable(t, 2*compaction.CumulativeTrigger)
 		defer checkClose(t, tbl)
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
@@ -76,7 +77,7 @@ func TestCompactDueStops(t *testing.T) {
 		}
 	})
 	t.Run("property off", func(t *testing.T) {
-		tbl := debtTable(t, 2*cumulativeTrigger)
+		tbl := debtTable(t, 2*compaction.CumulativeTrigger)
 		defer checkClose(t, tbl)
 		if err := tbl.SetProperties(ctx, map[string]string{PropDisableAutoComp: "true"}); err != nil {
 			t.Fatal(err)
