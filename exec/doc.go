@@ -75,7 +75,12 @@
 // stay in cache; Env.Parallelism workers divide the partitions, not the
 // batches, so that every group sees its rows in input order and a result
 // (float sums included) never depends on the number of workers. The order
-// of its output groups is unspecified. Sort and TopN are stable: rows of
+// of its output groups is unspecified. DISTINCT aggregates of a fixed-width
+// argument keep their seen (group, value) pairs in a typed set (intset.go);
+// a lone count(DISTINCT x) without GROUP BY, where one group would put
+// every value on one goroutine, runs instead on intSets partitioned by the
+// value's hash and divided among the workers (count_distinct.go,
+// CountDistinctApplies). Sort and TopN are stable: rows of
 // equal keys keep their input order. TopN holds limit+offset rows and one
 // batch; Distinct streams, emitting each row the first time it is seen.
 package exec

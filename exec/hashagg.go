@@ -94,6 +94,9 @@ func NewHashAggregate(env *Env, in Operator, groups []int, aggs []Aggregate) (Op
 		return nil, err
 	}
 	ins := in.Schema()
+	if CountDistinctApplies(ins, groups, aggs) {
+		return newCountDistinct(env, in, aggs[0]), nil
+	}
 	h := &hashAgg{env: env, in: in, groups: append([]int(nil), groups...), parallelFrom: parallelGroups}
 	types := make([]schema.Type, len(groups))
 	for i, g := range groups {
@@ -239,6 +242,9 @@ func (h *hashAgg) prepare(ab *aggBatch, b arrow.RecordBatch) {
 			arr = b.Column(pl.Arg)
 		}
 		ab.inputs[i].prepare(pl.arg, arr)
+		if pl.intKeys {
+			ab.inputs[i].prepareKeys(arr)
+		}
 	}
 	ab.rows = resize(ab.rows, n)
 	ab.start = [aggParts + 1]int{}

@@ -48,6 +48,20 @@ type aggInput struct {
 	// instead view the batch, which must never be written.
 	intBuf   []int64
 	floatBuf []float64
+	// keys are the values as intKeys makes them, for a DISTINCT aggregate
+	// of a fixed-width argument (pairSet); keyBuf backs them.
+	keys   []int64
+	keyBuf []int64
+}
+
+// prepareKeys fills in.keys from arr, viewing a BIGINT column in place.
+func (in *aggInput) prepareKeys(arr arrow.Array) {
+	if a, ok := arr.(*array.Int64); ok {
+		in.keys = a.Int64Values()
+		return
+	}
+	in.keyBuf = intKeys(in.keyBuf, arr)
+	in.keys = in.keyBuf
 }
 
 // prepare converts arr for an argument of form f, reusing in's buffers.
@@ -495,6 +509,41 @@ func (s *distinctState) appendTo(b array.Builder, g0, g1 int) error {
 	return s.inner.appendTo(b, g0, g1)
 }
 
+// distinctIntState is distinctState over a fixed-width argument: the seen
+// (group, value) pairs are a pairSet of the values' int64 keys, with no
+// encoding or byte hashing per row.
+type distinctIntState struct {
+	inner aggState
+	seen  *pairSet
+	gids  []uint32
+	rows  []int32
+}
+
+func (s *distinctIntState) grow(n int) { s.inner.grow(n) }
+func (s *distinctIntState) bytes() int64 {
+	return s.inner.bytes() + s.seen.bytes() + int64(cap(s.gids))*4 + int64(cap(s.rows))*4
+}
+
+func (s *distinctIntState) update(in *aggInput, gids []uint32, rows []int32) {
+	s.gids, s.rows = s.gids[:0], s.rows[:0]
+	keys := in.keys
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		if s.seen.add(g, keys[r]) {
+			s.gids = append(s.gids, g)
+			s.rows = append(s.rows, r)
+		}
+	}
+	s.inner.update(in, s.gids, s.rows)
+}
+
+func (s *distinctIntState) appendTo(b array.Builder, g0, g1 int) error {
+	return s.inner.appendTo(b, g0, g1)
+}
+
 // aggPlan is one aggregate resolved against its input: its result type,
 // how it reads its argument, and a maker of its per-partition state.
 type aggPlan struct {
@@ -502,6 +551,9 @@ type aggPlan struct {
 	arg   argForm
 	out   schema.Type
 	state func() aggState
+	// intKeys is set for a DISTINCT aggregate whose argument's values are
+	// int64 keys (aggInput.prepareKeys).
+	intKeys bool
 }
 
 // planAggregate checks a against the input schema in.
@@ -570,7 +622,12 @@ func planAggregate(in Schema, a Aggregate) (aggPlan, error) {
 	}
 	if a.Distinct && a.Func != Min && a.Func != Max {
 		inner := p.state
-		p.state = func() aggState { return &distinctState{inner: inner(), seen: newGroupMap(keyEncoded)} }
+		if keyFormOf([]schema.Type{t}) == keyInt {
+			p.intKeys = true
+			p.state = func() aggState { return &distinctIntState{inner: inner(), seen: newPairSet()} }
+		} else {
+			p.state = func() aggState { return &distinctState{inner: inner(), seen: newGroupMap(keyEncoded)} }
+		}
 	}
 	return p, nil
 }

@@ -155,7 +155,12 @@ func runHashAggFrom(t *testing.T, env *Env, s Schema, batches []arrow.RecordBatc
 	if err != nil {
 		return nil, err
 	}
-	op.(*hashAgg).parallelFrom = parallelFrom
+	switch op := op.(type) {
+	case *hashAgg:
+		op.parallelFrom = parallelFrom
+	case *countDistinct:
+		op.parallelFrom = parallelFrom
+	}
 	rows, err := drainTest(t, op)
 	if err != nil {
 		return nil, err

@@ -401,7 +401,15 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 		for i, ag := range a.aggs {
 			aggs[i] = ag.Name
 		}
-		add(d, "HashAggregate: groups [%s] aggregates [%s]", strings.Join(groups, ", "), strings.Join(aggs, ", "))
+		pres := make(exec.Schema, len(a.pre))
+		for i, e := range a.pre {
+			pres[i] = exec.Column{Type: e.Type()}
+		}
+		if exec.CountDistinctApplies(pres, a.groups, a.aggs) {
+			add(d, "HashAggregate: groups [] aggregates [%s] (partitioned distinct set)", aggs[0])
+		} else {
+			add(d, "HashAggregate: groups [%s] aggregates [%s]", strings.Join(groups, ", "), strings.Join(aggs, ", "))
+		}
 		d++
 		pre := make([]string, len(a.pre))
 		for i, e := range a.pre {
