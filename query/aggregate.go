@@ -151,6 +151,10 @@ func (s *Scan) eachPartial(add func(*partial)) error {
 type reduceBufs struct {
 	ttl, vals segment.Values
 	live, sel []byte
+	// filtered and kt, kf hold the rows a filter selects and the bits of
+	// one conjunct; pv the page's decoded columns.
+	filtered, kt, kf []byte
+	pv               pageValues
 }
 
 // reducePage returns the share of one page in the totals.
@@ -170,12 +174,16 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		atomic.AddInt64(&s.Counters.PagesExpired, 1)
 		return part, nil
 	}
+	if s.filter != nil && !s.filter.may(s.stats(r, p, task.slots), true) {
+		atomic.AddInt64(&s.Counters.PagesPruned, 1)
+		return part, nil
+	}
 	// hidden holds the page's deleted and superseded rows, if any.
 	var hidden *roaring.Bitmap
 	if h := s.hidden[task.rsID]; h != nil && h.IntersectsWithInterval(uint64(task.ord0), uint64(task.ord0)+uint64(n)) {
 		hidden = h
 	}
-	if len(s.outSlots) == 0 && hidden == nil && (ttlState == ttlcol.AllLive || pastAll) {
+	if s.filter == nil && len(s.outSlots) == 0 && hidden == nil && (ttlState == ttlcol.AllLive || pastAll) {
 		// The zone map has the answer: every row, or the NULL ones.
 		atomic.AddInt64(&s.Counters.PagesLive, 1)
 		part.rows = int64(n)
@@ -211,7 +219,7 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		live = b.live
 		part.rows = int64(ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, live))
 	}
-	if hidden != nil && live == nil && len(s.outSlots) == 0 {
+	if s.filter == nil && hidden != nil && live == nil && len(s.outSlots) == 0 {
 		// A count of an all-live page: its rows but the hidden ones.
 		part.rows -= int64(hidden.CardinalityInRange(uint64(task.ord0), uint64(task.ord0)+uint64(n)))
 		return part, nil
@@ -228,7 +236,27 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 	if part.rows == 0 {
 		return part, nil
 	}
+	var pv *pageValues
+	if s.filter != nil {
+		sel, ok, err := s.filterValues(task, n, live, b)
+		if err != nil || !ok {
+			// A comparison evalValues does not take: the row path.
+			if err == nil {
+				return s.reduceRows(task)
+			}
+			return nil, err
+		}
+		live, pv = sel, &b.pv
+		if part.rows = int64(countBits(live, n)); part.rows == 0 {
+			return part, nil
+		}
+	}
 	for i, slot := range s.outSlots {
+		if pv != nil && pv.have[slot] {
+			// Decoded for the filter, for a superset of the rows.
+			s.sumValues(&part.sums[i], &pv.vals[slot], live, n, b)
+			continue
+		}
 		if z := r.PageStats(task.slots[slot], p); live == nil && z.HasSum {
 			// Every row counts and the page knows its sum.
 			ps := &part.sums[i]
@@ -252,38 +280,82 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		if err != nil {
 			return nil, err
 		}
-		sel := live
-		ps := &part.sums[i]
-		if v.Valid != nil {
-			b.sel = grow(b.sel, (n+7)/8)
-			sel = b.sel
-			copy(sel, v.Valid)
-			if live != nil {
-				for j := range sel {
-					sel[j] &= live[j]
-				}
-			}
-			ps.count = int64(countBits(sel, n))
-		} else {
-			ps.count = part.rows
-		}
-		switch {
-		case v.Floats != nil:
-			ps.float = sumFloats(v.Floats, sel)
-		case v.Scale >= 0:
-			ps.exact, ps.scale = sumSmallInts(v.Ints, sel), v.Scale
-		default:
-			ps.exact = sumInts(v.Ints, sel)
-		}
+		s.sumValues(&part.sums[i], v, live, n, b)
 	}
 	return part, nil
 }
 
+// sumValues adds to ps the values of v in the rows of live (nil: all).
+func (s *Scan) sumValues(ps *pageSum, v *segment.Values, live []byte, n int, b *reduceBufs) {
+	sel := live
+	if v.Valid != nil {
+		b.sel = grow(b.sel, (n+7)/8)
+		sel = b.sel
+		copy(sel, v.Valid)
+		if live != nil {
+			for j := range sel {
+				sel[j] &= live[j]
+			}
+		}
+		ps.count = int64(countBits(sel, n))
+	} else if live != nil {
+		ps.count = int64(countBits(live, n))
+	} else {
+		ps.count = int64(n)
+	}
+	switch {
+	case v.Floats != nil:
+		ps.float = sumFloats(v.Floats, sel)
+	case v.Scale >= 0:
+		ps.exact, ps.scale = sumSmallInts(v.Ints, sel), v.Scale
+	default:
+		ps.exact = sumInts(v.Ints, sel)
+	}
+}
+
+// filterValues returns the rows of live (nil: every row) the scan's filter
+// keeps, evaluated on the page's decoded values (values_filter.go); ok is
+// false when the filter holds a comparison that must take the row path.
+func (s *Scan) filterValues(task pageTask, n int, live []byte, b *reduceBufs) (sel []byte, ok bool, err error) {
+	bl := (n + 7) / 8
+	b.filtered = grow(b.filtered, bl)
+	sel = b.filtered
+	if live != nil {
+		copy(sel, live)
+	} else {
+		setAll(sel, n)
+		clearTail(sel, n)
+	}
+	b.pv.reset(task, len(task.slots), n, sel)
+	kids := []bound{s.filter}
+	if l, isLogic := s.filter.(*boundLogic); isLogic && l.and && len(l.kids) > 0 {
+		kids = l.kids
+	}
+	b.kt, b.kf = grow(b.kt, bl), grow(b.kf, bl)
+	for _, k := range kids {
+		clear(b.kt)
+		clear(b.kf)
+		if ok, err := evalValues(k, &b.pv, b.kt, b.kf); !ok || err != nil {
+			return nil, ok, err
+		}
+		left := byte(0)
+		for i := range sel {
+			sel[i] &= b.kt[i]
+			left |= sel[i]
+		}
+		if left == 0 {
+			break
+		}
+	}
+	return sel, true, nil
+}
+
 // plainPage says whether a page can be reduced from its column values,
-// __TTL__ and hidden rows alone: no filter, no delete sign, and every
-// summed column stored in it as BIGINT or DOUBLE.
+// __TTL__ and hidden rows alone: no delete sign, a filter (if any) that
+// valuesFilterOK takes, and every summed column stored in it as BIGINT or
+// DOUBLE.
 func (s *Scan) plainPage(task pageTask, n int) bool {
-	if s.filter != nil || task.signIdx >= 0 {
+	if task.signIdx >= 0 || s.filter != nil && !s.valuesFilterOK(s.filter, task) {
 		return false
 	}
 	for _, slot := range s.outSlots {

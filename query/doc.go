@@ -19,7 +19,11 @@
 // building batches: all-live pages answer from their zone maps (counts, and
 // the exact sums of integer and decimal-scaled pages), pages whose
 // expirations have all passed read only the validity of __TTL__, and other
-// pages decode into buffers each worker keeps. Partial results combine in
+// pages decode into buffers each worker keeps. A filter of comparisons of
+// BIGINT and DOUBLE columns with numbers (AND, OR, NOT, IS NULL, IN) is
+// evaluated on those buffers too, one conjunct at a time on the rows the
+// previous ones left, without building a batch (values_filter.go); other
+// filters take the row path page by page. Partial results combine in
 // page order, so a sum does not depend on the number of workers.
 //
 // A scan never returns an expired row; only compaction, through

@@ -1,0 +1,354 @@
+package query
+
+import (
+	"math"
+
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
+)
+
+// The filter of Aggregate evaluated on decoded values.
+//
+// A page that Aggregate reduces decodes its BIGINT and DOUBLE columns into
+// segment.Values, buffers reused from page to page; building Arrow arrays
+// for the filter (the row path, readPage) costs more than the reduction
+// itself. A filter whose every comparison is of a BIGINT or DOUBLE column
+// (stored as such in the page) with a number, joined by AND, OR and NOT,
+// is evaluated here instead, with the three-valued semantics of eval.go:
+// the comparisons of the top-level AND one after the other, each on the
+// rows the previous ones left selected, a column decoded only for those
+// rows when they are few (segment.Reader.ReadSelected) and not at all once
+// none is left.
+
+// valuesFilterOK reports whether b can be evaluated on the values of the
+// page of task.
+func (s *Scan) valuesFilterOK(b bound, task pageTask) bool {
+	slotOK := func(slot int) bool {
+		idx := task.slots[slot]
+		return slot != s.snap.ttlSlot() && idx >= 0 && task.r.ValuesOK(idx)
+	}
+	switch x := b.(type) {
+	case boundConst:
+		return true
+	case *boundLogic:
+		for _, k := range x.kids {
+			if !s.valuesFilterOK(k, task) {
+				return false
+			}
+		}
+		return true
+	case *boundNot:
+		return s.valuesFilterOK(x.k, task)
+	case *boundIsNull:
+		return slotOK(x.slot)
+	case *boundCmp:
+		return slotOK(x.slot) && (x.c.Kind == schema.IntValue || x.c.Kind == schema.FloatValue)
+	}
+	return false
+}
+
+// pageValues decodes the columns of one page on demand, each once, for
+// the rows selected when it is first asked for: later asks are always of
+// a subset of those rows, since the selection only shrinks.
+type pageValues struct {
+	task pageTask
+	vals []segment.Values
+	have []bool
+	sel  []byte // the current selection, owned by the caller
+	n    int
+}
+
+func (pv *pageValues) reset(task pageTask, slots, n int, sel []byte) {
+	pv.task, pv.n, pv.sel = task, n, sel
+	if len(pv.vals) < slots {
+		pv.vals = make([]segment.Values, slots)
+		pv.have = make([]bool, slots)
+	}
+	clear(pv.have)
+}
+
+func (pv *pageValues) get(slot int) (*segment.Values, error) {
+	v := &pv.vals[slot]
+	if pv.have[slot] {
+		return v, nil
+	}
+	idx, p := pv.task.slots[slot], pv.task.p
+	var err error
+	if countBits(pv.sel, pv.n)*8 < pv.n {
+		err = pv.task.r.ReadSelected(idx, p, v, pv.sel)
+	} else {
+		err = pv.task.r.ReadValues(idx, p, v, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pv.have[slot] = true
+	return v, nil
+}
+
+// evalValues is bound.eval over pv: it sets bit i of t where row i is
+// TRUE and of f where it is FALSE (both start cleared), for the selected
+// rows at least. ok is false when b holds a comparison this file does not
+// evaluate (the caller then takes the row path).
+func evalValues(b bound, pv *pageValues, t, f []byte) (ok bool, err error) {
+	n := pv.n
+	switch x := b.(type) {
+	case boundConst:
+		return true, nil
+	case *boundNot:
+		return evalValues(x.k, pv, f, t)
+	case *boundIsNull:
+		v, err := pv.get(x.slot)
+		if err != nil {
+			return false, err
+		}
+		isNull, notNull := t, f
+		if x.negate {
+			isNull, notNull = f, t
+		}
+		if v.Valid == nil {
+			setAll(notNull, n)
+			return true, nil
+		}
+		for i := range (n + 7) / 8 {
+			notNull[i] = v.Valid[i]
+			isNull[i] = ^v.Valid[i]
+		}
+		clearTail(isNull, n)
+		return true, nil
+	case *boundLogic:
+		if len(x.kids) == 0 {
+			if x.and {
+				setAll(t, n)
+			} else {
+				setAll(f, n)
+			}
+			return true, nil
+		}
+		if ok, err := evalValues(x.kids[0], pv, t, f); !ok || err != nil {
+			return ok, err
+		}
+		kt, kf := make([]byte, len(t)), make([]byte, len(f))
+		for _, k := range x.kids[1:] {
+			clear(kt)
+			clear(kf)
+			if ok, err := evalValues(k, pv, kt, kf); !ok || err != nil {
+				return ok, err
+			}
+			for i := range t {
+				if x.and {
+					t[i] &= kt[i]
+					f[i] |= kf[i]
+				} else {
+					t[i] |= kt[i]
+					f[i] &= kf[i]
+				}
+			}
+		}
+		return true, nil
+	case *boundCmp:
+		v, err := pv.get(x.slot)
+		if err != nil {
+			return false, err
+		}
+		ok := true
+		switch {
+		case v.Floats != nil:
+			ok = cmpFloats(v.Floats[:n], x.c.Kind, x.c.Float, x.c.Int, x.op, t, f)
+		case v.Scale >= 0:
+			ok = cmpScaled(v.Ints[:n], pow10(v.Scale), x.c.Kind, x.c.Float, x.c.Int, x.op, t, f)
+		case x.c.Kind == schema.IntValue:
+			cmpInts(v.Ints[:n], x.c.Int, x.op, t, f)
+		default:
+			ok = false
+		}
+		if !ok {
+			return false, nil
+		}
+		if v.Valid != nil {
+			for i := range (n + 7) / 8 {
+				t[i] &= v.Valid[i]
+				if x.op == NullSafeEq {
+					f[i] |= ^v.Valid[i]
+				} else {
+					f[i] &= v.Valid[i]
+				}
+			}
+			clearTail(f, n)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// clearTail clears the bits of bm past row n.
+func clearTail(bm []byte, n int) {
+	if n%8 != 0 {
+		bm[n/8] &= byte(1)<<(n%8) - 1
+	}
+}
+
+func pow10(e int) float64 { return math.Pow10(e) }
+
+// opBits is the set of outcomes of cmp.Compare (bit 0 less, 1 equal, 2
+// greater) for which op is TRUE.
+func opBits(op Op) uint8 {
+	switch op {
+	case Eq, NullSafeEq:
+		return 0b010
+	case Ne:
+		return 0b101
+	case Lt:
+		return 0b001
+	case Le:
+		return 0b011
+	case Gt:
+		return 0b100
+	case Ge:
+		return 0b110
+	}
+	return 0
+}
+
+func b2u(b bool) uint8 {
+	var x uint8
+	if b {
+		x = 1
+	}
+	return x
+}
+
+// cmpInts sets the TRUE rows of vals op c in t and the others in f, eight
+// rows to a byte.
+func cmpInts(vals []int64, c int64, op Op, t, f []byte) {
+	ok := opBits(op)
+	n := len(vals)
+	for i := 0; i < n; i += 8 {
+		w := vals[i:min(n, i+8)]
+		var tb byte
+		for j, v := range w {
+			r := 1 + b2u(v > c) - b2u(v < c)
+			tb |= (ok >> r & 1) << j
+		}
+		t[i>>3] |= tb
+		f[i>>3] |= ^tb & (byte(1)<<len(w) - 1)
+	}
+}
+
+// cmpFloats is cmpInts of doubles against a number constant, in the
+// order cmp.Compare gives floats (NaN below every number, equal to NaN),
+// as eval.go compares them. It declines (false) a constant that is no
+// number or is NaN.
+func cmpFloats(vals []float64, kind schema.ValueKind, cf float64, ci int64, op Op, t, f []byte) bool {
+	c, ok := floatConst(kind, cf, ci)
+	if !ok {
+		return false
+	}
+	bits := opBits(op)
+	n := len(vals)
+	for i := 0; i < n; i += 8 {
+		w := vals[i:min(n, i+8)]
+		var tb byte
+		for j, v := range w {
+			r := 1 + b2u(v > c) - b2u(v < c) - b2u(v != v)
+			tb |= (bits >> r & 1) << j
+		}
+		t[i>>3] |= tb
+		f[i>>3] |= ^tb & (byte(1)<<len(w) - 1)
+	}
+	return true
+}
+
+// cmpScaled compares the doubles of a decimal-scaled page, vals[i] / p
+// as the page decodes them, with a number constant. Decoding is monotone
+// in the stored integer (the conversion to float64 and the division by a
+// positive p both round monotonically), so the rows where the double is at
+// least c, and those where it is above c, are each the integers from a
+// threshold up; the comparison becomes one of integers against the
+// thresholds, found by bisection with the decoding itself.
+func cmpScaled(vals []int64, p float64, kind schema.ValueKind, cf float64, ci int64, op Op, t, f []byte) bool {
+	c, ok := floatConst(kind, cf, ci)
+	if !ok {
+		return false
+	}
+	ge, geOK := firstInt(func(v int64) bool { return float64(v)/p >= c })
+	gt, gtOK := firstInt(func(v int64) bool { return float64(v)/p > c })
+	// Every op is v in [a, b] or its negation; none is an empty range.
+	var a, b int64 = 0, math.MaxInt64
+	none, negate := false, false
+	switch op {
+	case Gt, Le:
+		a, none, negate = gt, !gtOK, op == Le
+	case Ge, Lt:
+		a, none, negate = ge, !geOK, op == Lt
+	case Eq, NullSafeEq, Ne:
+		// [ge, gt-1]; when no v is above c, [ge, MaxInt64].
+		a, none, negate = ge, !geOK || gtOK && gt <= ge, op == Ne
+		if gtOK {
+			b = gt - 1
+		}
+	default:
+		return false
+	}
+	n := len(vals)
+	if none {
+		if negate {
+			setAll(t, n)
+		} else {
+			setAll(f, n)
+		}
+		return true
+	}
+	span := uint64(b - a)
+	for i := 0; i < n; i += 8 {
+		w := vals[i:min(n, i+8)]
+		var tb byte
+		for j, v := range w {
+			tb |= b2u(uint64(v-a) <= span) << j
+		}
+		mask := byte(1)<<len(w) - 1
+		if negate {
+			tb = ^tb & mask
+		}
+		t[i>>3] |= tb
+		f[i>>3] |= ^tb & mask
+	}
+	return true
+}
+
+// firstInt returns the least int64 for which the monotone pred holds, and
+// false when it holds for none.
+func firstInt(pred func(int64) bool) (int64, bool) {
+	if !pred(math.MaxInt64) {
+		return 0, false
+	}
+	if pred(math.MinInt64) {
+		return math.MinInt64, true
+	}
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64) // pred(lo) false, pred(hi) true
+	for uint64(hi-lo) > 1 {
+		mid := lo + int64(uint64(hi-lo)/2)
+		if pred(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, true
+}
+
+func floatConst(kind schema.ValueKind, cf float64, ci int64) (float64, bool) {
+	var c float64
+	switch kind {
+	case schema.FloatValue:
+		c = cf
+	case schema.IntValue:
+		c = float64(ci)
+	default:
+		return 0, false
+	}
+	if c != c {
+		return 0, false
+	}
+	return c, true
+}
