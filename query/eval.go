@@ -68,6 +68,15 @@ func (s *Snapshot) bind(e Expr) (bound, error) {
 			return boundConst{}, nil
 		}
 		return s.bind(Or{Exprs: ors})
+	case Like:
+		slot, typ, err := s.resolve(x.Column)
+		if err != nil {
+			return nil, err
+		}
+		if !typ.IsString() {
+			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "LIKE over the %s column %s", typ, x.Column)
+		}
+		return bindLike(slot, x.Pattern)
 	case And, Or:
 		var kids []Expr
 		and := false

@@ -61,6 +61,17 @@ type In struct {
 	Values []any
 }
 
+// Like matches a string column against a LIKE pattern of one of the forms
+// 'abc', 'abc%', '%abc' and '%abc%' (any number of % at either end, none
+// inside, no _ and no escape character), byte for byte; a NULL is NULL.
+// A pattern of another form is refused with ErrNotSupported when the scan
+// starts. Contains patterns search a decoded page's bytes as a whole.
+type Like struct {
+	Column  string
+	Pattern string
+}
+
+func (Like) expr()   {}
 func (Cmp) expr()    {}
 func (And) expr()    {}
 func (Or) expr()     {}
@@ -79,6 +90,9 @@ func (i IsNull) String() string {
 	return i.Column + " IS NULL"
 }
 func (i In) String() string { return fmt.Sprintf("%s IN %v", i.Column, i.Values) }
+func (l Like) String() string {
+	return fmt.Sprintf("%s LIKE '%s'", l.Column, strings.ReplaceAll(l.Pattern, "'", "''"))
+}
 
 func join(es []Expr, sep string) string {
 	parts := make([]string, len(es))

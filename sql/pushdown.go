@@ -1,14 +1,17 @@
 package sql
 
 import (
+	"strings"
+
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 )
 
 // pushdown extracts from a WHERE clause the top-level conjuncts of the
-// forms `col op constant`, `col IS [NOT] NULL`, `col IN (constants)` and
+// forms `col op constant`, `col IS [NOT] NULL`, `col IN (constants)`,
 // `col BETWEEN constants` whose constant converts exactly to the column's
-// stored domain, as a query filter the scan applies on zone maps (to skip
+// stored domain, and `col [NOT] LIKE 'pattern'` of a string column with a
+// pattern query.Like takes ('abc', 'abc%', '%abc', '%abc%'), as a query filter the scan applies on zone maps (to skip
 // pages) and rows. The executor still evaluates the whole WHERE on every row
 // the scan returns, so a conjunct that cannot be pushed is simply left out:
 // so are IN lists of more than maxPushedIn values, which the executor tests
@@ -154,6 +157,23 @@ func pushOne(env *stmtEnv, sc *scope, e Expr) query.Expr {
 			vals = append(vals, v)
 		}
 		return query.In{Column: name, Values: vals}
+	case *LikeExpr:
+		// Only a string column against a literal pattern the scan takes
+		// (query.Like), with the default escape character, which it then
+		// must not hold.
+		lit, ok := e.Pattern.(*StringLit)
+		if !ok || e.Escape != nil || !scanLikePattern(lit.Val) {
+			return nil
+		}
+		name, t, ok := pushColumn(sc, e.X)
+		if !ok || !t.IsString() {
+			return nil
+		}
+		var q query.Expr = query.Like{Column: name, Pattern: lit.Val}
+		if e.Not {
+			q = query.Not{Expr: q}
+		}
+		return q
 	case *BetweenExpr:
 		if e.Not {
 			return nil
@@ -170,4 +190,11 @@ func pushOne(env *stmtEnv, sc *scope, e Expr) query.Expr {
 		return query.AllOf(query.Cmp{Column: name, Op: query.Ge, Value: lo}, query.Cmp{Column: name, Op: query.Le, Value: hi})
 	}
 	return nil
+}
+
+// scanLikePattern reports whether query.Like takes pattern: % only at its
+// ends, no _ and no backslash (the default escape character).
+func scanLikePattern(pattern string) bool {
+	core := strings.Trim(pattern, "%")
+	return !strings.ContainsAny(pattern, "_\\") && !strings.Contains(core, "%")
 }
