@@ -194,6 +194,7 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 	}
 	// live selects the rows alive at now; nil selects all.
 	var live []byte
+	deferTTL := false
 	switch {
 	case ttlState == ttlcol.AllLive:
 		atomic.AddInt64(&s.Counters.PagesLive, 1)
@@ -210,6 +211,12 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 			live[i] = ^v
 		}
 		part.rows = ttlZone.NullCount
+	case s.filter != nil:
+		// Mixed, filtered: __TTL__ is decoded after the filter, for the
+		// rows it keeps (deferTTL).
+		atomic.AddInt64(&s.Counters.PagesRead, 1)
+		deferTTL = true
+		part.rows = int64(n)
 	default:
 		atomic.AddInt64(&s.Counters.PagesRead, 1)
 		if err := r.ReadValues(ttlIdx, p, &b.ttl, false); err != nil {
@@ -247,6 +254,11 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 			return nil, err
 		}
 		live, pv = sel, &b.pv
+		if deferTTL {
+			if err := s.liveAmong(task, ttlIdx, n, live, b); err != nil {
+				return nil, err
+			}
+		}
 		if part.rows = int64(countBits(live, n)); part.rows == 0 {
 			return part, nil
 		}
@@ -313,6 +325,31 @@ func (s *Scan) sumValues(ps *pageSum, v *segment.Values, live []byte, n int, b *
 	}
 }
 
+// liveAmong clears in sel the rows of a mixed page that have expired,
+// decoding __TTL__ for the selected rows alone when they are few: a
+// selective filter then saves most of the page's expiration checks.
+func (s *Scan) liveAmong(task pageTask, ttlIdx, n int, sel []byte, b *reduceBufs) error {
+	if countBits(sel, n) == 0 {
+		return nil
+	}
+	var err error
+	if countBits(sel, n)*8 < n {
+		err = task.r.ReadSelected(ttlIdx, task.p, &b.ttl, sel)
+	} else {
+		err = task.r.ReadValues(ttlIdx, task.p, &b.ttl, false)
+	}
+	if err != nil {
+		return err
+	}
+	// Rows outside sel hold any value; their bits are cleared below.
+	b.live = grow(b.live, (n+7)/8)
+	ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, b.live)
+	for i := range sel {
+		sel[i] &= b.live[i]
+	}
+	return nil
+}
+
 // filterValues returns the rows of live (nil: every row) the scan's filter
 // keeps, evaluated on the page's decoded values (values_filter.go); ok is
 // false when the filter holds a comparison that must take the row path.
@@ -324,8 +361,9 @@ func (s *Scan) filterValues(task pageTask, n int, live []byte, b *reduceBufs) (s
 		copy(sel, live)
 	} else {
 		setAll(sel, n)
-		clearTail(sel, n)
 	}
+	// A live mask made by negating a validity bitmap has its tail set.
+	clearTail(sel, n)
 	b.pv.reset(task, len(task.slots), n, sel)
 	kids := []bound{s.filter}
 	if l, isLogic := s.filter.(*boundLogic); isLogic && l.and && len(l.kids) > 0 {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
@@ -56,6 +57,38 @@ type pageValues struct {
 	have []bool
 	sel  []byte // the current selection, owned by the caller
 	n    int
+	// rows, gInts, gFloats, gt and gf hold the selected rows of a sparse
+	// selection, their values and their bits.
+	rows    []int32
+	gInts   []int64
+	gFloats []float64
+	gt, gf  []byte
+}
+
+// sparseRows returns the selected rows when they are fewer than a quarter
+// of the page, else nil.
+func (pv *pageValues) sparseRows() []int32 {
+	k := countBits(pv.sel, pv.n)
+	if k*4 >= pv.n {
+		return nil
+	}
+	pv.rows = pv.rows[:0]
+	for i, w := range pv.sel {
+		for ; w != 0; w &= w - 1 {
+			pv.rows = append(pv.rows, int32(i*8+bits.TrailingZeros8(w)))
+		}
+	}
+	if pv.rows == nil {
+		pv.rows = []int32{}
+	}
+	return pv.rows
+}
+
+func resizeTo[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 func (pv *pageValues) reset(task pageTask, slots, n int, sel []byte) {
@@ -151,19 +184,49 @@ func evalValues(b bound, pv *pageValues, t, f []byte) (ok bool, err error) {
 		if err != nil {
 			return false, err
 		}
+		ints, floats := v.Ints, v.Floats
+		ct, cf := t, f
+		m := n
+		rows := pv.sparseRows()
+		if rows != nil {
+			// Few rows are selected: compare those alone, gathered, and
+			// scatter their bits back.
+			m = len(rows)
+			if floats != nil {
+				pv.gFloats = resizeTo(pv.gFloats, m)
+				for j, i := range rows {
+					pv.gFloats[j] = floats[i]
+				}
+				floats = pv.gFloats
+			} else {
+				pv.gInts = resizeTo(pv.gInts, m)
+				for j, i := range rows {
+					pv.gInts[j] = ints[i]
+				}
+				ints = pv.gInts
+			}
+			pv.gt, pv.gf = resizeTo(pv.gt, (m+7)/8), resizeTo(pv.gf, (m+7)/8)
+			ct, cf = pv.gt, pv.gf
+			clear(ct)
+			clear(cf)
+		}
 		ok := true
 		switch {
-		case v.Floats != nil:
-			ok = cmpFloats(v.Floats[:n], x.c.Kind, x.c.Float, x.c.Int, x.op, t, f)
+		case floats != nil:
+			ok = cmpFloats(floats[:m], x.c.Kind, x.c.Float, x.c.Int, x.op, ct, cf)
 		case v.Scale >= 0:
-			ok = cmpScaled(v.Ints[:n], pow10(v.Scale), x.c.Kind, x.c.Float, x.c.Int, x.op, t, f)
+			ok = cmpScaled(ints[:m], pow10(v.Scale), x.c.Kind, x.c.Float, x.c.Int, x.op, ct, cf)
 		case x.c.Kind == schema.IntValue:
-			cmpInts(v.Ints[:n], x.c.Int, x.op, t, f)
+			cmpInts(ints[:m], x.c.Int, x.op, ct, cf)
 		default:
 			ok = false
 		}
 		if !ok {
 			return false, nil
+		}
+		for j, i := range rows {
+			t[i>>3] |= (ct[j>>3] >> (j & 7) & 1) << (i & 7)
+			f[i>>3] |= (cf[j>>3] >> (j & 7) & 1) << (i & 7)
 		}
 		if v.Valid != nil {
 			for i := range (n + 7) / 8 {
