@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -511,8 +512,16 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 		decoded[slot] = a
 		return a, nil
 	}
-	for _, slot := range s.need {
-		if _, err := get(slot); err != nil {
+	// The filter's columns first: the others are decoded only when some
+	// row is left, and few rows need little of them (sparseColumn).
+	if s.filter != nil {
+		var err error
+		s.filter.slots(func(slot int) {
+			if err == nil {
+				_, err = get(slot)
+			}
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -559,9 +568,39 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	if len(s.out.Fields()) == 0 {
 		return array.NewRecordBatch(s.out, nil, int64(selected)), nil
 	}
+	// gathered holds output columns built from the selected rows alone.
+	gathered := map[int]arrow.Array{}
+	defer func() {
+		for _, a := range gathered {
+			a.Release()
+		}
+	}()
+	for _, slot := range s.outSlots {
+		if _, ok := decoded[slot]; ok || selected == n {
+			continue
+		}
+		a, err := s.sparseColumn(task, slot, mask, n, selected)
+		if err != nil {
+			return nil, err
+		}
+		if a != nil {
+			gathered[slot] = a
+		}
+	}
+	for _, slot := range s.need {
+		if _, ok := gathered[slot]; ok {
+			continue
+		}
+		if _, err := get(slot); err != nil {
+			return nil, err
+		}
+	}
 	cols := make([]arrow.Array, 0, len(s.out.Fields()))
 	for _, slot := range s.outSlots {
 		a := decoded[slot]
+		if g, ok := gathered[slot]; ok {
+			a = g // already filtered
+		}
 		if slot == s.snap.ttlSlot() && !s.rawTTL {
 			a = s.showTTL(a)
 		} else {
@@ -601,6 +640,11 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	ctx := compute.WithAllocator(s.ctx, s.mem)
 	filtered := make([]arrow.Array, len(cols))
 	for i, c := range cols {
+		if c.Len() == selected && i < len(s.outSlots) && gathered[s.outSlots[i]] != nil {
+			c.Retain()
+			filtered[i] = c
+			continue
+		}
 		f, err := filterArray(ctx, s.pageMem, c, mask, n, selected)
 		if err != nil {
 			for _, x := range filtered[:i] {
@@ -616,6 +660,59 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	}
 	return out, nil
 }
+
+// sparseColumn returns the selected rows of an output column from values
+// decoded for them alone (segment.Reader.ReadSelected), when they are
+// fewer than an eighth of the page and the column is BIGINT or DOUBLE
+// (not __TTL__); nil otherwise. A point lookup then decodes whole only the
+// pages' filter and string columns.
+func (s *Scan) sparseColumn(task pageTask, slot int, mask []byte, n, selected int) (arrow.Array, error) {
+	idx := task.slots[slot]
+	if selected*8 >= n || slot == s.snap.ttlSlot() || idx < 0 || !task.r.ValuesOK(idx) {
+		return nil, nil
+	}
+	id := s.rawType(slot).ID()
+	if id != arrow.INT64 && id != arrow.FLOAT64 {
+		return nil, nil
+	}
+	v := valuesPool.Get().(*segment.Values)
+	defer valuesPool.Put(v)
+	if err := task.r.ReadSelected(idx, task.p, v, mask); err != nil {
+		return nil, err
+	}
+	var p float64
+	if v.Scale >= 0 {
+		p = math.Pow10(v.Scale) // as the page decodes: float64(x) / 10^scale
+	}
+	var ib *array.Int64Builder
+	var fb *array.Float64Builder
+	var b array.Builder
+	if id == arrow.INT64 {
+		ib = array.NewInt64Builder(s.mem)
+		b = ib
+	} else {
+		fb = array.NewFloat64Builder(s.mem)
+		b = fb
+	}
+	defer b.Release()
+	b.Reserve(selected)
+	eachSet(mask, n, func(i int) {
+		switch {
+		case v.Valid != nil && !bitutil.BitIsSet(v.Valid, i):
+			b.AppendNull()
+		case ib != nil:
+			ib.UnsafeAppend(v.Ints[i])
+		case v.Floats != nil:
+			fb.UnsafeAppend(v.Floats[i])
+		default:
+			fb.UnsafeAppend(float64(v.Ints[i]) / p)
+		}
+	})
+	return b.NewArray(), nil
+}
+
+// valuesPool keeps the buffers of sparseColumn, a page's worth each.
+var valuesPool = sync.Pool{New: func() any { return new(segment.Values) }}
 
 // rawType is the Arrow type a slot is stored with.
 func (s *Scan) rawType(slot int) arrow.DataType {
