@@ -290,12 +290,14 @@ func (b *boundCmp) eval(col func(int) arrow.Array, n int, t, f []byte) {
 	switch x := a.(type) {
 	case *array.Int64:
 		if b.c.Kind == schema.IntValue {
-			cmpSlice(x.Int64Values(), b.c.Int, b.op, a, t, f)
+			cmpInts(x.Int64Values(), b.c.Int, b.op, t, f)
+			fixNulls(a, b.op, n, t, f)
 			return
 		}
 	case *array.Timestamp:
 		if b.c.Kind == schema.IntValue {
-			cmpSlice(arrow.Int64Traits.CastFromBytes(x.Data().Buffers()[1].Bytes())[x.Data().Offset():][:n], b.c.Int, b.op, a, t, f)
+			cmpInts(arrow.Int64Traits.CastFromBytes(x.Data().Buffers()[1].Bytes())[x.Data().Offset():][:n], b.c.Int, b.op, t, f)
+			fixNulls(a, b.op, n, t, f)
 			return
 		}
 	case *array.Int32:
@@ -304,12 +306,13 @@ func (b *boundCmp) eval(col func(int) arrow.Array, n int, t, f []byte) {
 			return
 		}
 	case *array.Float64:
-		if b.c.Kind == schema.FloatValue {
-			cmpSlice(x.Float64Values(), b.c.Float, b.op, a, t, f)
+		// cmpFloats takes every constant but NaN, which cmpSlice orders.
+		if cmpFloats(x.Float64Values(), b.c.Kind, b.c.Float, b.c.Int, b.op, t, f) {
+			fixNulls(a, b.op, n, t, f)
 			return
 		}
-		if b.c.Kind == schema.IntValue {
-			cmpSlice(x.Float64Values(), float64(b.c.Int), b.op, a, t, f)
+		if b.c.Kind == schema.FloatValue {
+			cmpSlice(x.Float64Values(), b.c.Float, b.op, a, t, f)
 			return
 		}
 	case *array.String:
