@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -528,13 +529,23 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 
 	mask := make([]byte, (n+7)/8)
 	var ttlCol arrow.Array
-	if ttlState == ttlcol.Mixed {
+	// lateTTL: a filtered mixed page judges expiry after the filter, for
+	// the rows it keeps (liveAfter), unless __TTL__ is decoded anyway.
+	_, ttlDecoded := decoded[s.snap.ttlSlot()]
+	lateTTL := ttlState == ttlcol.Mixed && s.filter != nil && !ttlDecoded && !slices.Contains(s.outSlots, s.snap.ttlSlot()) &&
+		ttl.idx >= 0 && r.ValuesOK(ttl.idx)
+	switch {
+	case lateTTL:
+		setAll(mask, n)
+	case ttlState == ttlcol.Mixed:
 		var err error
 		if ttlCol, err = get(s.snap.ttlSlot()); err != nil {
 			return nil, err
 		}
+		fallthrough
+	default:
+		ttlcol.PageMask(ttlState, ttlCol, n, s.threshold, mask)
 	}
-	ttlcol.PageMask(ttlState, ttlCol, n, s.threshold, mask)
 	if hidden != nil {
 		clearHidden(mask, s.hiddenWords(rsID), ord0, n)
 	}
@@ -559,6 +570,11 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 		s.filter.eval(func(slot int) arrow.Array { return decoded[slot] }, n, t, f)
 		for i := range mask {
 			mask[i] &= t[i]
+		}
+	}
+	if lateTTL {
+		if err := s.liveAfter(task, ttl.idx, mask, n); err != nil {
+			return nil, err
 		}
 	}
 	selected := countBits(mask, n)
@@ -709,6 +725,33 @@ func (s *Scan) sparseColumn(task pageTask, slot int, mask []byte, n, selected in
 		}
 	})
 	return b.NewArray(), nil
+}
+
+// liveAfter clears in mask the rows that have expired, decoding __TTL__
+// (column idx) for the rows of mask alone when they are few.
+func (s *Scan) liveAfter(task pageTask, idx int, mask []byte, n int) error {
+	k := countBits(mask, n)
+	if k == 0 {
+		return nil
+	}
+	v := valuesPool.Get().(*segment.Values)
+	defer valuesPool.Put(v)
+	var err error
+	if k*8 < n {
+		err = task.r.ReadSelected(idx, task.p, v, mask)
+	} else {
+		err = task.r.ReadValues(idx, task.p, v, false)
+	}
+	if err != nil {
+		return err
+	}
+	// Rows outside mask hold any value; their bits are cleared below.
+	live := make([]byte, (n+7)/8)
+	ttlcol.LiveMask(v.Ints, v.Valid, 0, s.threshold, live)
+	for i := range mask {
+		mask[i] &= live[i]
+	}
+	return nil
 }
 
 // valuesPool keeps the buffers of sparseColumn, a page's worth each.
