@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 
@@ -72,16 +73,27 @@ func (pv *pageValues) sparseRows() []int32 {
 	if k*4 >= pv.n {
 		return nil
 	}
-	pv.rows = pv.rows[:0]
-	for i, w := range pv.sel {
-		for ; w != 0; w &= w - 1 {
-			pv.rows = append(pv.rows, int32(i*8+bits.TrailingZeros8(w)))
+	rows := resizeTo(pv.rows, k)
+	pv.rows = rows
+	j := 0
+	sel := pv.sel[:(pv.n+7)/8]
+	i := 0
+	for ; i+8 <= len(sel); i += 8 {
+		for w := binary.LittleEndian.Uint64(sel[i:]); w != 0; w &= w - 1 {
+			rows[j] = int32(i*8 + bits.TrailingZeros64(w))
+			j++
 		}
 	}
-	if pv.rows == nil {
-		pv.rows = []int32{}
+	for ; i < len(sel); i++ {
+		for w := sel[i]; w != 0; w &= w - 1 {
+			rows[j] = int32(i*8 + bits.TrailingZeros8(w))
+			j++
+		}
 	}
-	return pv.rows
+	if rows == nil {
+		rows = []int32{}
+	}
+	return rows
 }
 
 func resizeTo[T any](s []T, n int) []T {
@@ -284,17 +296,56 @@ func b2u(b bool) uint8 {
 // cmpInts sets the TRUE rows of vals op c in t and the others in f, eight
 // rows to a byte.
 func cmpInts(vals []int64, c int64, op Op, t, f []byte) {
-	ok := opBits(op)
-	n := len(vals)
-	for i := 0; i < n; i += 8 {
-		w := vals[i:min(n, i+8)]
-		var tb byte
-		for j, v := range w {
-			r := 1 + b2u(v > c) - b2u(v < c)
-			tb |= (ok >> r & 1) << j
+	// Every op is v in [a, b] or its negation, or no row at all.
+	a, b, negate := c, c, false
+	switch op {
+	case Eq, NullSafeEq:
+	case Ne:
+		negate = true
+	case Ge, Lt:
+		b, negate = math.MaxInt64, op == Lt
+	case Gt, Le:
+		if c == math.MaxInt64 {
+			if op == Le {
+				setAll(t, len(vals))
+			} else {
+				setAll(f, len(vals))
+			}
+			return
 		}
+		a, b, negate = c+1, math.MaxInt64, op == Le
+	}
+	rangeBits(vals, a, uint64(b-a), negate, t, f)
+}
+
+// rangeBits sets in t the rows of vals in [a, a+span] (or, negated,
+// outside it) and the others in f, eight rows to a byte, unrolled.
+func rangeBits(vals []int64, a int64, span uint64, negate bool, t, f []byte) {
+	var flip byte
+	if negate {
+		flip = 0xff
+	}
+	n := len(vals)
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		v := vals[i : i+8 : i+8]
+		tb := b2u(uint64(v[0]-a) <= span) | b2u(uint64(v[1]-a) <= span)<<1 |
+			b2u(uint64(v[2]-a) <= span)<<2 | b2u(uint64(v[3]-a) <= span)<<3 |
+			b2u(uint64(v[4]-a) <= span)<<4 | b2u(uint64(v[5]-a) <= span)<<5 |
+			b2u(uint64(v[6]-a) <= span)<<6 | b2u(uint64(v[7]-a) <= span)<<7
+		tb ^= flip
 		t[i>>3] |= tb
-		f[i>>3] |= ^tb & (byte(1)<<len(w) - 1)
+		f[i>>3] |= ^tb
+	}
+	if i < n {
+		var tb byte
+		for j, v := range vals[i:] {
+			tb |= b2u(uint64(v-a) <= span) << j
+		}
+		mask := byte(1)<<(n-i) - 1
+		tb = (tb ^ flip) & mask
+		t[i>>3] |= tb
+		f[i>>3] |= ^tb & mask
 	}
 }
 
@@ -362,20 +413,7 @@ func cmpScaled(vals []int64, p float64, kind schema.ValueKind, cf float64, ci in
 		}
 		return true
 	}
-	span := uint64(b - a)
-	for i := 0; i < n; i += 8 {
-		w := vals[i:min(n, i+8)]
-		var tb byte
-		for j, v := range w {
-			tb |= b2u(uint64(v-a) <= span) << j
-		}
-		mask := byte(1)<<len(w) - 1
-		if negate {
-			tb = ^tb & mask
-		}
-		t[i>>3] |= tb
-		f[i>>3] |= ^tb & mask
-	}
+	rangeBits(vals, a, uint64(b-a), negate, t, f)
 	return true
 }
 
