@@ -152,3 +152,35 @@ func TestCountDistinctApplies(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCountDistinct is count(DISTINCT k) over benchRows rows of card
+// distinct BIGINT values, on the partitioned sets.
+func BenchmarkCountDistinct(b *testing.B) {
+	for _, card := range []int64{1_000_000, 10_000} {
+		for _, p := range []int{1, 2} {
+			b.Run(fmt.Sprintf("card=%d/parallel=%d", card, p), func(b *testing.B) {
+				mem := memory.NewGoAllocator()
+				s, bs := benchKeyValues(mem, card, true)
+				defer releaseAll(bs)
+				b.ReportAllocs()
+				cpu := cpuNanos()
+				for b.Loop() {
+					for _, x := range bs {
+						x.Retain()
+					}
+					op, err := NewHashAggregate(&Env{Mem: mem, Parallelism: p}, NewSliceSource(s, slices.Clone(bs)),
+						nil, []Aggregate{{Func: Count, Arg: 0, Distinct: true, Name: "n"}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					out, err := Drain(context.Background(), op)
+					if err != nil {
+						b.Fatal(err)
+					}
+					releaseAll(out)
+				}
+				b.ReportMetric(float64(cpuNanos()-cpu)/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
