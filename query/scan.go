@@ -679,16 +679,17 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 
 // sparseColumn returns the selected rows of an output column from values
 // decoded for them alone (segment.Reader.ReadSelected), when they are
-// fewer than an eighth of the page and the column is BIGINT or DOUBLE
-// (not __TTL__); nil otherwise. A point lookup then decodes whole only the
+// fewer than an eighth of the page and the column is BIGINT, a date-time or
+// DOUBLE (not __TTL__); nil otherwise. A point lookup then decodes whole only the
 // pages' filter and string columns.
 func (s *Scan) sparseColumn(task pageTask, slot int, mask []byte, n, selected int) (arrow.Array, error) {
 	idx := task.slots[slot]
 	if selected*8 >= n || slot == s.snap.ttlSlot() || idx < 0 || !task.r.ValuesOK(idx) {
 		return nil, nil
 	}
-	id := s.rawType(slot).ID()
-	if id != arrow.INT64 && id != arrow.FLOAT64 {
+	rt := s.rawType(slot)
+	id := rt.ID()
+	if id != arrow.INT64 && id != arrow.FLOAT64 && id != arrow.TIMESTAMP {
 		return nil, nil
 	}
 	v := valuesPool.Get().(*segment.Values)
@@ -701,12 +702,17 @@ func (s *Scan) sparseColumn(task pageTask, slot int, mask []byte, n, selected in
 		p = math.Pow10(v.Scale) // as the page decodes: float64(x) / 10^scale
 	}
 	var ib *array.Int64Builder
+	var tb *array.TimestampBuilder
 	var fb *array.Float64Builder
 	var b array.Builder
-	if id == arrow.INT64 {
+	switch id {
+	case arrow.INT64:
 		ib = array.NewInt64Builder(s.mem)
 		b = ib
-	} else {
+	case arrow.TIMESTAMP:
+		tb = array.NewTimestampBuilder(s.mem, rt.(*arrow.TimestampType))
+		b = tb
+	default:
 		fb = array.NewFloat64Builder(s.mem)
 		b = fb
 	}
@@ -718,6 +724,8 @@ func (s *Scan) sparseColumn(task pageTask, slot int, mask []byte, n, selected in
 			b.AppendNull()
 		case ib != nil:
 			ib.UnsafeAppend(v.Ints[i])
+		case tb != nil:
+			tb.UnsafeAppend(arrow.Timestamp(v.Ints[i]))
 		case v.Floats != nil:
 			fb.UnsafeAppend(v.Floats[i])
 		default:

@@ -26,11 +26,11 @@ type Values struct {
 	valid  []byte
 }
 
-// ValuesOK reports whether ReadValues can decode column col: BIGINT and
-// DOUBLE columns.
+// ValuesOK reports whether ReadValues can decode column col: BIGINT,
+// timestamp (in Ints, in the column's unit) and DOUBLE columns.
 func (r *Reader) ValuesOK(col int) bool {
 	id := r.f.cols[col].id
-	return id == typeInt64 || id == typeFloat64
+	return id == typeInt64 || id == typeFloat64 || id == typeTimestamp
 }
 
 // ReadValues decodes column col of page p into v, which must satisfy
@@ -62,7 +62,7 @@ func (r *Reader) pageRows(p int) int {
 
 func (r *Reader) readValues(col, p int, v *Values, validityOnly bool, sel []byte) error {
 	if col < 0 || col >= len(r.f.cols) || p < 0 || p >= len(r.f.pages) || !r.ValuesOK(col) {
-		return fmt.Errorf("segment %s: ReadValues of column %d page %d: not a BIGINT or DOUBLE column in range", r.name, col, p)
+		return fmt.Errorf("segment %s: ReadValues of column %d page %d: not a BIGINT, timestamp or DOUBLE column in range", r.name, col, p)
 	}
 	c := r.f.chunk(col, p)
 	n := r.f.pages[p]

@@ -32,6 +32,10 @@ func checkValues(a arrow.Array, v *Values) error {
 			if v.Ints == nil || v.Ints[i] != x.Value(i) {
 				return fmt.Errorf("row %d: int differs from %d", i, x.Value(i))
 			}
+		case *array.Timestamp:
+			if v.Ints == nil || v.Ints[i] != int64(x.Value(i)) {
+				return fmt.Errorf("row %d: timestamp differs from %d", i, x.Value(i))
+			}
 		case *array.Float64:
 			var got float64
 			switch {
@@ -78,6 +82,8 @@ func checkSelected(a arrow.Array, v *Values, sel []byte) error {
 			b.AppendNull()
 		} else if x, ok := a.(*array.Int64); ok {
 			b.(*array.Int64Builder).Append(x.Value(i))
+		} else if x, ok := a.(*array.Timestamp); ok {
+			b.(*array.TimestampBuilder).Append(x.Value(i))
 		} else {
 			b.(*array.Float64Builder).Append(a.(*array.Float64).Value(i))
 		}
