@@ -13,19 +13,8 @@ import (
 // background compaction is on, and reports whether it changed anything.
 // Tests and simulations with their own clock call it directly.
 func (t *Table) CompactAuto(ctx context.Context) (bool, error) {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
 	now := t.reclaimNow()
-	v, err := t.writable()
-	if err != nil {
-		return false, err
-	}
-	defer v.unref()
-	j, ok, err := t.planAuto(v, now)
-	if err != nil || !ok {
-		return false, err
-	}
-	return true, t.runJob(ctx, v, j, now)
+	return t.compact(ctx, now, func(v *version) (job, bool, error) { return t.planAuto(v, now) })
 }
 
 // planAuto asks the auto-compaction policy (compaction.PickAuto) for the

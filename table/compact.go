@@ -49,14 +49,12 @@ func (t *Table) Compact(ctx context.Context, kind CompactionKind) error {
 // that expired by now may be reclaimed, so a later read at an earlier now
 // may miss them: reads do not travel back in time.
 func (t *Table) CompactAt(ctx context.Context, kind CompactionKind, now time.Time) error {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
 	if now.IsZero() {
 		now = t.reclaimNow()
 	} else {
 		t.noteNow(now)
 	}
-	_, err := t.compactLocked(ctx, kind, now)
+	_, err := t.compactKind(ctx, kind, now)
 	return err
 }
 
@@ -98,56 +96,70 @@ func jobOf(v *version, p compaction.Plan) job {
 	return job{kind: p.Kind, trigger: p.Trigger, inputs: p.Handles(v.rowsets), fromBase: p.FromBase, dropOnly: p.DropOnly}
 }
 
-// compactLocked runs one compaction of a kind with writeMu held; it
-// reports whether anything changed.
-func (t *Table) compactLocked(ctx context.Context, kind CompactionKind, now time.Time) (bool, error) {
-	v, err := t.writable()
-	if err != nil {
-		return false, err
-	}
-	defer v.unref()
-	j, ok := manualJob(v, kind, now)
-	if !ok {
-		return false, nil
-	}
-	return true, t.runJob(ctx, v, j, now)
+// compactKind runs one compaction of a kind; it reports whether anything
+// changed.
+func (t *Table) compactKind(ctx context.Context, kind CompactionKind, now time.Time) (bool, error) {
+	return t.compact(ctx, now, func(v *version) (job, bool, error) {
+		j, ok := manualJob(v, kind, now)
+		return j, ok, nil
+	})
 }
 
-// runJob runs a planned compaction on v (pinned by the caller, writeMu
-// held) and publishes it.
-func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) error {
+// rewrite writes the rows job j keeps from its inputs, as v (pinned by the
+// caller) has them, into a new rowset that no record lists yet. It runs
+// without the writer lock: writers go on meanwhile, and install reconciles
+// what they did to the inputs.
+func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (*compactOutput, error) {
 	threshold := v.policy.Threshold(now.UnixMicro())
 	model := v.def.Model
-	if j.dropOnly {
-		return t.installCompaction(v, j, rowset.Meta{}, nil)
-	}
 	inputs, fromBase := j.inputs, j.fromBase
 	drop := compaction.DropsExpired(model, fromBase)
 	phys := physicalSchema(v.def, v.policy)
+	out := &compactOutput{}
+	newWriter := func() *rowset.Writer {
+		// Until the install appends its record no record names the
+		// output's files, so an abort removes them; once it has, the
+		// record's fate decides.
+		return t.newRowsetWriterWith(v, func() bool { return !out.installing || t.vs.mayRemoveFiles() })
+	}
 
-	// finish seals the output and publishes it in place of the inputs.
-	finish := func(w *rowset.Writer) error {
+	// finish seals the output and opens it, ready to install.
+	finish := func(w *rowset.Writer) (*compactOutput, error) {
 		meta, err := w.Finish()
 		if err != nil {
 			w.Abort()
-			return err
+			return nil, err
 		}
 		meta.Overlapping = !model.IsUnique() && len(meta.Segments) > 1
 		meta.Lo, meta.Hi = inputs[0].Meta.Lo, inputs[len(inputs)-1].Meta.Hi
 		if fromBase {
 			meta.Lo = 0
 		}
-		return t.installCompaction(v, j, meta, w)
+		out.w, out.meta = w, meta
+		if meta.Rows > 0 {
+			meta.ID = t.vs.newRowsetID()
+			out.meta = meta
+			h, err := rowset.Open(t.fs, t.dir, meta, t.onRelease)
+			if err != nil {
+				w.Abort()
+				return nil, err
+			}
+			out.h = h
+		}
+		out.carry.check(out.meta.Rows)
+		return out, nil
 	}
 
 	if model == schema.Duplicate || (model == schema.UniqueMOW && len(inputs) == 1) {
-		w := t.newRowsetWriter(v)
-		handled, err := t.rewriteByPages(ctx, v, inputs, drop, threshold, phys, w)
+		w := newWriter()
+		kept := newKept(len(inputs))
+		handled, err := t.rewriteByPages(ctx, v, inputs, drop, threshold, phys, w, kept)
 		if err != nil {
 			w.Abort()
-			return err
+			return nil, err
 		}
 		if handled {
+			out.carry = carrier{kept: kept}
 			return finish(w)
 		}
 	}
@@ -157,10 +169,23 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 	// merge over the whole version does, so that the inputs lose every
 	// version a newer one hides, inside the inputs or above them. The newest
 	// version of each key stays, expired or a deletion, unless nothing lies
-	// below the inputs (see the scan options below).
+	// below the inputs (see the scan options below). Rowsets above the
+	// inputs that hide rows stay while the rewrite runs: only compactions
+	// remove rowsets, one at a time.
 	hidden, err := v.hidden(t.opts.Allocator)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	// A concatenation keeps the inputs' order, so the scans' row locations
+	// say where each input row lands; a merge by key places rows by key,
+	// which is how merge-on-write marks are carried (see carrier).
+	var kept []*roaring.Bitmap
+	switch model {
+	case schema.Duplicate:
+		kept = newKept(len(inputs))
+		out.carry = carrier{kept: kept}
+	case schema.UniqueMOW:
+		out.carry = carrier{byKey: true, keyCount: v.def.Schema.KeyCount}
 	}
 	var readers []array.RecordReader
 	defer func() {
@@ -168,7 +193,7 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 			r.Release()
 		}
 	}()
-	for _, h := range inputs {
+	for i, h := range inputs {
 		if drop && model != schema.UniqueMOR && compaction.WhollyExpired(&h.Meta, v.policy, threshold) {
 			continue // nothing to read: every row goes
 		}
@@ -177,7 +202,7 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 			Schema: &v.def.Schema, Policy: v.policy, Model: model,
 			Rowsets: []*rowset.Handle{h}, Deleted: hidden, Merged: true, Release: v.unref,
 		}
-		req := query.Request{Now: now, ShowHidden: v.policy.Mode != ttlcol.NoTTL}
+		req := query.Request{Now: now, ShowHidden: v.policy.Mode != ttlcol.NoTTL, RowIDs: kept != nil}
 		raw := rawscan.Options{
 			RawTTL: true, IncludeExpired: !drop,
 			// A merge-on-read compaction that cannot drop expired rows keeps
@@ -187,12 +212,16 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 		}
 		r, err := query.NewStoredScan(ctx, t.opts.Allocator, snap, req, raw)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		readers = append(readers, &physReader{Scan: r, phys: phys, mem: t.opts.Allocator, addSign: model == schema.UniqueMOR && fromBase})
+		pr := &physReader{Scan: r, phys: phys, mem: t.opts.Allocator, addSign: model == schema.UniqueMOR && fromBase}
+		if kept != nil {
+			pr.kept, pr.carry = kept[i], &out.carry
+		}
+		readers = append(readers, pr)
 	}
 
-	w := t.newRowsetWriter(v)
+	w := newWriter()
 	if model.IsUnique() {
 		_, err = compaction.MergeByKey(ctx, t.opts.Allocator, phys, readers, v.def.Schema.KeyCount, w)
 	} else {
@@ -200,49 +229,9 @@ func (t *Table) runJob(ctx context.Context, v *version, j job, now time.Time) er
 	}
 	if err != nil {
 		w.Abort()
-		return err
+		return nil, err
 	}
 	return finish(w)
-}
-
-// installCompaction publishes the swap of inputs for the output (if it has
-// rows) in one manifest record, and marks the inputs obsolete: their files
-// go when the last reader lets go.
-func (t *Table) installCompaction(v *version, j job, out rowset.Meta, w *rowset.Writer) error {
-	e := &versionEdit{}
-	if w != nil && out.Rows > 0 {
-		out.ID = t.vs.newRowsetID()
-		h, err := rowset.Open(t.fs, t.dir, out, t.onRelease)
-		if err != nil {
-			w.Abort()
-			return err
-		}
-		e.Added = []rowset.Meta{out}
-		e.apply.handles = []*rowset.Handle{h}
-	}
-	var inRows, inBytes int64
-	for _, in := range j.inputs {
-		e.Removed = append(e.Removed, in.Meta.ID)
-		inRows += in.Meta.Rows
-		inBytes += in.Meta.Bytes
-	}
-	e.apply.updateCounters = func(tot *LifetimeCounters) {
-		tot.ReclaimedRows += inRows - out.Rows
-		tot.ReclaimedBytes += inBytes - out.Bytes
-		tot.CompactedBytes += out.Bytes
-		tot.Compactions[string(j.kind)]++
-		if tot.Triggers == nil {
-			tot.Triggers = map[string]int64{}
-		}
-		tot.Triggers[j.trigger]++
-	}
-	if err := t.vs.logAndApply(e); err != nil {
-		if w != nil {
-			w.Abort()
-		}
-		return err
-	}
-	return nil
 }
 
 // physReader turns scan batches into batches of the physical schema.
@@ -252,6 +241,11 @@ type physReader struct {
 	mem     memory.Allocator
 	addSign bool
 	cur     arrow.RecordBatch
+	// kept, when set, receives the input ordinals of the rows read (the
+	// scan was asked for row locations, which are dropped here); carry
+	// learns when they do not come in stored order.
+	kept  *roaring.Bitmap
+	carry *carrier
 }
 
 func (p *physReader) Next() bool {
@@ -264,6 +258,16 @@ func (p *physReader) Next() bool {
 	}
 	rec := p.Scan.RecordBatch()
 	cols := append([]arrow.Array{}, rec.Columns()...)
+	if p.kept != nil {
+		ords := cols[len(cols)-1].(*array.Int64).Int64Values()
+		cols = cols[:len(cols)-2]
+		for _, o := range ords {
+			if !p.kept.IsEmpty() && uint32(o) <= p.kept.Maximum() {
+				p.carry.unordered = true
+			}
+			p.kept.Add(uint32(o))
+		}
+	}
 	var sign arrow.Array
 	if p.addSign {
 		sign = schema.ConstArray(p.mem, arrow.FixedWidthTypes.Boolean, schema.IntVal(0), int(rec.NumRows()))

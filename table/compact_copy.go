@@ -21,8 +21,9 @@ import (
 // where the output need not be a key-ordered merge: DUPLICATE tables, and a
 // merge-on-write rewrite of one rowset. It returns false, having written
 // nothing, when an input's layout differs from the table's (a schema
-// change), so the caller falls back to scans.
-func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset.Handle, drop bool, threshold int64, phys *arrow.Schema, w *rowset.Writer) (bool, error) {
+// change), so the caller falls back to scans. kept[i] receives the
+// ordinals of the rows of inputs[i] it writes.
+func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset.Handle, drop bool, threshold int64, phys *arrow.Schema, w *rowset.Writer, kept []*roaring.Bitmap) (bool, error) {
 	for _, h := range inputs {
 		for _, r := range h.Segments {
 			if !r.SameLayout(phys) {
@@ -35,7 +36,7 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 	if idx := phys.FieldIndices(schema.TTLColumn); len(idx) > 0 {
 		ttlIdx = idx[0]
 	}
-	for _, h := range inputs {
+	for i, h := range inputs {
 		if drop && compaction.WhollyExpired(&h.Meta, v.policy, threshold) {
 			continue
 		}
@@ -60,9 +61,10 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 					if err := w.CopyPage(mem, r, p); err != nil {
 						return true, err
 					}
+					kept[i].AddRange(uint64(ord0), uint64(ord0)+uint64(n))
 					continue
 				}
-				if err := t.filterPage(ctx, mem, r, p, ord0, n, state, threshold, ttlIdx, del, phys, w); err != nil {
+				if err := t.filterPage(ctx, mem, r, p, ord0, n, state, threshold, ttlIdx, del, phys, w, kept[i]); err != nil {
 					return true, err
 				}
 			}
@@ -73,10 +75,10 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 }
 
 // filterPage decodes one page and writes the rows that are neither expired
-// (when state says some are) nor deleted.
+// (when state says some are) nor deleted, adding their ordinals to kept.
 func (t *Table) filterPage(ctx context.Context, mem memory.Allocator, r interface {
 	ReadPage(memory.Allocator, int, int) (arrow.Array, error)
-}, p int, ord0 int64, n int, state ttlcol.PageState, threshold int64, ttlIdx int, del *roaring.Bitmap, phys *arrow.Schema, w *rowset.Writer) error {
+}, p int, ord0 int64, n int, state ttlcol.PageState, threshold int64, ttlIdx int, del *roaring.Bitmap, phys *arrow.Schema, w *rowset.Writer, kept *roaring.Bitmap) error {
 	cols := make([]arrow.Array, phys.NumFields())
 	defer func() {
 		for _, c := range cols {
@@ -105,13 +107,18 @@ func (t *Table) filterPage(ctx context.Context, mem memory.Allocator, r interfac
 			}
 		}
 	}
-	kept := bitutil.CountSetBits(mask, 0, n)
-	if kept == 0 {
+	nkept := bitutil.CountSetBits(mask, 0, n)
+	if nkept == 0 {
 		return nil
+	}
+	for i := 0; i < n; i++ {
+		if bitutil.BitIsSet(mask, i) {
+			kept.Add(uint32(ord0 + int64(i)))
+		}
 	}
 	rec := array.NewRecordBatch(phys, cols, int64(n))
 	defer rec.Release()
-	if kept == n {
+	if nkept == n {
 		return w.Write(rec)
 	}
 	out, err := query.FilterBatch(ctx, mem, rec, mask)

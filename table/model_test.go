@@ -402,7 +402,5 @@ func trunc(s []string) []string {
 
 // compactAtForTest runs a compaction judging expiry at now.
 func (t *Table) compactAtForTest(kind CompactionKind, now time.Time) (bool, error) {
-	t.writeMu.Lock()
-	defer t.writeMu.Unlock()
-	return t.compactLocked(context.Background(), kind, now)
+	return t.compactKind(context.Background(), kind, now)
 }

@@ -111,9 +111,19 @@ type Table struct {
 	deferring *deferringFS
 	readers   *readerLock
 
-	// writeMu serialises writers: writes, ALTERs, compaction installs and
-	// the publish of a load (which reads and encodes its rows without it).
+	// writeMu serialises writers: writes, ALTERs, the planning and install
+	// of a compaction (which rewrites its inputs without it) and the publish
+	// of a load (which reads and encodes its rows without it).
 	writeMu writeLock
+	// compactMu runs compactions one at a time, so that two never rewrite
+	// the same rowsets (see compact_run.go).
+	compactMu writeLock
+	// testHooks let tests act between the stages of a compaction.
+	testHooks struct {
+		// rewritten runs after a compaction's rewrite, before its install,
+		// without the writer lock.
+		rewritten func()
+	}
 
 	// vs owns the manifest and the published state; its fields are
 	// guarded by mu.

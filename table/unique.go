@@ -130,56 +130,71 @@ func mowMarks(ctx context.Context, mem memory.Allocator, nh *rowset.Handle, olde
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		del := deleted[o.Meta.ID]
-		c := rowset.NewKeyCursor(o, mem, keyCount)
-		keep := func(lo, hi []byte) bool {
-			if lo == nil {
-				return true
-			}
-			i := keys.lowerBound(lo)
-			return i < keys.len() && bytes.Compare(keys.at(i), hi) <= 0
+		b, err := keyMatches(ctx, mem, keys, o, deleted[o.Meta.ID], keyCount)
+		if err != nil {
+			return nil, err
 		}
-		for {
-			ok, err := c.NextPageWhere(keep)
-			if err != nil {
-				c.Close()
-				return nil, err
-			}
-			if !ok {
-				break
-			}
-			j := -1
-			for {
-				more, err := c.Next()
-				if err != nil {
-					c.Close()
-					return nil, err
-				}
-				if !more {
-					break
-				}
-				if j < 0 {
-					j = keys.lowerBound(c.Key)
-				}
-				for j < keys.len() && bytes.Compare(keys.at(j), c.Key) < 0 {
-					j++
-				}
-				if j < keys.len() && bytes.Equal(keys.at(j), c.Key) {
-					if del == nil || !del.Contains(uint32(c.Ordinal)) {
-						b := marks[o.Meta.ID]
-						if b == nil {
-							b = roaring.New()
-							marks[o.Meta.ID] = b
-						}
-						b.Add(uint32(c.Ordinal))
-					}
-				}
-				if c.AtPageEnd() {
-					break
-				}
-			}
+		if b != nil {
+			marks[o.Meta.ID] = b
 		}
-		c.Close()
 	}
 	return marks, nil
+}
+
+// keyMatches returns the ordinals of the rows of o, a rowset sorted by key,
+// whose keys are in keys and which del does not hold; nil when there are
+// none.
+func keyMatches(ctx context.Context, mem memory.Allocator, keys *sortedKeys, o *rowset.Handle, del *roaring.Bitmap, keyCount int) (*roaring.Bitmap, error) {
+	if keys.len() == 0 {
+		return nil, nil
+	}
+	var b *roaring.Bitmap
+	c := rowset.NewKeyCursor(o, mem, keyCount)
+	defer c.Close()
+	keep := func(lo, hi []byte) bool {
+		if lo == nil {
+			return true
+		}
+		i := keys.lowerBound(lo)
+		return i < keys.len() && bytes.Compare(keys.at(i), hi) <= 0
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ok, err := c.NextPageWhere(keep)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return b, nil
+		}
+		j := -1
+		for {
+			more, err := c.Next()
+			if err != nil {
+				return nil, err
+			}
+			if !more {
+				break
+			}
+			if j < 0 {
+				j = keys.lowerBound(c.Key)
+			}
+			for j < keys.len() && bytes.Compare(keys.at(j), c.Key) < 0 {
+				j++
+			}
+			if j < keys.len() && bytes.Equal(keys.at(j), c.Key) {
+				if del == nil || !del.Contains(uint32(c.Ordinal)) {
+					if b == nil {
+						b = roaring.New()
+					}
+					b.Add(uint32(c.Ordinal))
+				}
+			}
+			if c.AtPageEnd() {
+				break
+			}
+		}
+	}
 }
