@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
@@ -567,5 +569,42 @@ func runConcurrentModel(t *testing.T, model schema.Model, seed uint64, steps int
 	at := clock.Load()
 	if got, want := tableVisible(t, tbl, at), ref.visible(at); !slices.Equal(got, want) {
 		t.Fatalf("seed %d: after reopen: got %v\nwant %v", seed, trunc(got), trunc(want))
+	}
+}
+
+// TestCompactionCloseMidRewrite: a table closed while a compaction's rewrite
+// runs fails the install with ErrClosed, and its output is deleted.
+func TestCompactionCloseMidRewrite(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := filepath.Join(t.TempDir(), "t")
+	opts := &Options{Allocator: mem, DisableAutoCompaction: true}
+	tbl := mustCreate(t, dir, modelDef(schema.Duplicate, false), opts)
+	ref := &refModel{keys: map[int64]modelRow{}}
+	ctx := context.Background()
+	for i := int64(0); i < 3; i++ {
+		writeRef(t, ctx, tbl, mem, ref, modelRows(span(i*10, i*10+10), i))
+	}
+	entered, release := blockRewrite(tbl)
+	done := make(chan error, 1)
+	go func() { done <- tbl.CompactAt(ctx, Full, base) }()
+	<-entered
+	if err := tbl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if err := <-done; !errors.Is(err, rowttl.ErrClosed) {
+		t.Fatalf("compaction after close: %v, want ErrClosed", err)
+	}
+	tbl, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer checkClose(t, tbl)
+	if lf := tbl.LostFound(); len(lf) > 0 {
+		t.Fatalf("the abandoned output was left behind: %v", lf)
+	}
+	if got, want := tableVisible(t, tbl, base.UnixMicro()), ref.visible(base.UnixMicro()); !slices.Equal(got, want) {
+		t.Fatalf("got %v\nwant %v", trunc(got), trunc(want))
 	}
 }

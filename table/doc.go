@@ -58,6 +58,14 @@
 // its writes made due, within a time cap: short-lived processes would
 // otherwise leave them to a background loop that never gets to run.
 //
+// A compaction holds the writer lock only to plan on a pinned version and
+// to install its output (compact_run.go): writers go on while it rewrites.
+// The install checks that its inputs are still current and the definition
+// unchanged — else the output is deleted and the compaction planned again —
+// and carries the delete marks that landed on the inputs meanwhile to the
+// output's rows in the same record, so that no superseded or deleted row
+// comes back. Compactions run one at a time.
+//
 // # Data directories
 //
 // A DB (db.go) is a data directory, recognised by its ROWTTL marker
