@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # compare.sh [ROWS] — rowttl and DuckDB side by side on the same generated
-# rows, in the same run.
+# rows, in the same run; for the small writes, SQLite beside them too.
 #
 # Builds `rowttl` (main module) and `duckbench` (the nested bench/duckdb
 # module, cgo; its first build compiles and links DuckDB and takes
@@ -10,8 +10,15 @@
 # fresh process. The JSON lines of both go to $OUT; the table at the end is
 # `rowttl bench --compare $OUT`.
 #
+# smallwrites (durable one-row writes from 1 and 16 goroutines, and 10-row
+# writes during a full compaction of the ROWS-row events table) also builds
+# `sqlbench` (the nested bench/sqlite module, pure Go: modernc.org/sqlite in
+# WAL mode with synchronous=FULL, one autocommit INSERT per row) and runs it
+# beside rowttl and DuckDB, WRITES writes each (default 20000).
+#
 # Environment: LAYOUTS (default "random correlated"), WORKLOADS (default
-# "load count sum groupby project reclaim upsert suite"; suite is the SQL
+# "load count sum groupby project reclaim upsert export smallwrites suite";
+# smallwrites, like upsert, runs with the first layout only; suite is the SQL
 # queries q01..q12 of bench.Suite, the same text in both engines; upsert
 # ignores the layout and runs with the first one only), RUNS (measured runs per workload,
 # default 3), DIR (tables and binaries, default ${TMPDIR:-/tmp}/rowttl-bench),
@@ -22,9 +29,10 @@ set -euo pipefail
 ROWS=${1:-2000000}
 LAYOUTS=${LAYOUTS:-random correlated}
 SUITE="q01 q02 q03 q04 q05 q06 q07 q08 q09 q10 q11 q12"
-WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert export suite}
+WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert export smallwrites suite}
 WORKLOADS=${WORKLOADS//suite/$SUITE}
 RUNS=${RUNS:-3}
+WRITES=${WRITES:-20000}
 DIR=${DIR:-${TMPDIR:-/tmp}/rowttl-bench}
 OUT=${OUT:-$DIR/compare-$ROWS-$(date +%Y%m%d-%H%M%S).jsonl}
 
@@ -39,17 +47,22 @@ echo "compare.sh: building duckbench (the first build of DuckDB takes minutes)" 
 # -mod=mod: the nested module replaces rowttl with ../.., so a dependency
 # the main module gained since go.mod here was last tidied is added on the fly.
 (cd "$here/duckdb" && go build -mod=mod -tags duckdb_arrow -o "$DIR/bin/duckbench" .)
+if [[ " $WORKLOADS " == *" smallwrites "* ]]; then
+  echo "compare.sh: building sqlbench" >&2
+  (cd "$here/sqlite" && go build -mod=mod -o "$DIR/bin/sqlbench" .)
+fi
 
-common=(--rows "$ROWS" --runs "$RUNS" --dir "$DIR")
+common=(--rows "$ROWS" --runs "$RUNS" --dir "$DIR" --writes "$WRITES")
 run_rowttl() { "$DIR/bin/rowttl" bench --json --isolate "${common[@]}" --layout "$1" --workloads "$2" >> "$OUT"; }
-run_duckdb() { "$DIR/bin/duckbench" -json -isolate -rows "$ROWS" -runs "$RUNS" -dir "$DIR" -layout "$1" -workloads "$2" >> "$OUT"; }
+run_duckdb() { "$DIR/bin/duckbench" -json -isolate -rows "$ROWS" -runs "$RUNS" -dir "$DIR" -writes "$WRITES" -layout "$1" -workloads "$2" >> "$OUT"; }
+run_sqlite() { "$DIR/bin/sqlbench" -json -writes "$WRITES" -dir "$DIR" -workloads "$1" >> "$OUT"; }
 
 step=0
 first_layout=
 for layout in $LAYOUTS; do
   first_layout=${first_layout:-$layout}
   for w in $WORKLOADS; do
-    if [[ $w == upsert && $layout != "$first_layout" ]]; then
+    if [[ ($w == upsert || $w == smallwrites) && $layout != "$first_layout" ]]; then
       continue
     fi
     duck_w=$w
@@ -63,6 +76,9 @@ for layout in $LAYOUTS; do
     else
       run_duckdb "$layout" "$duck_w"
       run_rowttl "$layout" "$w"
+    fi
+    if [[ $w == smallwrites ]]; then
+      run_sqlite "$w"
     fi
     step=$((step + 1))
   done

@@ -16,11 +16,19 @@
 //
 // # Workloads
 //
-// load, count, sum, groupby, project, reclaim and upsert (see Workloads and
-// Run). Each runs warm-up runs, then measured runs whose median it reports,
-// with the answer it computed (a count, a sum, a digest of the groups) so
-// that two engines can be checked against each other. Prepare makes the
-// events table and a twin holding only its live rows, cached on disk.
+// load, count, sum, groupby, project, reclaim, upsert, export and
+// smallwrites (see Workloads and Run). Each runs warm-up runs, then measured
+// runs whose median it reports, with the answer it computed (a count, a
+// sum, a digest of the groups) so that two engines can be checked against
+// each other. Prepare makes the events table and a twin holding only its
+// live rows, cached on disk.
+//
+// smallwrites (smallwrites.go) runs once after a short warm-up: durable
+// one-row writes from 1 and 16 goroutines, then the latency of 10-row
+// writes during a full compaction of the events table beside their idle
+// latency. Its helpers (RunConcurrent, Percentile, SmallWriteRows) time the
+// SQLite side (bench/sqlite, a module of its own so that the main module
+// never depends on SQLite) and the DuckDB side alike.
 //
 // groupby runs the engine's own hash aggregation (exec.NewHashAggregate)
 // over a table scan, through a small adapter from the scan's record reader
@@ -31,6 +39,6 @@
 // It reads and writes tables only through the public API (table, query), so
 // that what it times is what a user gets; the one exception is copying a
 // closed table's directory (segment files hard-linked) so that reclaim can
-// compact the same table in every run. It never imports the DuckDB module,
-// so the main module stays pure Go.
+// compact the same table in every run. It never imports the DuckDB or the
+// SQLite module, so the main module stays pure Go and free of them.
 package bench

@@ -77,6 +77,9 @@ func TestHarness(t *testing.T) {
 			}
 			got := map[string]Result{}
 			for _, w := range apiWorkloads {
+				if w == "smallwrites" {
+					continue // TestSmallWrites: it counts writes, not the table's rows
+				}
 				rs, err := Run(ctx, o, w)
 				if err != nil {
 					t.Fatal(err)

@@ -42,8 +42,19 @@ type Result struct {
 	// LiveOnlyBytes is the size on disk of a table written with only the
 	// rows alive at Now: what a perfect reclaim would leave.
 	LiveOnlyBytes int64 `json:"live_only_bytes,omitempty"`
-	// OpRows is the number of rows the workload wrote or read, for rates.
+	// OpRows is the number of rows the workload wrote or read, for rates;
+	// for the small-writes workloads, the number of writes.
 	OpRows int64 `json:"op_rows,omitempty"`
+
+	// The small-writes workloads: the median and 99th percentile latency of
+	// one write, the writers running at once, and for
+	// smallwrites_compaction the same latencies on the idle table (the
+	// others are those during the compaction).
+	P50Seconds     float64 `json:"p50_seconds,omitempty"`
+	P99Seconds     float64 `json:"p99_seconds,omitempty"`
+	IdleP50Seconds float64 `json:"idle_p50_seconds,omitempty"`
+	IdleP99Seconds float64 `json:"idle_p99_seconds,omitempty"`
+	Goroutines     int     `json:"goroutines,omitempty"`
 }
 
 // WriteJSON prints r as one JSON line.

@@ -26,7 +26,7 @@ import (
 // API's, then the SQL suite's queries (Suite).
 var Workloads = append(append([]string(nil), apiWorkloads...), suiteNames()...)
 
-var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert", "export"}
+var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert", "export", "smallwrites"}
 
 // ParseWorkloads splits a comma-separated list and checks every name.
 func ParseWorkloads(s string) ([]string, error) {
@@ -84,6 +84,9 @@ type Options struct {
 	// ZstdLevel passes through to table.Options (0: the engine's default,
 	// < 0: no zstd).
 	ZstdLevel int
+	// Writes is the number of single-row writes of the small-writes
+	// workloads; 0 means DefaultSmallWrites.
+	Writes int
 	// SQL opens a session on a data directory for the suite's queries.
 	SQL func(ctx context.Context, dataDir string) (SQLSession, error)
 }
@@ -310,6 +313,8 @@ func Run(ctx context.Context, o Options, workload string) ([]Result, error) {
 		return rs, nil
 	case "upsert":
 		return runUpserts(ctx, &o)
+	case "smallwrites":
+		return runSmallWrites(ctx, &o)
 	case "export":
 		err = runExport(ctx, &o, &res)
 	default:

@@ -41,7 +41,7 @@ const Engine = "duckdb"
 
 // workloads this side runs; load_arrow (loading through an Arrow view
 // instead of the Appender) is extra and not in the default list.
-var workloads = append([]string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert", "export"}, suiteNames()...)
+var workloads = append([]string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert", "export", "smallwrites"}, suiteNames()...)
 
 func suiteNames() []string {
 	var out []string
@@ -56,6 +56,7 @@ type config struct {
 	layout    bench.Layout
 	workloads []string
 	runs      int
+	writes    int
 	warmup    int
 	dir       string
 	seed      uint64
@@ -77,6 +78,7 @@ func main() {
 	flag.StringVar(&wl, "workloads", "load,count,sum,groupby,project,reclaim,upsert", "comma-separated workloads ("+strings.Join(workloads, ",")+")")
 	flag.IntVar(&c.runs, "runs", 3, "measured runs per workload (the median is reported)")
 	flag.IntVar(&c.warmup, "warmup", 1, "warm-up runs per workload")
+	flag.IntVar(&c.writes, "writes", bench.DefaultSmallWrites, "one-row writes of the smallwrites workload")
 	flag.BoolVar(&jsonLines, "json", true, "print JSON lines (always on; accepted for symmetry with rowttl bench)")
 	flag.StringVar(&c.dir, "dir", filepath.Join(os.TempDir(), "rowttl-bench"), "directory for the databases")
 	flag.Uint64Var(&c.seed, "seed", bench.DefaultSeed, "seed of the data generator")
@@ -153,7 +155,7 @@ func run(ctx context.Context, c config, layouts, wl string) error {
 func needsPrepared(ws []string) bool {
 	for _, w := range ws {
 		switch w {
-		case "load", "load_arrow", "upsert", "prepare":
+		case "load", "load_arrow", "upsert", "smallwrites", "prepare":
 		default:
 			return true
 		}
@@ -170,7 +172,8 @@ func inChild(ctx context.Context, c config, w string, out io.Writer) error {
 	cmd := exec.CommandContext(ctx, exe, "-child", "-workloads", w, "-layout", string(c.layout),
 		"-rows", strconv.FormatInt(c.rows, 10), "-runs", strconv.Itoa(c.runs),
 		"-warmup", strconv.Itoa(c.warmup), "-dir", c.dir,
-		"-seed", strconv.FormatUint(c.seed, 10), "-threads", strconv.Itoa(c.threads))
+		"-seed", strconv.FormatUint(c.seed, 10), "-threads", strconv.Itoa(c.threads),
+		"-writes", strconv.Itoa(c.writes))
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -411,6 +414,8 @@ func runWorkload(ctx context.Context, c config, w string) ([]bench.Result, error
 		return []bench.Result{res, up}, nil
 	case "upsert":
 		return runUpsert(ctx, c)
+	case "smallwrites":
+		return runSmallWrites(ctx, c)
 	case "export":
 		err = runExport(ctx, c, &res)
 	default:

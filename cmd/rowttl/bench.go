@@ -35,6 +35,7 @@ type benchFlags struct {
 	zstdLevel   int
 	compare     string
 	child       bool
+	writes      int
 }
 
 func benchCommand() *cobra.Command {
@@ -59,6 +60,10 @@ warm-up, reporting the median of --runs runs:
            too
   upsert   rows/2 upserts over rows/10 keys in 10 writes into UNIQUE
            merge-on-write and merge-on-read tables, then count
+  smallwrites  durable one-row writes (--writes of them) from 1 and 16
+           goroutines into a fresh table: rows/s, p50/p99 latency; then the
+           p99 of 10-row writes into the events table during a full
+           compaction of it, beside its idle p99
   q01..q12 the SQL suite (bench.Suite), run through a SQL session as
            "rowttl sql" runs it, over events and a 1M-row users table;
            "suite" names them all
@@ -95,6 +100,7 @@ standard error; standard output gets a table, or JSON lines with --json.`,
 	fl.Int64Var(&f.segmentRows, "segment-rows", 0, "rows per segment file (0: the engine's default)")
 	fl.IntVar(&f.zstdLevel, "zstd-level", 0, "zstd level of segment pages (0: the engine's default, -1: no zstd)")
 	fl.StringVar(&f.compare, "compare", "", "print rowttl and DuckDB side by side from a file of JSON lines of both (bench/compare.sh), and run nothing")
+	fl.IntVar(&f.writes, "writes", bench.DefaultSmallWrites, "single-row writes of the smallwrites workload")
 	fl.BoolVar(&f.child, "child", false, "internal: run the given workloads in this process and print JSON lines")
 	_ = fl.MarkHidden("child")
 	return cmd
@@ -107,7 +113,7 @@ func (f benchFlags) options(layout bench.Layout, progress io.Writer) bench.Optio
 	}
 	return bench.Options{
 		Dir: f.dir, Rows: f.rows, Layout: layout, Seed: f.seed,
-		Runs: f.runs, Warmup: warm, Progress: progress,
+		Runs: f.runs, Warmup: warm, Progress: progress, Writes: f.writes,
 		PageRows: f.pageRows, SegmentRows: f.segmentRows, ZstdLevel: f.zstdLevel,
 		SQL: benchSQL,
 	}
@@ -128,7 +134,7 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, f benchFlags) error
 		return nil
 	}
 	for _, c := range []error{atLeast("rows", f.rows, 1), atLeast("runs", f.runs, 1), atLeast("warmup", f.warmup, 0),
-		atLeast("page-rows", f.pageRows, 0), atLeast("segment-rows", f.segmentRows, 0)} {
+		atLeast("page-rows", f.pageRows, 0), atLeast("segment-rows", f.segmentRows, 0), atLeast("writes", f.writes, 1)} {
 		if c != nil {
 			return c
 		}
@@ -247,6 +253,7 @@ func runBenchIn(ctx context.Context, stderr io.Writer, f benchFlags, layout benc
 		"--page-rows", strconv.Itoa(f.pageRows),
 		"--segment-rows", strconv.FormatInt(f.segmentRows, 10),
 		"--zstd-level", strconv.Itoa(f.zstdLevel),
+		"--writes", strconv.Itoa(f.writes),
 	}
 	if f.cpuProfile != "" {
 		args = append(args, "--cpuprofile", f.cpuProfile)
@@ -306,7 +313,11 @@ func printBenchTable(w io.Writer, rs []bench.Result, isolated bool) {
 				answer += fmt.Sprintf(" (%.2fx the live-only %s)", float64(r.BytesOnDisk)/float64(r.LiveOnlyBytes), bench.HumanBytes(r.LiveOnlyBytes))
 			}
 		}
-		if len(answer) > maxAnswer {
+		if r.P99Seconds > 0 {
+			rate = "-"
+			answer = bench.SmallWriteSummary(r) + ", " + answer
+		}
+		if len(answer) > maxAnswer && r.P99Seconds == 0 {
 			// The JSON lines keep it whole.
 			answer = answer[:maxAnswer-3] + "..."
 		}

@@ -13,7 +13,7 @@ import (
 
 func smallBench(t *testing.T) benchFlags {
 	return benchFlags{rows: 5000, layouts: "random,correlated", workloads: "count,sum,reclaim", runs: 1, warmup: 0,
-		dir: t.TempDir(), seed: bench.DefaultSeed, isolate: false}
+		dir: t.TempDir(), seed: bench.DefaultSeed, isolate: false, writes: 10}
 }
 
 // The command prints one JSON line per workload and layout with the
@@ -76,9 +76,10 @@ func TestBenchTable(t *testing.T) {
 
 func TestBenchFlagsRejected(t *testing.T) {
 	for _, f := range []benchFlags{
-		{rows: 0, runs: 1, layouts: "random", workloads: "count"},
-		{rows: 10, runs: 1, layouts: "sideways", workloads: "count"},
-		{rows: 10, runs: 1, layouts: "random", workloads: "count,fly"},
+		{rows: 0, runs: 1, layouts: "random", workloads: "count", writes: 1},
+		{rows: 10, runs: 1, layouts: "sideways", workloads: "count", writes: 1},
+		{rows: 10, runs: 1, layouts: "random", workloads: "count,fly", writes: 1},
+		{rows: 10, runs: 1, layouts: "random", workloads: "smallwrites", writes: 0},
 	} {
 		f.dir = t.TempDir()
 		if err := runBench(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}, f); err == nil {
@@ -116,5 +117,42 @@ func TestBenchCompare(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// --compare puts the small writes of every engine side by side, rowttl's
+// rate beside each other's.
+func TestBenchCompareSmallWrites(t *testing.T) {
+	lines := []bench.Result{
+		{Engine: "sqlite", Workload: "smallwrites_1", Rows: 100, OpRows: 100, Seconds: 0.1, P50Seconds: 0.0008, P99Seconds: 0.002, Goroutines: 1, Answer: "live=60"},
+		{Engine: "rowttl", Workload: "smallwrites_1", Rows: 100, OpRows: 100, Seconds: 0.2, P50Seconds: 0.0015, P99Seconds: 0.004, Goroutines: 1, Answer: "live=60"},
+		{Engine: "duckdb", Workload: "smallwrites_16", Rows: 100, OpRows: 100, Seconds: 0.25, P50Seconds: 0.01, P99Seconds: 0.03, Goroutines: 16, Answer: "live=60"},
+		{Engine: "rowttl", Workload: "smallwrites_16", Rows: 100, OpRows: 100, Seconds: 0.5, P50Seconds: 0.02, P99Seconds: 0.05, Goroutines: 16, Answer: "live=60"},
+		{Engine: "rowttl", Workload: "smallwrites_compaction", Rows: 1000000, OpRows: 40, Seconds: 1.5, P50Seconds: 0.002, P99Seconds: 0.006, IdleP99Seconds: 0.003, Goroutines: 1},
+	}
+	var in bytes.Buffer
+	for _, r := range lines {
+		if err := r.WriteJSON(&in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	if err := os.WriteFile(path, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runBench(context.Background(), &out, &bytes.Buffer{}, benchFlags{compare: path}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"small writes", "sqlite", "duckdb", "1000", "500", "0.50", "200", "6.00", "3.00",
+		"p99 of a 10-row write during a full compaction of 1000000 rows (1.50 s) is 2.0x its idle p99"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, got)
+		}
+	}
+	// rowttl's line comes first in each workload.
+	if i, j := strings.Index(got, "rowttl"), strings.Index(got, "sqlite"); i < 0 || i > j {
+		t.Errorf("rowttl not first:\n%s", got)
 	}
 }
