@@ -60,15 +60,17 @@ func smallWrites(ctx context.Context, path string, workers int, rows []bench.Row
 		return res, err
 	}
 	defer stmt.Close()
-	insert := func(off int) func(i int) error {
-		return func(i int) error {
+	insert := func(off int) func(i int) (time.Duration, error) {
+		return func(i int) (time.Duration, error) {
 			r := rows[off+i]
 			var ttl any
 			if r.HasTTL {
 				ttl = r.TTL
 			}
-			_, err := stmt.ExecContext(ctx, r.ID, time.UnixMicro(r.EventTime).UTC(), r.UserID, r.Amount, r.Message, ttl)
-			return err
+			return bench.Timed(func() error {
+				_, err := stmt.ExecContext(ctx, r.ID, time.UnixMicro(r.EventTime).UTC(), r.UserID, r.Amount, r.Message, ttl)
+				return err
+			})
 		}
 	}
 	if _, _, err := bench.RunConcurrent(warm, workers, insert(0)); err != nil {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rowttl/rowttl/bench"
 	_ "modernc.org/sqlite"
@@ -110,16 +111,18 @@ func runWrites(ctx context.Context, path, sync string, workers int, rows []bench
 		return res, err
 	}
 	defer stmt.Close()
-	insert := func(off int) func(i int) error {
-		return func(i int) error {
+	insert := func(off int) func(i int) (time.Duration, error) {
+		return func(i int) (time.Duration, error) {
 			r := rows[off+i]
 			var ttl any
 			if r.HasTTL {
 				ttl = r.TTL
 			}
 			// One autocommit statement: one transaction, synced on commit.
-			_, err := stmt.ExecContext(ctx, r.ID, r.EventTime, r.UserID, r.Amount, r.Message, ttl)
-			return err
+			return bench.Timed(func() error {
+				_, err := stmt.ExecContext(ctx, r.ID, r.EventTime, r.UserID, r.Amount, r.Message, ttl)
+				return err
+			})
 		}
 	}
 	if _, _, err := bench.RunConcurrent(warm, workers, insert(0)); err != nil {

@@ -62,8 +62,8 @@ warm-up, reporting the median of --runs runs:
            merge-on-write and merge-on-read tables, then count
   smallwrites  durable one-row writes (--writes of them) from 1 and 16
            goroutines into a fresh table: rows/s, p50/p99 latency; then the
-           p99 of 10-row writes into the events table during a full
-           compaction of it, beside its idle p99
+           p99 of 10-row writes into the events table during full
+           compactions of it, beside its idle p99
   q01..q12 the SQL suite (bench.Suite), run through a SQL session as
            "rowttl sql" runs it, over events and a 1M-row users table;
            "suite" names them all
