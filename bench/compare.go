@@ -218,7 +218,7 @@ func SmallWritesTable(w io.Writer, rs []Result) {
 	tw.Flush()
 	for _, k := range order {
 		if r := last[k]; r.IdleP99Seconds > 0 {
-			fmt.Fprintf(w, "%s %s: p99 of a %d-row write during a full compaction of %d rows (%.2f s) is %.1fx its idle p99\n",
+			fmt.Fprintf(w, "%s %s: p99 of a %d-row write during full compactions of %d rows (%.2f s in all) is %.1fx its idle p99\n",
 				k.workload, k.engine, CompactionWriteRows, r.Rows, r.Seconds, r.P99Seconds/r.IdleP99Seconds)
 		}
 	}

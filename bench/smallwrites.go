@@ -185,81 +185,81 @@ func runSmallWrites(ctx context.Context, o *Options) ([]Result, error) {
 	return append(out, res), nil
 }
 
-// compactionWrites is the number of writes timed during compactions: full
-// compactions of the table follow one another until so many writes ran
-// during them (or maxCompactions ran), so that a p99 stands on enough of
-// them whatever the table's size.
+// compactionWrites is the number of writes timed idle and during
+// compactions: each round compacts a fresh copy of the prepared table, until
+// so many writes ran during the compactions (or maxCompactions ran), so
+// that a p99 stands on enough of them whatever the table's size, and every
+// compaction rewrites the same table.
 const (
 	compactionWrites = 300
 	maxCompactions   = 20
 )
 
 // runCompactionWrites times 10-row writes into a copy of the prepared
-// events table, idle and then while full compactions of it run.
+// events table, idle and then while a full compaction of it runs, on fresh
+// copies until compactionWrites ran during compactions.
 func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 	res := Result{Engine: Engine, Workload: "smallwrites_compaction", Layout: string(o.Layout), Rows: o.Rows, Goroutines: 1}
 	dir := filepath.Join(o.Dir, "rowttl-smallwrites-compaction")
-	if err := os.RemoveAll(dir); err != nil {
-		return res, err
-	}
 	defer os.RemoveAll(dir)
-	if err := cloneTable(o.EventsDir(), dir); err != nil {
-		return res, fmt.Errorf("the prepared events table (run Prepare first): %w", err)
-	}
-	tbl, err := table.Open(dir, o.tableOptions())
-	if err != nil {
-		return res, err
-	}
-	defer tbl.Close()
 	g := Events(o.Rows*2, o.Layout, o.Seed)
-	next := o.Rows // the rows written go after the table's own
-	write := func() (time.Duration, error) {
-		rec := g.Range(o.Mem, next, CompactionWriteRows)
-		defer rec.Release()
-		next += CompactionWriteRows
-		return Timed(func() error { return tbl.Write(ctx, rec) })
-	}
-	o.logf("smallwrites_compaction: %d idle %d-row writes into %d rows", compactionWrites, CompactionWriteRows, o.Rows)
-	var idle []time.Duration
-	for i := 0; i < compactionWrites; i++ {
-		d, err := write()
-		if err != nil {
-			return res, err
-		}
-		idle = append(idle, d)
-	}
-	o.logf("smallwrites_compaction: %d-row writes during full compactions", CompactionWriteRows)
-	var during []time.Duration
-	var compacting time.Duration
-	cpu0 := CPUTime()
+	var idle, during []time.Duration
+	var compacting, cpu time.Duration
 	compactions := 0
 	for compactions < maxCompactions && len(during) < compactionWrites {
 		compactions++
+		tbl, err := openCopy(o, dir)
+		if err != nil {
+			return res, err
+		}
+		next := o.Rows // the rows written go after the table's own
+		write := func() (time.Duration, error) {
+			rec := g.Range(o.Mem, next, CompactionWriteRows)
+			defer rec.Release()
+			next += CompactionWriteRows
+			return Timed(func() error { return tbl.Write(ctx, rec) })
+		}
+		if compactions == 1 {
+			o.logf("smallwrites_compaction: %d idle %d-row writes into %d rows", compactionWrites, CompactionWriteRows, o.Rows)
+			for i := 0; i < compactionWrites && err == nil; i++ {
+				var d time.Duration
+				if d, err = write(); err == nil {
+					idle = append(idle, d)
+				}
+			}
+			o.logf("smallwrites_compaction: %d-row writes during full compactions of fresh copies", CompactionWriteRows)
+		}
 		done := make(chan error, 1)
-		start := time.Now()
-		go func() { done <- tbl.CompactAt(ctx, table.Full, Now) }()
-		var compactErr error
-		for running := true; running; {
-			select {
-			case compactErr = <-done:
-				running = false
-				continue
-			default:
+		start, cpu0 := time.Now(), CPUTime()
+		if err == nil {
+			go func() { done <- tbl.CompactAt(ctx, table.Full, Now) }()
+			for running := true; running; {
+				select {
+				case err = <-done:
+					running = false
+					continue
+				default:
+				}
+				d, werr := write()
+				if werr != nil {
+					<-done
+					err = werr
+					break
+				}
+				during = append(during, d)
 			}
-			d, err := write()
-			if err != nil {
-				<-done
-				return res, err
-			}
-			during = append(during, d)
 		}
 		compacting += time.Since(start)
-		if compactErr != nil {
-			return res, compactErr
+		cpu += CPUTime() - cpu0
+		if cerr := tbl.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return res, err
 		}
 	}
 	SmallWriteResult(&res, during, compacting)
-	res.CPUSeconds = (CPUTime() - cpu0).Seconds()
+	res.CPUSeconds = cpu.Seconds()
 	res.IdleP50Seconds = Percentile(idle, 0.50).Seconds()
 	res.IdleP99Seconds = Percentile(idle, 0.99).Seconds()
 	res.Answer = fmt.Sprintf("compactions=%d writes_during=%d", compactions, len(during))
@@ -267,13 +267,24 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 	return res, nil
 }
 
+// openCopy opens a fresh copy of the prepared events table in dir.
+func openCopy(o *Options, dir string) (*table.Table, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := cloneTable(o.EventsDir(), dir); err != nil {
+		return nil, fmt.Errorf("the prepared events table (run Prepare first): %w", err)
+	}
+	return table.Open(dir, o.tableOptions())
+}
+
 // SmallWriteSummary is a small-writes result for a person: its rate and
 // latencies.
 func SmallWriteSummary(r Result) string {
 	ms := func(s float64) string { return fmt.Sprintf("%.2f ms", s*1e3) }
 	if r.IdleP99Seconds > 0 {
-		return fmt.Sprintf("%d writes of %d rows during %.2f s of full compactions: p50 %s, p99 %s; idle p50 %s, p99 %s (p99 %.1fx idle)",
-			r.OpRows, CompactionWriteRows, r.Seconds, ms(r.P50Seconds), ms(r.P99Seconds), ms(r.IdleP50Seconds), ms(r.IdleP99Seconds), r.P99Seconds/r.IdleP99Seconds)
+		return fmt.Sprintf("%d writes of %d rows during %.2f s of full compactions of %d rows: p50 %s, p99 %s; idle p50 %s, p99 %s (p99 %.1fx idle)",
+			r.OpRows, CompactionWriteRows, r.Seconds, r.Rows, ms(r.P50Seconds), ms(r.P99Seconds), ms(r.IdleP50Seconds), ms(r.IdleP99Seconds), r.P99Seconds/r.IdleP99Seconds)
 	}
 	rate := 0.0
 	if r.Seconds > 0 {
