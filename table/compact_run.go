@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -25,6 +26,9 @@ import (
 // comes back. Rows written meanwhile are in newer rowsets, after the output
 // in version order. Compactions run one at a time (compactMu), so two never
 // rewrite the same rowsets.
+
+// errInputsChanged is what a compaction that gave up wraps.
+var errInputsChanged = errors.New("its inputs or the definition changed while each attempt ran")
 
 // compactAttempts bounds how often a compaction whose inputs changed under
 // it is planned again before it gives up.
@@ -53,7 +57,7 @@ func (t *Table) compact(ctx context.Context, now time.Time, plan func(*version) 
 			return installed, err
 		}
 		if attempt == compactAttempts {
-			return false, rowttl.Errorf(rowttl.ErrNotSupported, "table %s: a %s compaction gave up after %d attempts: its inputs or the definition changed while each ran; nothing was compacted", t.Name(), j.kind, attempt)
+			return false, rowttl.Errorf(rowttl.ErrNotSupported, "table %s: a %s compaction gave up after %d attempts: %w; nothing was compacted", t.Name(), j.kind, attempt, errInputsChanged)
 		}
 	}
 }
