@@ -112,6 +112,10 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// SetTag replaces the tag of the segment files the writer has not opened
+// yet (see segment.WriterOptions.Tag).
+func (w *Writer) SetTag(tag []byte) { w.opts.Segment.Tag = tag }
+
 func (w *Writer) openSegment() error {
 	num := w.opts.NewFileNum()
 	name := SegmentFileName(w.opts.Dir, num)

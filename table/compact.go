@@ -120,7 +120,9 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 		// Until the install appends its record no record names the
 		// output's files, so an abort removes them; once it has, the
 		// record's fate decides.
-		return t.newRowsetWriterWith(v, func() bool { return !out.installing || t.vs.mayRemoveFiles() })
+		w := t.newRowsetWriterWith(v, func() bool { return !out.installing || t.vs.mayRemoveFiles() })
+		w.SetTag(t.tagFor(kindOutput))
+		return w
 	}
 
 	// finish seals the output and opens it, ready to install.

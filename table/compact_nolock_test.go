@@ -410,8 +410,22 @@ func TestCompactionCrashMidRewrite(t *testing.T) {
 			after := fsys.Clone()
 			want := ref.visible(base.UnixMicro())
 			checkClose(t, tbl)
+			segments := func(c *vfs.MemFS) int {
+				names, err := c.List("/t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := 0
+				for _, name := range names {
+					if _, ok := rowset.ParseSegmentFileName(name); ok {
+						n++
+					}
+				}
+				return n
+			}
 			for name, c := range map[string]*vfs.MemFS{"mid-rewrite": mid, "after install": after} {
 				c.Crash()
+				before := segments(c)
 				o := *opts
 				o.FS = c
 				re, err := Open("/t", &o)
@@ -420,6 +434,14 @@ func TestCompactionCrashMidRewrite(t *testing.T) {
 				}
 				if got := tableVisible(t, re, base.UnixMicro()); !slices.Equal(got, want) {
 					t.Errorf("%s: got %v\nwant %v", name, trunc(got), trunc(want))
+				}
+				// The output of the compaction that never installed holds
+				// copies of listed rows only: it goes, not to lost+found/.
+				if lf := re.LostFound(); len(lf) > 0 {
+					t.Errorf("%s: moved to lost+found: %v", name, lf)
+				}
+				if name == "mid-rewrite" && segments(c) >= before {
+					t.Errorf("%s: %d segment files before the open, %d after: the output was not removed", name, before, segments(c))
 				}
 				checkClose(t, re)
 			}

@@ -27,9 +27,11 @@
 // (and Check's read-only open) fails with ErrCorruption naming the manifest
 // and changes nothing. Otherwise a torn final record (a write that was never
 // acknowledged) is cut off, files of rowsets that records removed are
-// deleted, and segment files that no record lists — the files of the one
-// write that may have been in flight — are moved to lost+found/ with a log
-// line, never deleted. A manifest append that fails (a write or a sync)
+// deleted, the files of a compaction's output that no record lists are
+// deleted (their tag says so: they hold copies of rows their inputs still
+// hold), and the other segment files that no record lists — the files of
+// a write or a load that may have been in flight — are moved to
+// lost+found/ with a log line, never deleted. A manifest append that fails (a write or a sync)
 // leaves the outcome unknown: the table keeps the files that record lists,
 // and the next writer (a write, or a round of background compaction)
 // recovers in place — it reads the manifest back, writes what it holds (the

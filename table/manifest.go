@@ -40,7 +40,9 @@ import (
 //	                 each segment file written by the table (segment
 //	                 format 4): after is the last record the manifest had
 //	                 made durable when the file was written; kind tells the
-//	                 data of a rowset from a load's spilled run
+//	                 data of a rowset (1) from a load's spilled run (2)
+//	                 and from a compaction's output (3), which holds only
+//	                 copies of its inputs' rows: unlisted, it is removed
 //	CURRENT          MANIFEST-000007\n
 //	                 published 42 crc 5e1fd3a0\n
 //	                 the last record known durable when CURRENT was

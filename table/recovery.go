@@ -29,6 +29,10 @@ const (
 	// kindRun is a load's spilled run: read back before the load commits,
 	// never listed, removed by the load or by the next open.
 	kindRun = 2
+	// kindOutput is a file of a compaction's output: a copy of rows its
+	// inputs hold, so when no record lists it (a crash before the install)
+	// the next open removes it instead of keeping it in lost+found/.
+	kindOutput = 3
 )
 
 // segmentTag is what the table records in a segment file it writes.
@@ -39,7 +43,7 @@ func segmentTag(kind byte, after uint64) []byte {
 // parseSegmentTag reads a segment tag; ok is false for a file written
 // before tags (or by someone else).
 func parseSegmentTag(tag []byte) (kind byte, after uint64, ok bool) {
-	if len(tag) < 3 || tag[0] != tagVersion || (tag[1] != kindData && tag[1] != kindRun) {
+	if len(tag) < 3 || tag[0] != tagVersion || (tag[1] != kindData && tag[1] != kindRun && tag[1] != kindOutput) {
 		return 0, 0, false
 	}
 	after, n := binary.Uvarint(tag[2:])
@@ -73,6 +77,7 @@ type inventory struct {
 	manifests []string // manifests other than the live one
 	obsolete  []string // segment files of rowsets a record removed
 	runs      []strayFile
+	outputs   []strayFile // of compactions never installed
 	strays    []strayFile // to move to lost+found/
 	lostFound []string    // already in lost+found/
 	maxNum    uint64      // the largest file number seen, lost+found/ included
@@ -113,9 +118,12 @@ func takeInventory(fsys vfs.FS, dir string, names []string, liveManifest uint64,
 					return nil, err
 				}
 				s.name, s.num = n, num
-				if s.kind == kindRun {
+				switch s.kind {
+				case kindRun:
 					inv.runs = append(inv.runs, s)
-				} else {
+				case kindOutput:
+					inv.outputs = append(inv.outputs, s)
+				default:
 					inv.strays = append(inv.strays, s)
 				}
 			}
@@ -173,7 +181,7 @@ func (inv *inventory) checkPublished(r *replayed, current string, published uint
 	if published > r.lastSeq {
 		return lost(fmt.Sprintf("%s records that record %d was published", current, published))
 	}
-	for _, s := range append(slices.Clip(inv.strays), inv.runs...) {
+	for _, s := range inv.unlisted() {
 		if s.tagged && s.after > r.lastSeq {
 			return lost(fmt.Sprintf("segment file %s was written after record %d was published", s.name, s.after))
 		}
@@ -189,7 +197,7 @@ func (inv *inventory) missingWithLoss(r *replayed, nextFileNum uint64, err error
 		return err
 	}
 	var newer []string
-	for _, s := range append(slices.Clip(inv.strays), inv.runs...) {
+	for _, s := range inv.unlisted() {
 		if (s.tagged && s.after >= r.lastSeq) || s.num >= nextFileNum {
 			newer = append(newer, s.name)
 		}
@@ -201,12 +209,18 @@ func (inv *inventory) missingWithLoss(r *replayed, nextFileNum uint64, err error
 		r.name, err.Error(), strings.Join(newer, ", "), r.lastSeq)
 }
 
+// unlisted are the segment files that no record lists, whatever wrote them.
+func (inv *inventory) unlisted() []strayFile {
+	return slices.Concat(inv.strays, inv.runs, inv.outputs)
+}
+
 // settleFiles deletes what no state can need (temporary files, other
-// manifests, files of removed rowsets, spilled runs) and moves the strays
+// manifests, files of removed rowsets, spilled runs, outputs of compactions
+// never installed) and moves the strays
 // to lost+found/, logging each. The live manifest is durable when it runs.
 func (t *Table) settleFiles(inv *inventory) error {
 	changed := false
-	for _, group := range [][]string{inv.tmp, inv.manifests, inv.obsolete, strayNames(inv.runs)} {
+	for _, group := range [][]string{inv.tmp, inv.manifests, inv.obsolete, strayNames(inv.runs), strayNames(inv.outputs)} {
 		for _, n := range group {
 			if err := t.fs.Remove(filepath.Join(t.dir, n)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("remove orphan %s: %w", n, err)
