@@ -23,7 +23,9 @@
 # ignores the layout and runs with the first one only), RUNS (measured runs per workload,
 # default 3), DIR (tables and binaries, default ${TMPDIR:-/tmp}/rowttl-bench),
 # OUT (default $DIR/compare-ROWS-DATE.jsonl), DUCKDB_LOAD_ARROW=1 to also
-# time DuckDB loading through an Arrow view instead of the Appender.
+# time DuckDB loading through an Arrow view instead of the Appender,
+# DUCKDB=0 to run without DuckDB (no cgo build; rowttl, and SQLite for
+# smallwrites, alone).
 set -euo pipefail
 
 ROWS=${1:-2000000}
@@ -43,10 +45,12 @@ mkdir -p "$DIR/bin"
 
 echo "compare.sh: building rowttl" >&2
 (cd "$root" && go build -o "$DIR/bin/rowttl" ./cmd/rowttl)
-echo "compare.sh: building duckbench (the first build of DuckDB takes minutes)" >&2
-# -mod=mod: the nested module replaces rowttl with ../.., so a dependency
-# the main module gained since go.mod here was last tidied is added on the fly.
-(cd "$here/duckdb" && go build -mod=mod -tags duckdb_arrow -o "$DIR/bin/duckbench" .)
+if [[ ${DUCKDB:-1} != 0 ]]; then
+  echo "compare.sh: building duckbench (the first build of DuckDB takes minutes)" >&2
+  # -mod=mod: the nested module replaces rowttl with ../.., so a dependency
+  # the main module gained since go.mod here was last tidied is added on the fly.
+  (cd "$here/duckdb" && go build -mod=mod -tags duckdb_arrow -o "$DIR/bin/duckbench" .)
+fi
 if [[ " $WORKLOADS " == *" smallwrites "* ]]; then
   echo "compare.sh: building sqlbench" >&2
   (cd "$here/sqlite" && go build -mod=mod -o "$DIR/bin/sqlbench" .)
@@ -54,7 +58,10 @@ fi
 
 common=(--rows "$ROWS" --runs "$RUNS" --dir "$DIR" --writes "$WRITES")
 run_rowttl() { "$DIR/bin/rowttl" bench --json --isolate "${common[@]}" --layout "$1" --workloads "$2" >> "$OUT"; }
-run_duckdb() { "$DIR/bin/duckbench" -json -isolate -rows "$ROWS" -runs "$RUNS" -dir "$DIR" -writes "$WRITES" -layout "$1" -workloads "$2" >> "$OUT"; }
+run_duckdb() {
+  [[ ${DUCKDB:-1} != 0 ]] || return 0
+  "$DIR/bin/duckbench" -json -isolate -rows "$ROWS" -runs "$RUNS" -dir "$DIR" -writes "$WRITES" -layout "$1" -workloads "$2" >> "$OUT"
+}
 run_sqlite() { "$DIR/bin/sqlbench" -json -writes "$WRITES" -dir "$DIR" -workloads "$1" >> "$OUT"; }
 
 step=0
