@@ -656,9 +656,11 @@ type ShowRowsets struct {
 	Table TableName
 }
 
-// ShowVariables is SHOW [SESSION] VARIABLES [LIKE 'pattern'].
+// ShowVariables is SHOW [SESSION|GLOBAL|LOCAL] VARIABLES [LIKE 'pattern'
+// | WHERE cond]; the condition sees the columns Variable_name and Value.
 type ShowVariables struct {
-	Like string
+	Like  string
+	Where Expr
 }
 
 // ShowProcesslist is SHOW [FULL] PROCESSLIST.
@@ -913,6 +915,13 @@ type FuncCall struct {
 	Distinct bool
 }
 
+// SysVar is @@name, @@session.name or @@local.name: the value of a session
+// variable, as SHOW VARIABLES shows it (Name is lower case, without the
+// scope).
+type SysVar struct {
+	Name string
+}
+
 // CastExpr is CAST(X AS type); also DATE 'str', DATETIME 'str' and
 // TIMESTAMP 'str'. CAST AS SIGNED/UNSIGNED [INTEGER] is BIGINT, AS CHAR
 // without a length is STRING.
@@ -1121,6 +1130,7 @@ type Frame struct {
 }
 
 func (*NullLit) exprNode()       {}
+func (*SysVar) exprNode()        {}
 func (*BoolLit) exprNode()       {}
 func (*IntLit) exprNode()        {}
 func (*DecimalLit) exprNode()    {}

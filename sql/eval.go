@@ -24,8 +24,12 @@ type stmtEnv struct {
 	// values, when set, streams the rows of the statement's INSERT ...
 	// VALUES (see parseStream).
 	values *valuesStream
-	// db and user are what database() and current_user() return.
+	// db and user are what database() and current_user() return, connID
+	// what connection_id() returns.
 	db, user string
+	connID   int64
+	// sysvar is the value of @@name (Session.variableLocked).
+	sysvar func(name string) (string, bool)
 }
 
 // column is one input column an expression can name.
@@ -184,6 +188,8 @@ func (c *compiler) compileNode(e Expr) (*compiled, error) {
 		return constant(doubleType, schema.FloatVal(e.Val)), nil
 	case *StringLit:
 		return constant(stringType, schema.BytesVal([]byte(e.Val))), nil
+	case *SysVar:
+		return sysVarValue(c.env, e.Name)
 	case *DefaultExpr:
 		return nil, invalidf("DEFAULT is only allowed as a value of INSERT VALUES or UPDATE SET")
 	case *ColumnRef:

@@ -3,7 +3,6 @@ package sql
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -211,41 +210,6 @@ func (s *Session) adminCompact(ctx context.Context, env *stmtEnv, st *AdminCompa
 	return tbl.CompactAt(ctx, kind, env.now)
 }
 
-// showVariables lists the session's variables, those SET acts on and
-// those it only keeps, sorted by name; LIKE matches names ignoring case.
-func (s *Session) showVariables(st *ShowVariables) *Result {
-	now := "DEFAULT"
-	if s.frozen != nil {
-		now = schema.FormatDatetime(schema.DatetimeFromTime(s.frozen.In(s.loc)), 6)
-	}
-	vars := map[string]string{
-		"time_zone":                        s.zoneName,
-		"session_now":                      now,
-		"show_hidden_columns":              strconv.FormatBool(s.showHidden),
-		"enable_unique_key_partial_update": strconv.FormatBool(s.partialUpdate),
-		"exec_mem_limit":                   strconv.FormatInt(s.memLimit, 10),
-		"version":                          VersionString(),
-		"version_comment":                  "rowttl",
-	}
-	for k, v := range s.vars {
-		if _, ok := vars[k]; !ok {
-			vars[k] = v
-		}
-	}
-	names := make([]string, 0, len(vars))
-	for k := range vars {
-		if st.Like == "" || exec.LikeMatch([]rune(strings.ToLower(k)), []rune(strings.ToLower(st.Like)), '\\') {
-			names = append(names, k)
-		}
-	}
-	sort.Strings(names)
-	res := &Result{Columns: []string{"Variable_name", "Value"}, Rows: [][]string{}}
-	for _, n := range names {
-		res.Rows = append(res.Rows, []string{n, vars[n]})
-	}
-	return res
-}
-
 // showProcesslist lists the sessions of the data directory in this
 // process (and the connections a server registered); without FULL, Info
 // keeps its first 100 characters, as MySQL does.
@@ -260,7 +224,7 @@ func (s *Session) showProcesslist(st *ShowProcesslist) *Result {
 			info = "NULL"
 		}
 		db := p.DB
-		if p.ID == s.proc.id {
+		if p.ID == s.proc.ID() {
 			db = s.curDB // the process records it after each statement
 		}
 		res.Rows = append(res.Rows, []string{strconv.FormatInt(p.ID, 10), p.User, p.Host, db, p.Command,

@@ -88,6 +88,9 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		b.WriteString(QuoteString(e.Val))
 	case *DefaultExpr:
 		b.WriteString("DEFAULT")
+	case *SysVar:
+		b.WriteString("@@")
+		b.WriteString(e.Name)
 	case *ColumnRef:
 		if e.DB != "" {
 			b.WriteString(QuoteIdent(e.DB))

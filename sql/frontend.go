@@ -1,7 +1,6 @@
 package sql
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -29,31 +28,15 @@ func (s *Session) Location() *time.Location {
 	return s.loc
 }
 
-// Variable returns the value of a session variable as SHOW VARIABLES
-// prints it: the ones the session acts on (time_zone, show_hidden_columns,
-// enable_unique_key_partial_update, exec_mem_limit, session_now) and those
-// only kept from SET. ok is false for a variable never set that the
-// session does not know.
+// Variable returns the value of a variable as SHOW VARIABLES prints it:
+// the ones the session acts on (time_zone, show_hidden_columns,
+// enable_unique_key_partial_update, exec_mem_limit, session_now), those
+// only kept from SET, the server's (SetServerVariables) and those clients
+// read on connect. ok is false for a variable the session does not know.
 func (s *Session) Variable(name string) (value string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	switch name {
-	case "time_zone":
-		return s.zoneName, true
-	case "show_hidden_columns":
-		return strconv.FormatBool(s.showHidden), true
-	case "enable_unique_key_partial_update":
-		return strconv.FormatBool(s.partialUpdate), true
-	case "exec_mem_limit":
-		return strconv.FormatInt(s.memLimit, 10), true
-	case "session_now":
-		if s.frozen == nil {
-			return "", true
-		}
-		return s.frozen.In(s.loc).Format("2006-01-02 15:04:05.000000"), true
-	}
-	v, ok := s.vars[name]
-	return v, ok
+	return s.variableLocked(name)
 }
 
 // SetAllocator makes the session build its result batches with mem (tests

@@ -120,6 +120,11 @@ func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
 			return nil, err
 		}
 		return constant(stringType, schema.BytesVal([]byte(c.env.user))), nil
+	case "connection_id":
+		if err := c.nargs(f, 0, 0); err != nil {
+			return nil, err
+		}
+		return constant(bigintType, schema.IntVal(c.env.connID)), nil
 	case "date_format":
 		return c.dateFormat(f)
 	case "curdate", "current_date":

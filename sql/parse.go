@@ -435,10 +435,13 @@ func (p *parser) parseShow() Stmt {
 	case p.acceptKw("ROWSETS"):
 		p.fromOrIn()
 		return &ShowRowsets{Table: p.tableName()}
-	case p.acceptKw("VARIABLES"), p.acceptKw("SESSION", "VARIABLES"):
+	case p.acceptKw("VARIABLES"), p.acceptKw("SESSION", "VARIABLES"), p.acceptKw("LOCAL", "VARIABLES"), p.acceptKw("GLOBAL", "VARIABLES"):
 		s := &ShowVariables{}
-		if p.acceptKw("LIKE") {
+		switch {
+		case p.acceptKw("LIKE"):
 			s.Like = p.stringLit("a LIKE pattern string")
+		case p.acceptKw("WHERE"):
+			s.Where = p.parseExpr()
 		}
 		return s
 	case p.acceptKw("DATA"):
@@ -1139,6 +1142,21 @@ func (p *parser) parseSet() Stmt {
 	}
 }
 
+// sysVar parses @@[SESSION.|LOCAL.|GLOBAL.]name. There are no global
+// values apart from the session's: @@global.x reads the session's too.
+func (p *parser) sysVar() Expr {
+	p.i += 2
+	if isOpTok(p.peekAt(1), ".") && (p.isKw("SESSION") || p.isKw("LOCAL") || p.isKw("GLOBAL")) {
+		p.i += 2
+	}
+	t := p.peek()
+	if t.kind != tokIdent && t.kind != tokQuotedIdent {
+		p.fail("expected a variable name")
+	}
+	p.i++
+	return &SysVar{Name: strings.ToLower(t.val)}
+}
+
 // parseSetValue parses a SET value: DEFAULT, a bare word (kept as a string)
 // or an expression.
 func (p *parser) parseSetValue() Expr {
@@ -1420,6 +1438,9 @@ func (p *parser) parsePrimary() Expr {
 	case tokQuotedIdent:
 		return p.columnRef()
 	case tokOp:
+		if t.val == "@" && isOpTok(p.peekAt(1), "@") {
+			return p.sysVar()
+		}
 		if t.val == "(" {
 			p.enter()
 			defer p.leave()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -79,8 +80,12 @@ func (l *ProcessList) Snapshot(now time.Time) []ProcessInfo {
 	for _, p := range l.procs {
 		ps = append(ps, p)
 	}
+	ids := make(map[*Process]int64, len(ps))
+	for _, p := range ps {
+		ids[p] = p.id
+	}
 	l.mu.Unlock()
-	sort.Slice(ps, func(i, j int) bool { return ps[i].id < ps[j].id })
+	sort.Slice(ps, func(i, j int) bool { return ids[ps[i]] < ids[ps[j]] })
 	out := make([]ProcessInfo, len(ps))
 	for i, p := range ps {
 		p.mu.Lock()
@@ -88,7 +93,7 @@ func (l *ProcessList) Snapshot(now time.Time) []ProcessInfo {
 		if p.command == "Query" {
 			state = "executing"
 		}
-		out[i] = ProcessInfo{ID: p.id, User: p.user, Host: p.host, DB: p.db, Command: p.command,
+		out[i] = ProcessInfo{ID: ids[p], User: p.user, Host: p.host, DB: p.db, Command: p.command,
 			Time: max(0, now.Sub(p.since)), State: state, Info: p.info}
 		p.mu.Unlock()
 	}
@@ -113,13 +118,40 @@ func (l *ProcessList) KillQuery(id int64) bool {
 }
 
 // ID is the process id SHOW PROCESSLIST and KILL QUERY use.
-func (p *Process) ID() int64 { return p.id }
+func (p *Process) ID() int64 {
+	p.list.mu.Lock()
+	defer p.list.mu.Unlock()
+	return p.id
+}
 
 // Close removes the process from its list.
 func (p *Process) Close() {
 	p.list.mu.Lock()
 	delete(p.list.procs, p.id)
 	p.list.mu.Unlock()
+}
+
+// SetID gives the process id instead of the one it registered with: a
+// server's connections keep the id the handshake announced, which KILL
+// QUERY and the mysql client's Ctrl-C name. It fails, changing nothing,
+// when another process has id.
+func (p *Process) SetID(id int64) error {
+	l := p.list
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if id == p.id {
+		return nil
+	}
+	if id <= 0 || l.procs[id] != nil {
+		return rowttl.Errorf(rowttl.ErrExists, "process id %d is in use", id)
+	}
+	if l.procs[p.id] == p {
+		delete(l.procs, p.id)
+		l.procs[id] = p
+	}
+	p.id = id
+	l.next = max(l.next, id)
+	return nil
 }
 
 // SetDB records the process's current database.

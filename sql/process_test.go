@@ -2,11 +2,13 @@ package sql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -118,5 +120,50 @@ func TestShowDataBytes(t *testing.T) {
 	}
 	if got, want := strings.Join(res.Rows[2], " "), fmt.Sprintf("Total %d %d %d %d", sum[0], sum[1], sum[2], sum[3]); got != want {
 		t.Errorf("total %q, want %q", got, want)
+	}
+}
+
+// TestProcessSetID: a process takes the id a front end announced, keeps
+// it in SHOW PROCESSLIST and connection_id(), and later registrations do
+// not reuse it; an id in use is refused and changes nothing.
+func TestProcessSetID(t *testing.T) {
+	db, err := table.OpenDB(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	a, b := NewSession(db), NewSession(db)
+	if err := a.Process().SetID(7); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Process().SetID(7); !errors.Is(err, rowttl.ErrExists) || b.Process().ID() != 2 {
+		t.Fatalf("SetID to a used id: %v, id %d", err, b.Process().ID())
+	}
+	if err := b.Process().SetID(0); err == nil {
+		t.Fatal("SetID(0) succeeded")
+	}
+	c := NewSession(db)
+	if c.Process().ID() != 8 {
+		t.Fatalf("a later session got id %d, want 8", c.Process().ID())
+	}
+	res, err := a.Exec(ctx, "SELECT connection_id()")
+	if err != nil || res.Rows[0][0] != "7" {
+		t.Fatalf("connection_id(): %v %v", res, err)
+	}
+	res, err = b.Exec(ctx, "SHOW PROCESSLIST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range res.Rows {
+		ids = append(ids, r[0])
+	}
+	if fmt.Sprint(ids) != "[2 7 8]" {
+		t.Fatalf("ids %v", ids)
+	}
+	a.Close()
+	if ProcessListOf(db).KillQuery(7) {
+		t.Fatal("a closed process is still listed under its new id")
 	}
 }

@@ -87,7 +87,7 @@ func (s *Session) execEnv(env *stmtEnv) *exec.Env {
 func (s *Session) queryStmt(ctx context.Context, stmt Stmt) (array.RecordReader, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	env := &stmtEnv{now: s.nowLocked(), loc: s.loc, db: s.curDB, user: s.user + "@" + s.host}
+	env := s.envLocked()
 	r, err := s.queryLocked(ctx, env, stmt)
 	if err != nil {
 		return nil, s.cleanError(err)

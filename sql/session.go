@@ -75,6 +75,8 @@ type Session struct {
 	memLimit int64
 	// vars keeps other variables set by SET, as text.
 	vars map[string]string
+	// server holds the variables a front end set (SetServerVariables).
+	server map[string]string
 
 	// proc is the session's entry in its DB's process list.
 	proc *Process
@@ -165,6 +167,12 @@ func parseNowIn(text string, loc *time.Location) (time.Time, error) {
 	return time.UnixMicro(us).UTC(), nil
 }
 
+// envLocked is the environment of a statement starting now (s.mu held).
+func (s *Session) envLocked() *stmtEnv {
+	return &stmtEnv{now: s.nowLocked(), loc: s.loc, db: s.curDB, user: s.user + "@" + s.host,
+		connID: s.proc.ID(), sysvar: s.variableLocked}
+}
+
 // now is the instant a statement starting now runs at.
 func (s *Session) nowLocked() time.Time {
 	if s.frozen != nil {
@@ -198,7 +206,8 @@ func (s *Session) execStmt(ctx context.Context, stmt Stmt, values *valuesStream)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	env := &stmtEnv{now: s.nowLocked(), loc: s.loc, values: values, db: s.curDB, user: s.user + "@" + s.host}
+	env := s.envLocked()
+	env.values = values
 	res, err := s.execLocked(ctx, env, stmt)
 	if err != nil {
 		return nil, s.cleanError(err)
@@ -406,7 +415,7 @@ func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Res
 	case *ShowRowsets:
 		return s.showRowsets(ctx, env, st)
 	case *ShowVariables:
-		return s.showVariables(st), nil
+		return s.showVariables(env, st)
 	case *ShowProcesslist:
 		return s.showProcesslist(st), nil
 	case *ShowData:

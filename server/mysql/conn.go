@@ -108,6 +108,11 @@ func (c *conn) Close() error {
 	return err
 }
 
+// cut closes the socket, which ends the connection's reads and writes;
+// the library's own Close, once its goroutine has unwound, frees the
+// connection's place.
+func (c *conn) cut() { _ = c.Conn.Close() }
+
 func (c *conn) Write(p []byte) (int, error) {
 	if c.s.o.WriteTimeout > 0 {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.s.o.WriteTimeout))

@@ -5,9 +5,14 @@
 // COM_INIT_DB, COM_PING, COM_QUIT, COM_FIELD_LIST, server-side prepared
 // statements, result sets streamed batch by batch from Session.Query with
 // MySQL column types, ERR packets with a MySQL code and SQLSTATE, the
-// statements clients send on connect (SELECT @@var, DATABASE(), SHOW
-// VARIABLES, SET NAMES, ...), SHOW PROCESSLIST and KILL [QUERY], connection
-// limits and timeouts, and its metrics.
+// protocol-level statements clients send (SET NAMES, SET TRANSACTION, SHOW
+// WARNINGS, COMMIT, ...), KILL [QUERY], connection limits and timeouts,
+// and its metrics. What a session can answer (SELECT @@var, DATABASE(),
+// current_user(), SHOW VARIABLES, SHOW PROCESSLIST) the connection's
+// session answers, told the server's variables, the client's user and
+// host and the handshake's connection id, so that a connection and the
+// in-process shell agree. Serve returns once every connection's statement
+// has unwound and released its batches.
 //
 // The wire protocol is vitess.io/vitess/go/mysql's; this package supplies
 // its Handler and AuthServer, and wraps each connection only to enforce

@@ -45,6 +45,8 @@ func errorCode(err error) (sqlerror.ErrorCode, string) {
 			return sqlerror.ERDbCreateExists, sqlerror.SSUnknownSQLState
 		}
 		return sqlerror.ERTableExists, sqlerror.SSUnknownTable
+	case errors.Is(err, rowttl.ErrInvalidArgument) && strings.HasPrefix(msg, "Unknown system variable"):
+		return sqlerror.ERUnknownSystemVariable, sqlerror.SSUnknownSQLState
 	case errors.Is(err, rowttl.ErrNotSupported):
 		return sqlerror.ERNotSupportedYet, sqlerror.SSClientError
 	}

@@ -25,10 +25,6 @@ import (
 	"vitess.io/vitess/go/vt/vtenv"
 )
 
-// ServerVersion is the version the handshake and @@version report: Doris
-// FE's, which clients and BI tools know.
-const ServerVersion = "5.7.99"
-
 // Options configure a Server. Zero values take the defaults below.
 type Options struct {
 	// User and Password are the one account; with User empty any user
@@ -94,7 +90,8 @@ type Server struct {
 		conns map[uint32]*connState // logged in, by id
 		raw   map[*conn]struct{}    // admitted, logged in or not
 	}
-	wg sync.WaitGroup // admitted connections not yet closed
+	wg     sync.WaitGroup // admitted connections not yet closed
+	sessMu sync.Mutex     // makes connections' sessions one at a time
 }
 
 var quietLibrary sync.Once
@@ -123,7 +120,8 @@ func (s *Server) logf(format string, args ...any) {
 
 // Serve answers connections on ln until ctx is done, then stops accepting,
 // cancels the running statements, closes every connection and returns
-// once none is served any more.
+// once none is served any more: every statement has returned and
+// released its batches by then.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	l, err := vtmysql.NewListenerWithConfig(vtmysql.ListenerConfig{
 		Listener:           &limitListener{Listener: ln, s: s},
@@ -136,7 +134,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err != nil {
 		return err
 	}
-	l.ServerVersion = ServerVersion
+	// The handshake's version is the one version() and @@version
+	// return: Doris FE's 5.7.99, which clients and BI tools know, then
+	// rowttl's.
+	l.ServerVersion = rsql.VersionString()
 	done := make(chan struct{})
 	go func() {
 		l.Accept()
@@ -158,14 +159,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.mu.Unlock()
 	for _, c := range raw {
-		_ = c.Close()
+		c.cut()
 	}
 	s.wg.Wait()
 	return nil
 }
 
-// track adds an admitted connection (the library closes it last, after
-// ConnectionClosed) or removes a closed one.
+// track adds an admitted connection or removes a closed one. The library
+// closes a connection last, after its command loop and ConnectionClosed
+// have returned, so a removed connection runs no statement any more.
 func (s *Server) track(c *conn, add bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -194,27 +196,21 @@ type connState struct {
 
 	mu struct {
 		sync.Mutex
-		db      string
-		command string
-		started time.Time
-		info    string
-		cancel  context.CancelFunc
+		cancel context.CancelFunc // the running statement's
 	}
 	queries int
 }
 
-func (st *connState) begin(text string, cancel context.CancelFunc) {
+func (st *connState) begin(cancel context.CancelFunc) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.mu.command, st.mu.started, st.mu.info, st.mu.cancel = "Query", time.Now(), text, cancel
+	st.mu.cancel = cancel
 }
 
 func (st *connState) end() {
-	db := st.sess.CurrentDatabase()
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.mu.command, st.mu.started, st.mu.info, st.mu.cancel = "Sleep", time.Now(), "", nil
-	st.mu.db = db
+	st.mu.cancel = nil
 }
 
 // cancelQuery cancels the running statement, if any.
@@ -230,7 +226,7 @@ func (st *connState) cancelQuery() {
 func (st *connState) kill() {
 	st.stop()
 	if st.conn != nil {
-		_ = st.conn.Close()
+		st.conn.cut()
 	}
 }
 
@@ -264,8 +260,8 @@ func (s *Server) ensureState(c *vtmysql.Conn) *connState {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	st := &connState{id: c.ConnectionID, user: c.User, host: c.RemoteAddr().String(), vc: c, since: time.Now(),
-		ctx: ctx, stop: stop, sess: s.o.NewSession(s.db)}
-	st.mu.command, st.mu.started, st.mu.db = "Sleep", time.Now(), st.sess.CurrentDatabase()
+		ctx: ctx, stop: stop}
+	st.sess = s.newSession(st)
 	if cn, ok := c.GetRawConn().(*conn); ok {
 		st.conn = cn
 		cn.state = st
@@ -279,12 +275,30 @@ func (s *Server) ensureState(c *vtmysql.Conn) *connState {
 	return st
 }
 
+// newSession makes a connection's session: its process in SHOW
+// PROCESSLIST has the id the handshake announced, its user and host are
+// the connection's, its server variables the server's.
+func (s *Server) newSession(st *connState) *rsql.Session {
+	// One at a time, so that one session's provisional id never takes
+	// the id another connection announced.
+	s.sessMu.Lock()
+	sess := s.o.NewSession(s.db)
+	if err := sess.Process().SetID(int64(st.id)); err != nil {
+		s.logf("mysql connection %d: %v; SHOW PROCESSLIST shows it as %d", st.id, err, sess.Process().ID())
+	}
+	s.sessMu.Unlock()
+	sess.SetClient(st.user, clientHost(st.host))
+	sess.SetServerVariables(s.serverVariables())
+	return sess
+}
+
 func (h *handler) ConnectionClosed(c *vtmysql.Conn) {
 	st, ok := c.ClientData.(*connState)
 	if !ok {
 		return
 	}
 	st.stop()
+	st.sess.Close()
 	h.s.mu.Lock()
 	delete(h.s.mu.conns, st.id)
 	h.s.mu.Unlock()
@@ -294,7 +308,8 @@ func (h *handler) ConnectionClosed(c *vtmysql.Conn) {
 
 func (h *handler) ComResetConnection(c *vtmysql.Conn) {
 	if st, ok := c.ClientData.(*connState); ok {
-		st.sess = h.s.o.NewSession(h.s.db)
+		st.sess.Close()
+		st.sess = h.s.newSession(st)
 		st.end()
 	}
 }
@@ -418,7 +433,7 @@ func notSupported(what string) error {
 func (s *Server) run(st *connState, text string, callback func(*sqltypes.Result) error) error {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(st.ctx)
-	st.begin(text, cancel)
+	st.begin(cancel)
 	st.queries++
 	err := s.exec(ctx, st, text, callback)
 	outcome := "ok"

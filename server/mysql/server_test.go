@@ -14,6 +14,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	rsql "github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -413,7 +414,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestClientStatements(t *testing.T) {
-	ts := startServer(t, Options{})
+	ts := startServer(t, Options{MaxConnections: 77})
 	db := ts.open(t, "")
 	conn, err := db.Conn(context.Background())
 	if err != nil {
@@ -425,8 +426,11 @@ func TestClientStatements(t *testing.T) {
 		mustExec(t, conn, q)
 	}
 	for _, c := range []struct{ q, want string }{
-		{"SELECT @@version_comment LIMIT 1", "[[rowttl (Doris-compatible row-TTL engine)]]"},
-		{"select @@version", "[[5.7.99]]"},
+		{"SELECT @@version_comment LIMIT 1", "[[rowttl]]"},
+		{"select @@version, version() = @@version", "[[" + rsql.VersionString() + " 1]]"},
+		{"SELECT current_user(), connection_id() > 0", "[[root@localhost 1]]"},
+		{"SELECT @@max_connections, @@session.wait_timeout", "[[77 28800]]"},
+		{"SHOW VARIABLES LIKE 'max_conn%'", "[[max_connections 77]]"},
 		{"SELECT DATABASE()", "[[d2]]"},
 		{"SELECT @@session.transaction_isolation, @@tx_isolation AS iso", "[[REPEATABLE-READ REPEATABLE-READ]]"},
 		{"SHOW VARIABLES LIKE 'time_zone'", "[[time_zone Asia/Shanghai]]"},
