@@ -96,6 +96,57 @@ type conn struct {
 	cont    bool   // the current packet is continued by the next one
 	size    int64  // payload bytes of the current command so far
 	rerr    error  // a sticky read error
+
+	out outFraming // the server's stream
+}
+
+// outFraming follows the packets of the server's stream during a command.
+// A rowWriter hands the library packets it framed itself, whose sequence
+// numbers the library does not count: from then on, until the next
+// command, every packet is numbered on from the one before, which the
+// protocol requires of a command's answer.
+type outFraming struct {
+	hdr      int  // header bytes of the current packet seen (0..4)
+	length   int  // the current packet's payload length, as far as seen
+	remain   int  // payload bytes of the current packet still to come
+	next     byte // the sequence number the next packet takes
+	seen     bool // a packet of this command has been seen (next is known)
+	renumber atomic.Bool
+}
+
+// track follows (and, once asked, renumbers) the bytes written.
+func (o *outFraming) track(p []byte) {
+	for len(p) > 0 {
+		if o.remain > 0 {
+			k := min(o.remain, len(p))
+			o.remain -= k
+			p = p[k:]
+			continue
+		}
+		switch o.hdr {
+		case 0:
+			o.length = int(p[0])
+		case 1:
+			o.length |= int(p[0]) << 8
+		case 2:
+			o.length |= int(p[0]) << 16
+		case 3:
+			if o.seen && o.renumber.Load() {
+				p[0] = o.next
+			}
+			o.next, o.seen = p[0]+1, true
+		}
+		p = p[1:]
+		if o.hdr++; o.hdr == packetHeader {
+			o.hdr, o.remain = 0, o.length
+		}
+	}
+}
+
+// reset forgets the previous command's answer.
+func (o *outFraming) reset() {
+	o.hdr, o.length, o.remain, o.next, o.seen = 0, 0, 0, 0, false
+	o.renumber.Store(false)
 }
 
 func (c *conn) Close() error {
@@ -114,6 +165,9 @@ func (c *conn) Close() error {
 func (c *conn) cut() { _ = c.Conn.Close() }
 
 func (c *conn) Write(p []byte) (int, error) {
+	if c.ready.Load() {
+		c.out.track(p)
+	}
 	if c.s.o.WriteTimeout > 0 {
 		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.s.o.WriteTimeout))
 	}
@@ -175,6 +229,11 @@ func (c *conn) nextPacket() error {
 	}
 	n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
 	command := !c.cont
+	if command {
+		// The library has written all it answers to the previous
+		// command: a new one numbers its packets afresh.
+		c.out.reset()
+	}
 	c.cont = n == maxPayload
 	c.size += int64(n)
 	if c.size > c.s.o.MaxAllowedPacket {

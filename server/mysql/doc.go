@@ -15,8 +15,11 @@
 // has unwound and released its batches.
 //
 // The wire protocol is vitess.io/vitess/go/mysql's; this package supplies
-// its Handler and AuthServer, and wraps each connection only to enforce
-// the limits and to answer COM_FIELD_LIST, which the library does not.
+// its Handler and AuthServer, and wraps each connection to enforce the
+// limits, to answer COM_FIELD_LIST, which the library does not, and to
+// number the packets of a text-protocol result whose rows it encodes
+// itself, straight from the Arrow arrays into one buffer (the library
+// allocates a value per field and takes a lock per row).
 //
 // It must never hold a whole result set (rows go to the client as each
 // batch is computed), never reword an engine error (the SPEC §5 text is

@@ -57,7 +57,9 @@ func TestKillQueryKeepsTheConnection(t *testing.T) {
 	if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := victim.QueryContext(ctx, "SELECT id, s FROM big")
+	// Its result (some 30 MB) outgrows what the sockets' buffers hold,
+	// so that the statement still runs when the client has read one row.
+	rows, err := victim.QueryContext(ctx, "SELECT id, s, s, s, s, s, s, s, s FROM big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func TestKillQueryKeepsTheConnection(t *testing.T) {
 	// The statement runs (it waits for the client to read): the process
 	// list shows it.
 	pl := fmt.Sprint(rowsOf(t)(db.Query("SHOW PROCESSLIST")))
-	if !strings.Contains(pl, fmt.Sprintf("[%d root", id)) || !strings.Contains(pl, "Query") || !strings.Contains(pl, "SELECT id, s FROM big") {
+	if !strings.Contains(pl, fmt.Sprintf("[%d root", id)) || !strings.Contains(pl, "Query") || !strings.Contains(pl, "SELECT id, s, s, s, s, s, s, s, s FROM big") {
 		t.Errorf("process list does not show the query:\n%s", pl)
 	}
 	mustExec(t, db, fmt.Sprintf("KILL QUERY %d", id))

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -9,6 +10,7 @@ import (
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 	rsql "github.com/rowttl/rowttl/sql"
+	vtmysql "vitess.io/vitess/go/mysql"
 	"vitess.io/vitess/go/sqltypes"
 	querypb "vitess.io/vitess/go/vt/proto/query"
 )
@@ -87,15 +89,7 @@ func fields(sch *arrow.Schema) []*querypb.Field {
 // values of a batch share one buffer.
 func batchRows(b arrow.RecordBatch, types []schema.Type, mtypes []querypb.Type, loc *time.Location, buf []byte) ([][]sqltypes.Value, []byte) {
 	n, nc := int(b.NumRows()), int(b.NumCols())
-	fs := make([]func([]byte, int) []byte, nc)
-	for j := range fs {
-		col := b.Column(j)
-		if types[j].Kind == schema.Boolean {
-			fs[j] = boolFormatter(col)
-			continue
-		}
-		fs[j] = exec.ColumnFormatter(col, types[j], loc, false)
-	}
+	fs := formatters(b, types, loc, nil)
 	// Offsets first, values after: buf may grow while a batch is written.
 	buf = buf[:0]
 	ends := make([]int, n*nc)
@@ -140,12 +134,135 @@ func boolFormatter(col arrow.Array) func([]byte, int) []byte {
 	}
 }
 
+// formatters are the text formatters of a batch's columns.
+func formatters(b arrow.RecordBatch, types []schema.Type, loc *time.Location, fs []func([]byte, int) []byte) []func([]byte, int) []byte {
+	fs = fs[:0]
+	for j, col := range b.Columns() {
+		if types[j].Kind == schema.Boolean {
+			fs = append(fs, boolFormatter(col))
+			continue
+		}
+		fs = append(fs, exec.ColumnFormatter(col, types[j], loc, false))
+	}
+	return fs
+}
+
+// rowWriter writes the rows of the text protocol straight from a batch's
+// arrays: each value formatted into one buffer behind its length, each
+// row a packet, handed to the library's buffered writer whole when the
+// buffer is full and at the end of each batch (rows reach the client as
+// batches are computed, a small result in one write with its end). The
+// library's way (a sqltypes.Value per value, a locked write and a timer
+// reset per row) costs several times as much. The connection numbers the
+// packets (outFraming), which the library does not count.
+type rowWriter struct {
+	c   *conn
+	vc  *vtmysql.Conn
+	buf []byte
+	fs  []func([]byte, int) []byte
+}
+
+// rowWriterFlushAt is the buffer size past which rows are written out.
+const rowWriterFlushAt = 256 << 10
+
+var rowBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// rowWriterOf returns the connection's row writer, or nil where the
+// library must write (TLS hides the socket's stream).
+func rowWriterOf(st *connState) *rowWriter {
+	if st == nil || st.conn == nil || st.vc == nil || st.vc.TLSEnabled() {
+		return nil
+	}
+	return &rowWriter{c: st.conn, vc: st.vc}
+}
+
+// batch writes the rows of b.
+func (w *rowWriter) batch(b arrow.RecordBatch, types []schema.Type, loc *time.Location) error {
+	w.c.out.renumber.Store(true)
+	if w.buf == nil {
+		w.buf = (*rowBuffers.Get().(*[]byte))[:0]
+	}
+	w.fs = formatters(b, types, loc, w.fs)
+	cols := b.Columns()
+	buf := w.buf[:0]
+	for i, n := 0, int(b.NumRows()); i < n; i++ {
+		start := len(buf)
+		buf = append(buf, 0, 0, 0, 0)
+		for j, col := range cols {
+			if col.IsNull(i) {
+				buf = append(buf, 0xfb)
+				continue
+			}
+			at := len(buf)
+			buf = w.fs[j](append(buf, 0), i)
+			buf = putLenenc(buf, at, len(buf)-at-1)
+		}
+		if payload := len(buf) - start - packetHeader; payload < maxPayload {
+			buf[start], buf[start+1], buf[start+2] = byte(payload), byte(payload>>8), byte(payload>>16)
+		} else {
+			buf = splitPacket(buf, start)
+		}
+		if len(buf) >= rowWriterFlushAt {
+			if err := w.vc.WritePacketRaw(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	w.buf = buf
+	return w.vc.WritePacketRaw(buf)
+}
+
+// release returns the buffer; a huge one (a row of many MiB) is dropped.
+func (w *rowWriter) release() {
+	if w.buf != nil && cap(w.buf) <= 4*rowWriterFlushAt {
+		b := w.buf[:0]
+		rowBuffers.Put(&b)
+	}
+	w.buf = nil
+}
+
+// putLenenc writes the length-encoded length l of the value that follows
+// the one byte reserved for it at buf[at], moving the value when its
+// length takes more.
+func putLenenc(buf []byte, at, l int) []byte {
+	if l < 251 {
+		buf[at] = byte(l)
+		return buf
+	}
+	var pre [9]byte
+	p := lenenc(pre[:0], uint64(l))
+	buf = append(buf, pre[1:len(p)]...)
+	copy(buf[at+len(p):], buf[at+1:at+1+l])
+	copy(buf[at:], p)
+	return buf
+}
+
+// splitPacket cuts the payload at buf[start+4:] (0xffffff bytes or more)
+// into packets of at most 0xffffff bytes, ending with a shorter (maybe
+// empty) one.
+func splitPacket(buf []byte, start int) []byte {
+	payload := append([]byte(nil), buf[start+packetHeader:]...)
+	buf = buf[:start]
+	for {
+		k := min(len(payload), maxPayload)
+		buf = append(buf, byte(k), byte(k>>8), byte(k>>16), 0)
+		buf = append(buf, payload[:k]...)
+		payload = payload[k:]
+		if k < maxPayload {
+			return buf
+		}
+	}
+}
+
 // stream sends a result set batch by batch: the column definitions with
 // the first batch (so that a statement failing before its first row is one
 // ERR packet), then each batch as it is read. A statement cancelled while
 // a batch was being written (KILL QUERY, while the client reads slowly)
-// ends with the cancellation, even after its last batch. It releases r.
-func stream(ctx context.Context, r array.RecordReader, callback func(*sqltypes.Result) error) error {
+// ends with the cancellation, even after its last batch. With w (the text
+// protocol) the rows go straight to the socket, else through the library
+// (the binary protocol of prepared statements). It releases r.
+func stream(ctx context.Context, r array.RecordReader, w *rowWriter, callback func(*sqltypes.Result) error) error {
 	defer r.Release()
 	sch := r.Schema()
 	fl := fields(sch)
@@ -158,7 +275,25 @@ func stream(ctx context.Context, r array.RecordReader, callback func(*sqltypes.R
 	loc := rsql.ResultZone(sch)
 	sent := false
 	var buf []byte
+	if w != nil {
+		defer w.release()
+	}
 	for r.Next() {
+		if w != nil {
+			if !sent {
+				if err := callback(&sqltypes.Result{Fields: fl}); err != nil {
+					return err
+				}
+				sent = true
+			}
+			if err := w.batch(r.RecordBatch(), types, loc); err != nil {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			continue
+		}
 		// The library writes a batch's rows before the callback returns,
 		// so the buffer is reused for the next one.
 		rows, nb := batchRows(r.RecordBatch(), types, mtypes, loc, buf)

@@ -319,7 +319,7 @@ func (h *handler) WarningCount(*vtmysql.Conn) uint16 { return 0 }
 // ComQuery runs one statement (the library sends COM_INIT_DB here as USE).
 func (h *handler) ComQuery(c *vtmysql.Conn, query string, callback func(*sqltypes.Result) error) error {
 	st := h.s.ensureState(c)
-	if err := h.s.run(st, query, callback); err != nil {
+	if err := h.s.run(st, query, rowWriterOf(st), callback); err != nil {
 		return sqlError(err)
 	}
 	return nil
@@ -344,7 +344,7 @@ func (h *handler) ComQueryMulti(c *vtmysql.Conn, text string, callback func(qr s
 		more := i < len(pieces)-1
 		first := true
 		var cbErr error
-		err := h.s.run(st, p, func(r *sqltypes.Result) error {
+		err := h.s.run(st, p, rowWriterOf(st), func(r *sqltypes.Result) error {
 			cbErr = callback(sqltypes.QueryResponse{QueryResult: r}, more, first)
 			first = false
 			return cbErr
@@ -386,7 +386,7 @@ func (h *handler) ComStmtExecute(c *vtmysql.Conn, prepare *vtmysql.PrepareData, 
 	if err != nil {
 		return sqlError(err)
 	}
-	if err := h.s.run(st, text, callback); err != nil {
+	if err := h.s.run(st, text, nil, callback); err != nil {
 		return sqlError(err)
 	}
 	return nil
@@ -430,12 +430,12 @@ func notSupported(what string) error {
 
 // run runs one statement of a connection: the client statements this
 // package answers itself, or the session's.
-func (s *Server) run(st *connState, text string, callback func(*sqltypes.Result) error) error {
+func (s *Server) run(st *connState, text string, w *rowWriter, callback func(*sqltypes.Result) error) error {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(st.ctx)
 	st.begin(cancel)
 	st.queries++
-	err := s.exec(ctx, st, text, callback)
+	err := s.exec(ctx, st, text, w, callback)
 	outcome := "ok"
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -450,7 +450,7 @@ func (s *Server) run(st *connState, text string, callback func(*sqltypes.Result)
 	return err
 }
 
-func (s *Server) exec(ctx context.Context, st *connState, text string, callback func(*sqltypes.Result) error) error {
+func (s *Server) exec(ctx context.Context, st *connState, text string, w *rowWriter, callback func(*sqltypes.Result) error) error {
 	if handled, err := s.compat(ctx, st, text, callback); handled {
 		return err
 	}
@@ -463,7 +463,7 @@ func (s *Server) exec(ctx context.Context, st *connState, text string, callback 
 		if err != nil {
 			return err
 		}
-		return stream(ctx, r, callback)
+		return stream(ctx, r, w, callback)
 	}
 	res, err := st.sess.Exec(ctx, text)
 	if err != nil {
