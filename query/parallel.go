@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"runtime"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,9 +28,23 @@ type pipeline struct {
 	stopped chan struct{}
 }
 
-func defaultWorkers(requested int) int {
+type parallelismKey struct{}
+
+// WithParallelism returns ctx under which scans that ask for no
+// parallelism of their own (Request.Parallelism 0) decode pages on n
+// goroutines: a server running many statements at once runs each on
+// one, since spreading a small scan over goroutines that all wait for a
+// busy processor only adds handoffs to its latency.
+func WithParallelism(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, parallelismKey{}, n)
+}
+
+func defaultWorkers(ctx context.Context, requested int) int {
 	if requested > 0 {
 		return requested
+	}
+	if n, ok := ctx.Value(parallelismKey{}).(int); ok && n > 0 {
+		return n
 	}
 	return runtime.GOMAXPROCS(0)
 }

@@ -62,7 +62,8 @@ type Request struct {
 	// locate each returned row for a later delete.
 	RowIDs bool
 	// Parallelism is the number of goroutines decoding pages; 0 means
-	// GOMAXPROCS. Batches come out in the same order whatever it is.
+	// the context's (WithParallelism), else GOMAXPROCS. Batches come out
+	// in the same order whatever it is.
 	Parallelism int
 }
 
@@ -225,7 +226,7 @@ func (s *Scan) init(req Request, raw rawscan.Options) error {
 		s.dense[id] = new(denseHidden)
 	}
 	s.seg, s.page = 0, -1
-	s.workers = defaultWorkers(req.Parallelism)
+	s.workers = defaultWorkers(s.ctx, req.Parallelism)
 	return nil
 }
 

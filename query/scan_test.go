@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,4 +211,26 @@ func scanRows(t *testing.T, mem memory.Allocator, input string) arrow.RecordBatc
 		}
 	}
 	return b.NewRecordBatch()
+}
+
+// TestDefaultWorkers: a scan's own parallelism wins, then the context's,
+// then GOMAXPROCS.
+func TestDefaultWorkers(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	bg := context.Background()
+	for _, c := range []struct {
+		ctx       context.Context
+		requested int
+		want      int
+	}{
+		{bg, 0, procs},
+		{bg, 3, 3},
+		{WithParallelism(bg, 1), 0, 1},
+		{WithParallelism(bg, 1), 4, 4},
+		{WithParallelism(bg, 0), 0, procs},
+	} {
+		if got := defaultWorkers(c.ctx, c.requested); got != c.want {
+			t.Errorf("requested %d under %v: %d workers, want %d", c.requested, c.ctx, got, c.want)
+		}
+	}
 }

@@ -433,3 +433,15 @@ func TestReadTimeout(t *testing.T) {
 	}
 	idle.c.Close()
 }
+
+// TestScanParallelism: statements run their scans on one goroutine once
+// more of them run than there are processors.
+func TestScanParallelism(t *testing.T) {
+	for _, c := range []struct{ running, procs, want int }{
+		{1, 2, 0}, {2, 2, 0}, {3, 2, 1}, {64, 2, 1}, {1, 1, 0}, {2, 1, 1},
+	} {
+		if got := scanParallelism(c.running, c.procs); got != c.want {
+			t.Errorf("%d statements on %d processors: %d", c.running, c.procs, got)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log"
 	"log/slog"
 	"net"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/query"
 	rsql "github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
 	vtmysql "vitess.io/vitess/go/mysql"
@@ -81,6 +83,7 @@ type Server struct {
 	env     *vtenv.Environment
 	metrics *metrics
 	open    atomic.Int64 // admitted connections
+	running atomic.Int64 // statements running
 	// greetSha2 greets with caching_sha2_password (tests: it makes
 	// go-sql-driver use it).
 	greetSha2 atomic.Bool
@@ -433,6 +436,11 @@ func notSupported(what string) error {
 func (s *Server) run(st *connState, text string, w *rowWriter, callback func(*sqltypes.Result) error) error {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(st.ctx)
+	running := s.running.Add(1)
+	defer s.running.Add(-1)
+	if n := scanParallelism(int(running), runtime.GOMAXPROCS(0)); n > 0 {
+		ctx = query.WithParallelism(ctx, n)
+	}
 	st.begin(cancel)
 	st.queries++
 	err := s.exec(ctx, st, text, w, callback)
@@ -470,6 +478,18 @@ func (s *Server) exec(ctx context.Context, st *connState, text string, w *rowWri
 		return err
 	}
 	return callback(&sqltypes.Result{RowsAffected: uint64(max(res.RowsAffected, 0))})
+}
+
+// scanParallelism is the number of goroutines a statement's scans use
+// when running statements are running at once on procs processors: one
+// when they are more than the processors (each statement keeps one busy;
+// more goroutines per scan only wait for a processor, and add their
+// handoffs to every statement's latency), else the scan's default (0).
+func scanParallelism(running, procs int) int {
+	if running > procs {
+		return 1
+	}
+	return 0
 }
 
 // processes returns the connections in id order.
