@@ -8,7 +8,8 @@
 // It must never touch tables: it knows schema types and Arrow batches,
 // not versions, TTL policies or labels. Exports (cmd/rowttl export) feed
 // it the batches of a table scan; loads (package load) read its batches
-// and apply Stream Load's rules to them.
+// and apply Stream Load's rules to them, and SQL's local() reads them as
+// a relation.
 //
 // # Types
 //

@@ -548,10 +548,19 @@ type TableRef struct {
 	Subquery QueryExpr
 	// Join is set when the reference is a join.
 	Join *Join
+	// Func is set when the reference is a table function, name(props).
+	Func *TableFunc
+}
+
+// TableFunc is a table-valued function in FROM, as Doris writes it:
+// local("file_path" = "...", "format" = "parquet", ...).
+type TableFunc struct {
+	Name  string // lower case
+	Props Properties
 }
 
 // IsTable reports whether r names a table (the plain shape).
-func (r *TableRef) IsTable() bool { return r.Subquery == nil && r.Join == nil }
+func (r *TableRef) IsTable() bool { return r.Subquery == nil && r.Join == nil && r.Func == nil }
 
 // IsSubquery reports whether r is a derived table.
 func (r *TableRef) IsSubquery() bool { return r.Subquery != nil }

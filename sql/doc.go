@@ -7,7 +7,9 @@
 // writes of a table goes through the table and query packages, so that
 // every durability, atomicity and TTL rule is enforced in one place below
 // it. The one kind of file it writes itself is the output of SELECT ...
-// INTO OUTFILE, through package fileformat. It must never show an
+// INTO OUTFILE, and the one it reads the file of the table function
+// local() (plan_tvf.go), both through package fileformat; local() reads
+// only where the session's policy lets it (Session.RestrictLocalFiles). It must never show an
 // expired row (it reads only through scans that apply the TTL rule), never
 // use more than one now in a statement, and never let a SPEC §5 error text
 // be reworded: engine errors surface unchanged (only a table's directory is

@@ -503,6 +503,22 @@ func formatTableRef(b *strings.Builder, r *TableRef) {
 		formatQuery(b, r.Subquery)
 		b.WriteString(") AS ")
 		b.WriteString(QuoteIdent(r.Alias))
+	case r.Func != nil:
+		b.WriteString(r.Func.Name)
+		b.WriteByte('(')
+		for i, pr := range r.Func.Props {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(QuoteString(pr.Key))
+			b.WriteString(" = ")
+			b.WriteString(QuoteString(pr.Value))
+		}
+		b.WriteByte(')')
+		if r.Alias != "" {
+			b.WriteString(" AS ")
+			b.WriteString(QuoteIdent(r.Alias))
+		}
 	default:
 		if r.Table.DB != "" {
 			b.WriteString(QuoteIdent(r.Table.DB))

@@ -514,6 +514,12 @@ func (p *parser) acceptJoin() (JoinKind, bool) {
 func (p *parser) parseTableFactor() *TableRef {
 	p.enter()
 	defer p.leave()
+	if t := p.peek(); t.kind == tokIdent && isOpTok(p.peekAt(1), "(") {
+		p.i++
+		r := &TableRef{Func: &TableFunc{Name: strings.ToLower(t.val), Props: p.propertyList()}}
+		r.Alias = p.optAlias()
+		return r
+	}
 	if !p.isOp("(") {
 		r := &TableRef{Table: p.tableName()}
 		r.Alias = p.optAlias()

@@ -211,6 +211,9 @@ func (p *relPlanner) planTree(fp *fromPlan, ref *TableRef) (*relNode, error) {
 	}
 	n := &relNode{leaves: []int{len(fp.leaves)}}
 	fp.leaves = append(fp.leaves, n)
+	if ref.Func != nil {
+		return p.tableFuncNode(n, ref)
+	}
 	if ref.IsSubquery() {
 		sub, err := p.planQuery(ref.Subquery)
 		if err != nil {

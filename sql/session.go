@@ -77,6 +77,10 @@ type Session struct {
 	vars map[string]string
 	// server holds the variables a front end set (SetServerVariables).
 	server map[string]string
+	// localRestricted and localRoot are where local() may read
+	// (RestrictLocalFiles).
+	localRestricted bool
+	localRoot       string
 
 	// proc is the session's entry in its DB's process list.
 	proc *Process

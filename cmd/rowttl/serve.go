@@ -89,7 +89,9 @@ and any MySQL driver (go-sql-driver/mysql, JDBC). It authenticates the
 wrong password), refuses connections past --mysql-max-connections (error
 1040), closes connections idle for --mysql-idle-timeout, and answers SHOW
 PROCESSLIST and KILL [QUERY] id (the mysql client's Ctrl-C). An empty
---mysql-listen turns it off.
+--mysql-listen turns it off. The table function local() reads no file
+unless --local-files names the directory it may read, as Doris's BE
+reads under its user_files_secure_path.
 
 HTTP (--listen) answers:
 
@@ -138,6 +140,7 @@ directory is closed.`,
 	fl.DurationVar(&f.mysql.IdleTimeout, "mysql-idle-timeout", 8*time.Hour, "close MySQL-protocol connections idle for this long")
 	fl.DurationVar(&f.mysql.ReadTimeout, "mysql-read-timeout", 30*time.Second, "bound on the handshake and on each read within a command")
 	fl.DurationVar(&f.mysql.WriteTimeout, "mysql-write-timeout", time.Minute, "bound on each write of a result to a client")
+	fl.StringVar(&f.mysql.LocalFiles, "local-files", "", "directory whose files SQL's local() may read (file_path relative to it); none by default")
 	fl.StringVar(&f.user, "user", "", "user of HTTP basic authentication (default: no authentication)")
 	fl.StringVar(&f.password, "password", "", "password of --user; visible in ps: prefer --password-file or $"+passwordEnv)
 	fl.StringVar(&f.passwordFile, "password-file", "", "file holding the password of --user on one line")

@@ -101,6 +101,7 @@ func goldenSession(db *table.DB) *rsql.Session {
 func compareGolden(t *testing.T, client, path string) {
 	ctx := context.Background()
 	local := goldenSession(goldenDB(t))
+	local.RestrictLocalFiles(goldenLocalFiles(t))
 	var pieces []goldenPiece
 	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 		var mask []string
@@ -292,9 +293,20 @@ func writeProtocolTSV(b *bytes.Buffer, r array.RecordReader) {
 }
 
 // startGoldenServer serves a fresh data directory on the golden clock.
+// goldenLocalFiles is where local() reads on both sides: the golden files'
+// paths are relative to sql's package directory, the working directory of
+// its tests.
+func goldenLocalFiles(t *testing.T) string {
+	dir, err := filepath.Abs("../../sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func startGoldenServer(t *testing.T) string {
 	db := goldenDB(t)
-	srv, err := New(db, Options{User: "root", Password: "secret", NewSession: goldenSession})
+	srv, err := New(db, Options{User: "root", Password: "secret", NewSession: goldenSession, LocalFiles: goldenLocalFiles(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,9 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// NewSession makes each connection's session (default sql.NewSession).
 	NewSession func(*table.DB) *rsql.Session
+	// LocalFiles is the directory whose files the table function local()
+	// may read (file_path is relative to it); empty refuses local().
+	LocalFiles string
 }
 
 func (o *Options) defaults() {
@@ -292,6 +295,7 @@ func (s *Server) newSession(st *connState) *rsql.Session {
 	s.sessMu.Unlock()
 	sess.SetClient(st.user, clientHost(st.host))
 	sess.SetServerVariables(s.serverVariables())
+	sess.RestrictLocalFiles(s.o.LocalFiles)
 	return sess
 }
 

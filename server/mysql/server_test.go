@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -444,5 +446,36 @@ func TestClientStatements(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: %s, want %s", c.q, got, c.want)
 		}
+	}
+}
+
+// TestLocalFiles: a connection's local() reads no file unless the server
+// names a directory (Options.LocalFiles), then only files under it.
+func TestLocalFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x.csv"), []byte("1\tone\n2\ttwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := func(path string) string {
+		return fmt.Sprintf("SELECT count(*) FROM local(\"file_path\" = '%s', \"format\" = \"csv\")", path)
+	}
+	closed := startServer(t, Options{}).open(t, "")
+	_, err := closed.Exec(q(filepath.Join(dir, "x.csv")))
+	if me := mysqlErr(t, err, 1235); !strings.Contains(me.Message, "local() is not allowed on this server") {
+		t.Errorf("without a directory: %q", me.Message)
+	}
+	open := startServer(t, Options{LocalFiles: dir}).open(t, "")
+	for _, p := range []string{"x.csv", filepath.Join(dir, "x.csv")} {
+		if got := count(t, open, q(p)); got != 2 {
+			t.Errorf("%s: count %d", p, got)
+		}
+	}
+	_, err = open.Exec(q("/etc/passwd"))
+	if me := mysqlErr(t, err, 1235); !strings.Contains(me.Message, "is outside the directory local() may read") {
+		t.Errorf("a file outside: %q", me.Message)
+	}
+	_, err = open.Exec(q("nosuch.csv"))
+	if me := mysqlErr(t, err, 1105); !strings.Contains(me.Message, "no such file") {
+		t.Errorf("a missing file: %d %q", me.Number, me.Message)
 	}
 }
