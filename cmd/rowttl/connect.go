@@ -27,6 +27,12 @@ type remote struct {
 func connect(ctx context.Context, addr, user, password string) (*remote, error) {
 	cfg := gomysql.NewConfig()
 	cfg.Net, cfg.Addr, cfg.User, cfg.Passwd = "tcp", addr, user, password
+	return connectConfig(ctx, cfg)
+}
+
+// connectConfig opens one connection of cfg.
+func connectConfig(ctx context.Context, cfg *gomysql.Config) (*remote, error) {
+	addr := cfg.Addr
 	// Results come as text, formatted by the server as the shell formats
 	// them; statements go one by one, so that each failure is reported.
 	cfg.InterpolateParams = false

@@ -48,6 +48,7 @@ func rootCommand() *cobra.Command {
 	root.AddCommand(loadCommand())
 	root.AddCommand(serveCommand())
 	root.AddCommand(exportCommand())
+	root.AddCommand(migrateCommand())
 	return root
 }
 

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rowttl/rowttl/load"
+	mysqlserver "github.com/rowttl/rowttl/server/mysql"
+	"github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/table"
+)
+
+// migrateTarget serves a fresh data directory over both of Doris's
+// protocols, as rowttl serve does, and returns the addresses and the
+// directory.
+func migrateTarget(t *testing.T) (mysqlAddr, httpAddr string, db *table.DB) {
+	t.Helper()
+	db, err := table.OpenDB(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	hs := load.NewServer(db, load.ServerOptions{User: "root", Password: "secret"})
+	ms, err := mysqlserver.New(db, mysqlserver.Options{User: "root", Password: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	herr, merr := make(chan error, 1), make(chan error, 1)
+	go func() { herr <- hs.Serve(ctx, ln) }()
+	go func() { merr <- ms.Serve(ctx, mln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-herr
+		<-merr
+		db.Close()
+	})
+	return mln.Addr().String(), ln.Addr().String(), db
+}
+
+// migrateSource makes a data directory of tables of every TTL mode and
+// model, in two databases, written at now.
+func migrateSource(t *testing.T, now time.Time) string {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := table.OpenDB(dir, &table.Options{Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sql.NewSession(db)
+	s.Clock = func() time.Time { return now }
+	var vals []string
+	for i := 0; i < 50; i++ {
+		vals = append(vals, fmt.Sprintf("(%d, NOW(6) - INTERVAL %d HOUR, 'm%d\\t%d', %d.5)", i, i, i%4, i, i))
+	}
+	script := `
+CREATE TABLE src_ttl (id BIGINT NOT NULL, at DATETIME(6) NOT NULL, msg STRING, amount DOUBLE)
+DUPLICATE KEY(id) DISTRIBUTED BY HASH(id) BUCKETS 3
+PROPERTIES ("function_column.enable_row_ttl" = "true", "function_column.ttl_col" = "at", "function_column.ttl" = "1 day", "function_column.ttl_time_zone" = "+00:00");
+INSERT INTO src_ttl VALUES ` + strings.Join(vals, ", ") + `;
+CREATE TABLE direct (id INT NOT NULL, v VARCHAR(20)) DUPLICATE KEY(id)
+PROPERTIES ("function_column.enable_row_ttl" = "true");
+INSERT INTO direct (id, v, __DORIS_TTL_COL__) VALUES (1, 'forever', NULL), (2, 'soon', UNIX_TIMESTAMP(NOW()) * 1000000 + 3600000000), (3, 'gone', 0), (4, 'later', 4102444800000000);
+CREATE DATABASE app;
+CREATE TABLE app.users (id BIGINT NOT NULL, name VARCHAR(30), score DECIMAL(10,2), born DATE) UNIQUE KEY(id)
+DISTRIBUTED BY HASH(id) BUCKETS 2 PROPERTIES ("enable_unique_key_merge_on_write" = "true");
+INSERT INTO app.users VALUES (1, 'ann', 1.25, '1990-01-02'), (2, 'bob', NULL, NULL), (3, 'cy', -3.5, '2000-12-31');
+INSERT INTO app.users VALUES (2, 'bob2', 7.00, '1985-05-05');
+`
+	if failed := s.ExecScript(context.Background(), script, true, func(sql.Piece, *sql.Result, error) {}); len(failed) > 0 {
+		t.Fatalf("source: %v", failed[0])
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// dump is every table's DDL and rows (hidden columns shown) at now.
+func dump(t *testing.T, s *sql.Session, now time.Time) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	s.FreezeNow(now)
+	for _, q := range []string{"SET show_hidden_columns = true",
+		"SHOW CREATE TABLE default.src_ttl", "SELECT * FROM default.src_ttl ORDER BY id",
+		"SHOW CREATE TABLE default.direct", "SELECT * FROM default.direct ORDER BY id",
+		"SHOW CREATE TABLE app.users", "SELECT * FROM app.users ORDER BY id"} {
+		res, err := s.Exec(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if err := res.WriteTSV(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+// TestMigrate copies a data directory to a rowttl serve standing in for a
+// Doris cluster: tables, TTL properties and rows are identical afterwards
+// (direct-mode expirations included), also when the first run stops
+// halfway and a second one finishes; a third run sends nothing new.
+func TestMigrate(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	dir := migrateSource(t, now)
+	mysqlAddr, httpAddr, target := migrateTarget(t)
+	state := filepath.Join(t.TempDir(), "state.json")
+	f := migrateFlags{dir: dir, to: mysqlAddr, httpAddr: httpAddr, user: "root", state: state, chunkRows: 7, noProgress: true, stopAfter: 5}
+	var out bytes.Buffer
+	if err := runMigrate(context.Background(), f, "secret", &out, &out); !errors.Is(err, errStopped) {
+		t.Fatalf("the first run: %v\n%s", err, out.String())
+	}
+	f.stopAfter = 0
+	out.Reset()
+	if err := runMigrate(context.Background(), f, "secret", &out, &out); err != nil {
+		t.Fatalf("the rerun: %v\n%s", err, out.String())
+	}
+	// The first run sent 5 chunks: app.users', default.direct's and three
+	// of default.src_ttl's four (24 of its 50 rows alive, in chunks of 7);
+	// the rerun skipped them and sent the last.
+	if !strings.Contains(out.String(), "app.users\t3\t1\t1\t3\n") || !strings.Contains(out.String(), "default.direct\t3\t1\t1\t3\n") ||
+		!strings.Contains(out.String(), "default.src_ttl\t24\t4\t3\t24\n") {
+		t.Errorf("the rerun's report:\n%s", out.String())
+	}
+	src, err := table.OpenDB(dir, &table.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	for _, at := range []time.Time{now, now.Add(2 * time.Hour), now.Add(400 * 24 * time.Hour)} {
+		want, got := dump(t, sql.NewSession(src), at), dump(t, sql.NewSession(target), at)
+		if got != want {
+			t.Fatalf("at %s the target differs\ntarget:\n%s\nsource:\n%s", at, got, want)
+		}
+	}
+	out.Reset()
+	if err := runMigrate(context.Background(), f, "secret", &out, &out); err != nil || !strings.Contains(out.String(), "default.src_ttl\t24\t4\t4\t24\n") {
+		t.Fatalf("a third run: %v\n%s", err, out.String())
+	}
+	// What fails: a wrong password, a table that does not exist.
+	if err := runMigrate(context.Background(), f, "wrong", &out, &out); err == nil || !strings.Contains(err.Error(), "1045") {
+		t.Errorf("a wrong password: %v", err)
+	}
+	f.tables = "default.nosuch"
+	if err := runMigrate(context.Background(), f, "secret", &out, &out); err == nil || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("a missing table: %v", err)
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Errorf("no state file: %v", err)
+	}
+}
