@@ -353,8 +353,10 @@ func (sc *scope) resolveMulti(ref *ColumnRef) (int, error) {
 		} else if c.merged {
 			continue
 		}
-		if schema.IsTTLName(ref.Name) {
-			if !c.ttl || !sc.showHidden {
+		// A table's hidden __TTL__ answers to both its names when shown; a
+		// column of a file or subquery that is called so is an ordinary one.
+		if schema.IsTTLName(ref.Name) && c.ttl {
+			if !sc.showHidden {
 				continue
 			}
 		} else if c.ttl || !strings.EqualFold(c.name, ref.Name) {
