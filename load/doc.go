@@ -71,7 +71,10 @@
 // list names that the file lacks, or a pair of types that does not
 // convert fails the load before any row is read; a value that does not
 // fit (out of range, too long) filters its row ("row N: ..."), as a bad
-// CSV field does.
+// CSV field does. A batch of the file whose every value fits, with every
+// field written as it is, goes to the table whole: boolean, integer and
+// float columns as the file's arrays hold them, the others converted
+// column by column; any other batch goes row by row.
 //   - The JSON answer has Stream Load's fields; TxnId is the version the
 //     load published; FirstErrorMsg and ErrorRows (up to 10 "line N:
 //     reason" texts) stand in for Doris's ErrorURL.

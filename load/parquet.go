@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/fileformat"
@@ -155,6 +157,19 @@ type parquetField struct {
 	pos  int                    // the column in the batches read
 	conv *fileformat.Conversion // nil: text read by text
 	text converter              // for a text column into a typed field
+	// pass marks a file column whose array holds the field's values as
+	// they are: the same Arrow type, of a type every value of which is
+	// valid (booleans, integers, floats), so nothing converts or fails.
+	pass bool
+}
+
+// passKind reports a type whose Arrow array holds only valid values of it.
+func passKind(t schema.Type) bool {
+	switch t.Kind {
+	case schema.Boolean, schema.TinyInt, schema.SmallInt, schema.Int, schema.BigInt, schema.Float, schema.Double:
+		return true
+	}
+	return false
 }
 
 // bindParquet binds every field of the column list to its file column and
@@ -204,6 +219,7 @@ func (l *loader) bindParquet(in *parquetInput, loc *time.Location) error {
 				return fmt.Errorf("%s: %w", in.name, err)
 			}
 			pf.conv = conv
+			pf.pass = passKind(to) && conv.From() == to && arrow.TypeEqual(field.Type, to.Arrow())
 		}
 		l.pq[k] = pf
 		cols = append(cols, i)
@@ -253,6 +269,15 @@ func (l *loader) readParquet(ctx context.Context, in *parquetInput) error {
 				return conv(raw(i))
 			}
 		}
+		if done, err := l.wholeBatch(rec, fns); err != nil {
+			return err
+		} else if done {
+			if p := l.o.Progress; p != nil {
+				p.rows.Store(l.res.NumberTotalRows)
+				p.bytes.Store(int64(rowBytes) * l.res.NumberTotalRows)
+			}
+			continue
+		}
 		for i := 0; i < int(rec.NumRows()); i++ {
 			l.res.NumberTotalRows++
 			if reason := l.convertParquet(fns, i); reason != "" {
@@ -281,6 +306,83 @@ func (l *loader) readParquet(ctx context.Context, in *parquetInput) error {
 		return err
 	}
 	return l.stopWriter()
+}
+
+// wholeBatch writes the rows of a batch as one, when every field is
+// written as it is into one column or more: the arrays of the fields
+// that pass (parquetField.pass) as they are, the others converted column
+// by column. It reports false, having written and counted nothing, when
+// the batch must go row by row: a value that does not convert or does not
+// fit its column (the rows path filters its row), or a load that writes
+// nothing.
+func (l *loader) wholeBatch(rec arrow.RecordBatch, fns []func(int) (schema.Value, error)) (bool, error) {
+	if l.lw == nil {
+		return false, nil
+	}
+	used := make([]bool, len(l.fields))
+	for _, tg := range l.targets {
+		if tg.Field < 0 {
+			return false, nil
+		}
+		used[tg.Field] = true
+	}
+	for _, u := range used {
+		if !u {
+			return false, nil // a field read only to be checked
+		}
+	}
+	n := int(rec.NumRows())
+	cols := make([]arrow.Array, len(l.targets))
+	release := func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}
+	for i := range l.targets {
+		tg := &l.targets[i]
+		c, want := tg.Column, l.sc.Field(i).Type
+		if pf := l.pq[tg.Field]; pf.pass {
+			arr := rec.Column(pf.pos)
+			if !arrow.TypeEqual(arr.DataType(), want) || (c != nil && !c.Nullable && arr.NullN() > 0) {
+				release()
+				return false, nil
+			}
+			arr.Retain()
+			cols[i] = arr
+			continue
+		}
+		b := array.NewBuilder(l.mem, want)
+		b.Reserve(n)
+		app, fn := appenderFor(b), fns[tg.Field]
+		for r := 0; r < n; r++ {
+			v, err := fn(r)
+			fits := err == nil
+			if fits && c != nil {
+				fits = !(v.IsNull() && !c.Nullable) &&
+					!(c.Type.Length > 0 && (c.Type.Kind == schema.Varchar || c.Type.Kind == schema.Char) && len(v.Bytes) > c.Type.Length)
+			}
+			if !fits {
+				b.Release()
+				release()
+				return false, nil
+			}
+			app(v)
+		}
+		cols[i] = b.NewArray()
+		b.Release()
+	}
+	// The rows converted before go first.
+	if err := l.flush(); err != nil {
+		release()
+		return false, err
+	}
+	out := array.NewRecordBatch(l.sc, cols, int64(n))
+	release()
+	l.res.NumberTotalRows += int64(n)
+	l.ch <- out
+	return true, nil
 }
 
 // convertParquet fills l.vals from row i of a batch, or says why the row

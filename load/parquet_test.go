@@ -339,3 +339,68 @@ func TestParquetOverHTTP(t *testing.T) {
 		t.Fatalf("count: %s", out)
 	}
 }
+
+// TestParquetWholeAndRowBatches: batches whose every value fits go to the
+// table whole (integer columns as the file holds them), a batch with a
+// value that does not fit goes row by row, filtering just that row; the
+// table holds every other row as the file has it, and without a filter
+// ratio the first bad row fails the load, writing nothing.
+func TestParquetWholeAndRowBatches(t *testing.T) {
+	e := newEnv(t)
+	e.exec("CREATE TABLE w (id BIGINT NOT NULL, n INT NOT NULL, s VARCHAR(3)) DUPLICATE KEY(id)")
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(e.mem, sc)
+	defer b.Release()
+	const rows = 3*fileformat.DefaultBatchRows + 100
+	bad := map[int]bool{70000: true, 70001: true, 140000: true}
+	for i := 0; i < rows; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		switch {
+		case i == 70000 || i == 140000:
+			b.Field(1).AppendNull() // NOT NULL
+			b.Field(2).(*array.StringBuilder).Append("ok")
+		case i == 70001:
+			b.Field(1).(*array.Int32Builder).Append(1)
+			b.Field(2).(*array.StringBuilder).Append("long") // past VARCHAR(3)
+		default:
+			b.Field(1).(*array.Int32Builder).Append(int32(i % 1000))
+			if i%5 == 0 {
+				b.Field(2).AppendNull()
+			} else {
+				b.Field(2).(*array.StringBuilder).Append(fmt.Sprint(i % 100))
+			}
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	data := parquetFile(t, e.mem, fileformat.ParquetOptions{RowGroupRows: 50000}, rec)
+	if res := e.load("w", string(data), Options{Format: FormatParquet}); res.OK() || res.NumberLoadedRows != 0 || !strings.Contains(res.Message, "NOT NULL") {
+		t.Fatalf("strict load: %s %s", res.Status, res.Message)
+	}
+	if got := e.exec("SELECT count(*) FROM w"); got != "count(*)\n0\n" {
+		t.Fatalf("a failed load wrote rows: %s", got)
+	}
+	res := e.mustLoad("w", string(data), Options{Format: FormatParquet, MaxFilterRatio: 0.01})
+	if res.NumberTotalRows != rows || res.NumberLoadedRows != rows-3 || res.NumberFilteredRows != 3 {
+		t.Fatalf("load: %+v", res)
+	}
+	var want strings.Builder
+	want.WriteString("id\tn\ts\n")
+	for i := 0; i < rows; i++ {
+		if bad[i] {
+			continue
+		}
+		s := fmt.Sprint(i % 100)
+		if i%5 == 0 {
+			s = "NULL"
+		}
+		fmt.Fprintf(&want, "%d\t%d\t%s\n", i, i%1000, s)
+	}
+	if got := e.exec("SELECT * FROM w"); got != want.String() {
+		t.Fatalf("rows differ from the file's: %s", head(got))
+	}
+}
