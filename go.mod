@@ -8,6 +8,7 @@ require (
 	github.com/chzyer/readline v1.5.1
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/go-sql-driver/mysql v1.10.1
+	github.com/google/btree v1.1.3
 	github.com/klauspost/compress v1.20.4
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3

@@ -82,7 +82,8 @@ func setProperties(def *Definition, pol *ttlcol.Policy, props map[string]string)
 func (t *Table) alter(fn func(def *Definition, pol *ttlcol.Policy) error) error {
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
-	v, err := t.writable()
+	// Memtable rows were prepared under the old definition: flush them first.
+	v, err := t.writableDrained(context.Background())
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func TestCompactionKeepsAnswers(t *testing.T) {
 					mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 					defer mem.AssertSize(t, 0)
 					clock := base
-					tbl := mustCreate(t, t.TempDir(), modelDef(model, source), &Options{Allocator: mem, PageRows: 32, Clock: func() time.Time { return clock }, DisableAutoCompaction: true})
+					tbl := mustCreate(t, t.TempDir(), modelDef(model, source), &Options{Allocator: mem, PageRows: 32, Clock: func() time.Time { return clock }, DisableAutoCompaction: true, SmallWriteRows: -1})
 					defer checkClose(t, tbl)
 					rng := rand.New(rand.NewPCG(7, uint64(model)))
 					now := base.UnixMicro()
@@ -211,7 +211,7 @@ func TestReadersDuringCompaction(t *testing.T) {
 	clock := base
 	var clockMu sync.Mutex
 	now := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
-	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem, PageRows: 64, Clock: now, CompactionInterval: time.Millisecond})
+	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem, PageRows: 64, Clock: now, CompactionInterval: time.Millisecond, SmallWriteRows: -1})
 	defer checkClose(t, tbl)
 	const batches, per = 40, 500
 	ctx := context.Background()

@@ -271,6 +271,9 @@ func TestCorruptionOnDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(orig) == 0 { // an empty write-ahead log
+			continue
+		}
 		for _, pos := range []int{0, len(orig) / 2, len(orig) - 1} {
 			mutateFile(t, vfs.Default, path, func(b []byte) []byte { b[pos] ^= 0x01; return b })
 			tbl, err := Open(dir, opts)

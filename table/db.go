@@ -345,6 +345,9 @@ func ownFile(n string) bool {
 	if _, ok := rowset.ParseSegmentFileName(n); ok {
 		return true
 	}
+	if _, ok := parseWALName(n); ok {
+		return true
+	}
 	if rest, ok := strings.CutPrefix(n, "MANIFEST-"); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
 		return true
 	}

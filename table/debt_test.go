@@ -16,7 +16,7 @@ func debtTable(t *testing.T, writes int) *Table {
 	t.Helper()
 	clock := base
 	tbl := mustCreate(t, t.TempDir(), modelDef(schema.Duplicate, false),
-		&Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true})
+		&Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true, SmallWriteRows: -1})
 	for w := range writes {
 		rows := make([]modelRow, 50)
 		for i := range rows {

@@ -438,7 +438,7 @@ func (f *vanishFS) Open(name string) (vfs.File, error) {
 func TestReadOnlyOpenRetriesWhenFilesVanish(t *testing.T) {
 	ctx := context.Background()
 	mem := vfs.NewMemFS()
-	owner := mustCreate(t, "/t", simpleDef(), &Options{FS: mem, DisableAutoCompaction: true})
+	owner := mustCreate(t, "/t", simpleDef(), &Options{FS: mem, DisableAutoCompaction: true, SmallWriteRows: -1})
 	defer owner.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 3; i++ {

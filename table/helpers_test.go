@@ -161,5 +161,11 @@ func scanAll(t testing.TB, tbl *Table, req query.Request) [][]schema.Value {
 }
 
 // quiet returns options without background compaction: tests that read at
-// nows in the past must not race with reclamation at the wall clock.
-func quiet() *Options { return &Options{DisableAutoCompaction: true} }
+// nows in the past must not race with reclamation at the wall clock. Its
+// writes make rowsets directly, for the tests that look at them; the
+// tests of the write-ahead log and memtables ask for them (logged).
+func quiet() *Options { return &Options{DisableAutoCompaction: true, SmallWriteRows: -1} }
+
+// logged returns quiet options whose small writes go through the
+// write-ahead log into memtables.
+func logged() *Options { return &Options{DisableAutoCompaction: true} }

@@ -283,7 +283,7 @@ func (lw *LoadWriter) Commit() error {
 	defer t.writeMu.Unlock()
 	// Other writers may have published since the load began: publish on
 	// top of the current version, not the one the load started from.
-	cur, err := t.writable()
+	cur, err := t.writableDrained(lw.ctx)
 	if err != nil {
 		return fail(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/ttlcol"
+	"github.com/rowttl/rowttl/vfs"
 )
 
 // The model test applies one random sequence of operations to a table and
@@ -217,6 +218,13 @@ type modelConfig struct {
 	// keyStride spreads the keys: 1 keeps them dense (the merge-on-read
 	// merge takes its bitmap path), a large stride sparse (its heap path).
 	keyStride int64
+	// smallRows and memBytes are the memtable options: which writes go
+	// through the write-ahead log, and how soon a memtable is flushed.
+	smallRows int
+	memBytes  int64
+	// memFS runs the table on an in-memory file system, where a reopen may
+	// be a crash of the process (no close, no flush: the log is replayed).
+	memFS bool
 }
 
 func randomConfig(rng *rand.Rand) modelConfig {
@@ -227,6 +235,9 @@ func randomConfig(rng *rand.Rand) modelConfig {
 		auto:        rng.IntN(2) == 0,
 		pool:        rng.IntN(2) == 0,
 		keyStride:   []int64{1, 1 << 40}[rng.IntN(2)],
+		smallRows:   []int{-1, 0, 10}[rng.IntN(3)],
+		memBytes:    []int64{0, 2 << 10, 16 << 10}[rng.IntN(3)],
+		memFS:       rng.IntN(2) == 0,
 	}
 }
 
@@ -237,7 +248,13 @@ func runModel(t *testing.T, model schema.Model, source bool, seed uint64, steps 
 	defer mem.AssertSize(t, 0)
 	dir := filepath.Join(t.TempDir(), "t")
 	clock := base
-	opts := &Options{Allocator: mem, PageRows: cfg.pageRows, SegmentRows: cfg.segmentRows, ZstdLevel: cfg.zstd, Clock: func() time.Time { return clock }, DisableAutoCompaction: true}
+	opts := &Options{Allocator: mem, PageRows: cfg.pageRows, SegmentRows: cfg.segmentRows, ZstdLevel: cfg.zstd, Clock: func() time.Time { return clock }, DisableAutoCompaction: true,
+		SmallWriteRows: cfg.smallRows, MemtableBytes: cfg.memBytes}
+	var memFS *vfs.MemFS
+	if cfg.memFS {
+		memFS = vfs.NewMemFS()
+		opts.FS, dir = memFS, "/t"
+	}
 	if cfg.pool {
 		// Recycled buffers hold earlier pages' bytes: any reliance on
 		// zeroed page memory shows up as wrong rows.
@@ -336,12 +353,29 @@ func runModel(t *testing.T, model schema.Model, source bool, seed uint64, steps 
 					fail("alter: %v", err)
 				}
 			}
+		case op < 19 && memFS != nil && rng.IntN(2) == 0: // crash
+			log = append(log, "crash")
+			// What the process wrote survives it: every acknowledged write
+			// was synced, so a power cut would keep the same.
+			crashed := memFS.CrashClone(nil)
+			tbl.Close()
+			memFS = crashed
+			opts.FS = crashed
+			var err error
+			if tbl, err = Open(dir, opts); err != nil {
+				fail("open after a crash: %v", err)
+			}
 		case op < 19: // reopen
 			log = append(log, "reopen")
 			checkClose(t, tbl)
 			var err error
 			if tbl, err = Open(dir, opts); err != nil {
 				fail("reopen: %v", err)
+			}
+		case rng.IntN(2) == 0:
+			log = append(log, "flush")
+			if err := tbl.Flush(context.Background()); err != nil {
+				fail("flush: %v", err)
 			}
 		default:
 		}

@@ -21,7 +21,7 @@ import (
 func TestMORCompactionMergesVersions(t *testing.T) {
 	clock := base
 	def := modelDef(schema.UniqueMOR, true)
-	tbl := mustCreate(t, t.TempDir(), def, &Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true, PageRows: 16})
+	tbl := mustCreate(t, t.TempDir(), def, &Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true, PageRows: 16, SmallWriteRows: -1})
 	defer checkClose(t, tbl)
 	ctx := context.Background()
 	at := func(h int) *int64 { v := base.Add(time.Duration(h) * time.Hour).UnixMicro(); return &v }

@@ -88,7 +88,7 @@ func userColumns(rec arrow.RecordBatch, keepTTL bool) arrow.RecordBatch {
 func (t *Table) DeleteWhere(ctx context.Context, m Matcher, o WriteOptions) (int64, error) {
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
-	v, err := t.writable()
+	v, err := t.writableDrained(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -142,7 +142,7 @@ func (t *Table) DeleteWhere(ctx context.Context, m Matcher, o WriteOptions) (int
 func (t *Table) UpdateWhere(ctx context.Context, m Matcher, set func(rec arrow.RecordBatch) (arrow.RecordBatch, error), o WriteOptions) (int64, error) {
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
-	v, err := t.writable()
+	v, err := t.writableDrained(ctx)
 	if err != nil {
 		return 0, err
 	}

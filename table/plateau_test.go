@@ -34,7 +34,7 @@ func plateauRunFor(t testing.TB, model schema.Model, retention string, periods i
 	if deadline != "" {
 		def.Properties[PropReclaimDeadline] = deadline
 	}
-	tbl := mustCreate(t, t.TempDir(), def, &Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true, PageRows: 256})
+	tbl := mustCreate(t, t.TempDir(), def, &Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true, PageRows: 256, SmallWriteRows: -1})
 	defer checkClose(t, tbl)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(21, uint64(model)))

@@ -40,7 +40,9 @@ func (p upsertPlateau) run(t testing.TB) upsertPlateauResult {
 	def := modelDef(p.model, true)
 	def.Properties[PropTTL] = "7 days"
 	def.Properties[PropReclaimDeadline] = "1 day"
-	tbl := mustCreate(t, t.TempDir(), def, &Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true})
+	// Simulated days pass in moments: every batch makes a rowset, as the
+	// disk the plateau measures would hold it after a flush.
+	tbl := mustCreate(t, t.TempDir(), def, &Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true, SmallWriteRows: -1})
 	defer checkClose(t, tbl)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(p.seed, uint64(p.model)))

@@ -85,6 +85,9 @@ func reliabilityOpts(fsys vfs.FS, mem memory.Allocator) *Options {
 		FS: fsys, Allocator: mem, PageRows: 16, SegmentRows: 24,
 		Clock: func() time.Time { return base }, DisableAutoCompaction: true,
 		PublishInterval: -1,
+		// These tests count the file operations of rowset writes; the
+		// write-ahead log has its own (memtable_test.go).
+		SmallWriteRows: -1,
 	}
 }
 

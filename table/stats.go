@@ -49,6 +49,17 @@ type Stats struct {
 	ReclaimDeadline time.Duration
 	Behind          bool
 	BehindBy        time.Duration
+	// Memtables, MemtableRows and MemtableBytes describe the rows of small
+	// writes not yet flushed to a rowset (active and frozen memtables);
+	// WALBytes is the size of the write-ahead log segments kept for them.
+	Memtables     int
+	MemtableRows  int64
+	MemtableBytes int64
+	WALBytes      int64
+	// Flushes counts memtable flushes since open; WriteStalls the writes
+	// that waited because flushing fell behind.
+	Flushes     int64
+	WriteStalls int64
 }
 
 // WriteAmplification is the bytes written by compactions per byte
@@ -219,6 +230,7 @@ func (t *Table) Stats(ctx context.Context, now time.Time) (Stats, error) {
 		}
 	}
 	v.unref()
+	t.memStats(&s)
 	s.VisibleRows, err = t.Count(ctx, now, nil)
 	if s.RowsOnDisk > 0 {
 		s.LiveBytes = s.BytesOnDisk * s.VisibleRows / s.RowsOnDisk

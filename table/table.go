@@ -68,6 +68,16 @@ type Options struct {
 	// Logf receives the table's log lines (files moved to lost+found/,
 	// recoveries); nil means log.Printf.
 	Logf func(format string, args ...any)
+	// SmallWriteRows is the largest write (in rows) that goes through the
+	// write-ahead log into a memtable; larger ones make a rowset directly.
+	// 0 means 4096; negative sends every write to a rowset.
+	SmallWriteRows int
+	// MemtableBytes is the size past which a memtable is frozen and
+	// flushed to a rowset in the background; 0 means 64 MiB.
+	MemtableBytes int64
+	// MemtableAge is how long a memtable takes writes before it is frozen
+	// and flushed whatever its size; 0 means 10 seconds.
+	MemtableAge time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -92,6 +102,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ManifestRotateBytes == 0 {
 		o.ManifestRotateBytes = 8 << 20
+	}
+	if o.SmallWriteRows == 0 {
+		o.SmallWriteRows = defaultSmallRows
+	}
+	if o.MemtableBytes <= 0 {
+		o.MemtableBytes = defaultMemtableBytes
+	}
+	if o.MemtableAge <= 0 {
+		o.MemtableAge = defaultMemtableAge
 	}
 	return o
 }
@@ -140,6 +159,16 @@ type Table struct {
 		latestNow int64
 	}
 
+	// wal is the write-ahead log of small writes (nil when read-only), mem
+	// their memtables (guarded by mu), memFS where their in-memory rowsets
+	// live.
+	wal   *walWriter
+	mem   memState
+	memFS memCommon
+	// The flusher of frozen memtables.
+	flushKick, flushStop, flushDone chan struct{}
+	flushOnce                       sync.Once
+
 	// Background compaction.
 	kick     chan struct{}
 	stop     chan struct{}
@@ -152,6 +181,9 @@ func newTable(dir string, o Options, fsys vfs.FS, lock *fileLock) *Table {
 	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock}
 	t.deferring, _ = fsys.(*deferringFS)
 	t.vs = versionSet{fs: fsys, dir: dir, name: t.Name, logf: t.logf, onRelease: t.onRelease, mu: &t.mu.Mutex}
+	t.memFS.fs = vfs.NewMemFS()
+	t.memFS.fs.MkdirAll(memDir)
+	t.mem.pending = map[string]bool{}
 	return t
 }
 
@@ -207,6 +239,17 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	t.vs.labels = map[string]bool{}
 	t.vs.counters = LifetimeCounters{Compactions: map[string]int64{}}
 	t.vs.published = snap.Seq
+	w, err := openWALWriter(t.fs, dir, t.vs.newFileNum, 1, nil)
+	if err != nil {
+		t.vs.manifest.close()
+		if d, ok := fsys.(*deferringFS); ok {
+			d.close()
+		}
+		lock.release()
+		return nil, err
+	}
+	t.wal = w
+	t.startFlusher()
 	t.startCompactionScheduler()
 	return t, nil
 }
@@ -249,6 +292,7 @@ func Open(dir string, opts *Options) (*Table, error) {
 		lock.release()
 		return nil, err
 	}
+	t.startFlusher()
 	t.startCompactionScheduler()
 	return t, nil
 }
@@ -349,6 +393,10 @@ func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock 
 
 	if o.ReadOnly {
 		t.mu.lostFound = append(inv.lostFound, strayNames(inv.strays)...)
+		if err := t.replayLog(); err != nil {
+			t.vs.current.unref()
+			return nil, err
+		}
 		return t, nil
 	}
 	if r.size > o.ManifestRotateBytes {
@@ -397,6 +445,14 @@ func openLocked(dir string, o Options, fsys vfs.FS, num, published uint64, lock 
 		t.vs.current.unref()
 		return nil, err
 	}
+	if err := t.replayLog(); err != nil {
+		if t.wal != nil {
+			t.wal.close()
+		}
+		t.vs.manifest.close()
+		t.vs.current.unref()
+		return nil, err
+	}
 	t.mu.lostFound = inv.lostFound
 	return t, nil
 }
@@ -441,6 +497,7 @@ func (t *Table) LastVersion() int64 {
 // they are released. Further calls fail with ErrClosed.
 func (t *Table) Close() error {
 	t.stopCompactionScheduler()
+	t.stopFlusher()
 	t.writeMu.Lock()
 	defer t.writeMu.Unlock()
 	t.mu.Lock()
@@ -448,11 +505,27 @@ func (t *Table) Close() error {
 		t.mu.Unlock()
 		return nil
 	}
+	t.mu.Unlock()
+	// Flushed now, the memtables need no replay at the next open; when the
+	// flush fails, the log keeps their rows for it.
+	err := t.closeLog()
+	t.mu.Lock()
 	t.mu.closed = true
 	v := t.vs.current
 	t.mu.Unlock()
 	v.unref()
-	err := t.vs.close()
+	t.mu.Lock()
+	mems := append(t.mem.frozen, t.mem.active)
+	t.mem.frozen, t.mem.active = nil, nil
+	t.mu.Unlock()
+	for _, mt := range mems {
+		if mt != nil {
+			mt.unref()
+		}
+	}
+	if cerr := t.vs.close(); err == nil {
+		err = cerr
+	}
 	if t.deferring != nil {
 		t.deferring.close()
 	}

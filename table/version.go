@@ -36,6 +36,10 @@ type versionEdit struct {
 	// DELETE, or superseded by a newer version of their key (merge-on-write).
 	Deletes  []DeleteMarks     `json:"deletes,omitempty"`
 	Counters *LifetimeCounters `json:"totals,omitempty"`
+	// WALSeq says that every write-ahead log record numbered up to it is
+	// in the rowsets (a flush) or was never applied: replay starts after
+	// it.
+	WALSeq uint64 `json:"wal_seq,omitempty"`
 
 	// apply is what logAndApply installs besides the record; it is never
 	// encoded.
@@ -118,10 +122,26 @@ type version struct {
 	mergeMu  sync.Mutex
 	merged   map[uint64]*roaring.Bitmap
 	mergedOK bool
+
+	// mems are the memtables whose rows the version holds beside its
+	// rowsets, oldest first, all newer than every rowset. view caches what
+	// a scan reads of them: the rowsets plus an in-memory rowset per
+	// memtable, and the delete bitmaps with the rows their newer keys hide.
+	mems     []memView
+	viewOnce sync.Once
+	scanView struct {
+		handles []*rowset.Handle
+		rowsets []*rowset.Handle
+		deleted map[uint64]*roaring.Bitmap
+		err     error
+	}
 }
 
 // snapshot describes v for one scan; the scan holds a reference to v.
 func (v *version) snapshot(ctx context.Context, mem memory.Allocator) (*query.Snapshot, error) {
+	if len(v.mems) > 0 {
+		return v.memSnapshot(mem)
+	}
 	snap := &query.Snapshot{Schema: &v.def.Schema, Policy: v.policy, Model: v.def.Model, Rowsets: v.rowsets, Deleted: v.deleted}
 	if v.def.Model == schema.UniqueMOR {
 		merged, err := v.hidden(mem)
@@ -179,14 +199,87 @@ func (v *version) unref() {
 		for _, h := range v.rowsets {
 			h.Unref()
 		}
+		for _, h := range v.scanView.handles {
+			h.Unref()
+		}
+		for _, m := range v.mems {
+			m.mt.unref()
+		}
 	}
+}
+
+// withMems sets the memtable views of a new version, taking a reference
+// to each memtable.
+func (v *version) withMems(mems []memView) *version {
+	v.mems = mems
+	for _, m := range mems {
+		m.mt.ref()
+	}
+	return v
+}
+
+// memSnapshot is snapshot for a version with memtable rows: the memtables
+// are read as in-memory rowsets after the version's rowsets, under the
+// same rules. Merge-on-write: the rows of each memtable hide the older rows
+// of their keys — in rowsets and older memtables — by delete marks computed
+// here, once per version, as a write of a rowset computes them (the flush
+// then records them in the manifest). Merge-on-read: the key merge covers
+// the memtables too.
+func (v *version) memSnapshot(mem memory.Allocator) (*query.Snapshot, error) {
+	v.viewOnce.Do(func() {
+		// Not the caller's context: a cancelled scan must not leave a
+		// failed view behind for the next one.
+		ctx := context.Background()
+		rowsets := append([]*rowset.Handle(nil), v.rowsets...)
+		deleted := v.deleted
+		for _, m := range v.mems {
+			h, err := m.mt.materialize(ctx, m.n, m.hi)
+			if err != nil {
+				v.scanView.err = err
+				return
+			}
+			if h == nil {
+				continue
+			}
+			v.scanView.handles = append(v.scanView.handles, h)
+			if v.def.Model == schema.UniqueMOW {
+				marks, err := mowMarks(ctx, mem, h, rowsets, deleted, v.def.Schema.KeyCount)
+				if err != nil {
+					v.scanView.err = err
+					return
+				}
+				if len(marks) > 0 {
+					deleted = addMarks(deleted, marks)
+				}
+			}
+			rowsets = append(rowsets, h)
+		}
+		if v.def.Model == schema.UniqueMOR {
+			deleted, v.scanView.err = query.Superseded(ctx, mem, rowsets, v.def.Schema.KeyCount, deleted)
+		}
+		v.scanView.rowsets, v.scanView.deleted = rowsets, deleted
+	})
+	if v.scanView.err != nil {
+		return nil, v.scanView.err
+	}
+	snap := &query.Snapshot{Schema: &v.def.Schema, Policy: v.policy, Model: v.def.Model, Rowsets: v.scanView.rowsets, Deleted: v.scanView.deleted,
+		Merged: v.def.Model == schema.UniqueMOR}
+	v.ref()
+	snap.Release = v.unref
+	return snap, nil
 }
 
 // withMarks returns v's delete bitmaps with more marks added; the bitmaps
 // it changes are copies.
 func (v *version) withMarks(marks map[uint64]*roaring.Bitmap) map[uint64]*roaring.Bitmap {
-	out := make(map[uint64]*roaring.Bitmap, len(v.deleted)+len(marks))
-	for id, b := range v.deleted {
+	return addMarks(v.deleted, marks)
+}
+
+// addMarks returns deleted with more marks added; the bitmaps it changes
+// are copies.
+func addMarks(deleted, marks map[uint64]*roaring.Bitmap) map[uint64]*roaring.Bitmap {
+	out := make(map[uint64]*roaring.Bitmap, len(deleted)+len(marks))
+	for id, b := range deleted {
 		out[id] = b
 	}
 	for id, m := range marks {

@@ -58,6 +58,9 @@ type versionSet struct {
 	unsettled map[uint64]bool
 	// published is the last record CURRENT records as published.
 	published uint64
+	// walSeq is the last write-ahead log record the rowsets account for
+	// (see versionEdit.WALSeq).
+	walSeq uint64
 }
 
 // The parts of a versionEdit that logAndApply installs besides the record:
@@ -71,6 +74,11 @@ type editApply struct {
 	// updateCounters changes a copy of the counters; the record carries the
 	// result.
 	updateCounters func(*LifetimeCounters)
+	// flushed is the memtable whose rows Added holds: the new version no
+	// longer reads it. installed runs under the set's mutex once the
+	// version is current.
+	flushed   *memtable
+	installed func()
 }
 
 // newFileNum hands out the number of a new file.
@@ -124,6 +132,9 @@ func (vs *versionSet) logAndApply(e *versionEdit) error {
 		e.Counters = &tot
 	}
 	e.NextFileNum, e.NextRowsetID = vs.nextFileNum, vs.nextRowsetID
+	if e.WALSeq != 0 && e.WALSeq < vs.walSeq {
+		e.WALSeq = vs.walSeq
+	}
 	vs.mu.Unlock()
 	if len(e.apply.marks) > 0 {
 		e.Deletes = encodeMarks(e.apply.marks)
@@ -151,7 +162,12 @@ func (vs *versionSet) logAndApply(e *versionEdit) error {
 	if e.apply.marks != nil {
 		deleted = old.withMarks(e.apply.marks)
 	}
-	vs.current = newVersion(def, pol, old.with(removed, e.apply.handles...), max(old.lastVersion, e.LastVersion), deleted)
+	vs.current = newVersion(def, pol, old.with(removed, e.apply.handles...), max(old.lastVersion, e.LastVersion), deleted).
+		withMems(memsWithout(old.mems, e.apply.flushed))
+	vs.walSeq = max(vs.walSeq, e.WALSeq)
+	if e.apply.installed != nil {
+		e.apply.installed()
+	}
 	if e.Counters != nil {
 		vs.counters = e.Counters.clone()
 	}
@@ -214,6 +230,7 @@ type replayState struct {
 	deleted      map[uint64]*roaring.Bitmap
 	// obsolete are the segment files of rowsets a record removed.
 	obsolete map[uint64]bool
+	walSeq   uint64
 }
 
 func newReplayState() *replayState {
@@ -261,6 +278,7 @@ func (s *replayState) apply(e *versionEdit) error {
 	s.nextFileNum = max(s.nextFileNum, e.NextFileNum)
 	s.nextRowsetID = max(s.nextRowsetID, e.NextRowsetID)
 	s.lastVersion = max(s.lastVersion, e.LastVersion)
+	s.walSeq = max(s.walSeq, e.WALSeq)
 	for _, d := range e.Deletes {
 		b := roaring.New()
 		if _, err := b.FromBuffer(append([]byte(nil), d.Bits...)); err != nil {
@@ -320,11 +338,14 @@ func (vs *versionSet) load(st *replayState, handles []*rowset.Handle, nextFile, 
 	vs.labels = st.labels
 	vs.counters = st.counters
 	vs.published = published
+	vs.walSeq = st.walSeq
 }
 
 // snapshotEdit describes the whole current state as one edit.
 func (vs *versionSet) snapshotEdit() *versionEdit {
-	return snapshotEdit(vs.current, vs.labels, vs.counters, vs.nextFileNum, vs.nextRowsetID)
+	e := snapshotEdit(vs.current, vs.labels, vs.counters, vs.nextFileNum, vs.nextRowsetID)
+	e.WALSeq = vs.walSeq
+	return e
 }
 
 // snapshotEdit describes a state as one edit, with no sequence number.
@@ -428,7 +449,9 @@ func (vs *versionSet) recover() error {
 	if err != nil {
 		return err
 	}
-	next := newVersion(st.def, st.policy, handles, st.lastVersion, st.deleted)
+	// The memtables are not the manifest's: the recovered version keeps
+	// those of the current one.
+	next := newVersion(st.def, st.policy, handles, max(st.lastVersion, cur.lastVersion), st.deleted).withMems(cur.mems)
 	for _, h := range handles {
 		h.Unref()
 	}
@@ -440,6 +463,7 @@ func (vs *versionSet) recover() error {
 	vs.mu.Unlock()
 	snap := snapshotEdit(next, st.labels, st.counters, nextFile, nextRowset)
 	snap.Seq = r.lastSeq
+	snap.WALSeq = st.walSeq
 	m, err := createManifest(vs.fs, vs.dir, num, snap)
 	if err != nil {
 		// CURRENT may name the new manifest already; the next attempt
@@ -457,6 +481,7 @@ func (vs *versionSet) recover() error {
 	vs.counters = st.counters
 	vs.failed = nil
 	vs.published = r.lastSeq
+	vs.walSeq = st.walSeq
 	unsettled := vs.unsettled
 	vs.unsettled = nil
 	vs.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/vfs"
@@ -61,6 +62,11 @@ type walOp struct {
 	// rotate asks for a new segment instead of writing a record; seq is
 	// then the number of the first record the new segment may hold.
 	rotate bool
+	// stamp, when set, gives what the record holds before body; it is
+	// called with the record's number in queue order, under the queue's
+	// mutex, so what it hands out (a version) grows with the numbers.
+	stamp  func(seq uint64) []byte
+	prefix []byte
 }
 
 // walWriter appends records to the live segment with group commit.
@@ -83,6 +89,8 @@ type walWriter struct {
 	syncs int64
 	// last is the largest number given to a record of the live segment.
 	last uint64
+	// bytes is the size of every segment kept (Stats).
+	bytes atomic.Int64
 
 	segMu sync.Mutex
 	// old are the segments before the live one, oldest first, with the
@@ -93,6 +101,7 @@ type walWriter struct {
 // walSegmentInfo is a segment that no record goes to any more.
 type walSegmentInfo struct {
 	num, last uint64
+	size      int64
 }
 
 // openWALWriter starts a new segment whose first record will be numbered
@@ -102,7 +111,8 @@ type walSegmentInfo struct {
 func openWALWriter(fsys vfs.FS, dir string, newFileNum func() uint64, nextSeq uint64, existing []walSegment) (*walWriter, error) {
 	w := &walWriter{fs: fsys, dir: dir, newFileNum: newFileNum, nextSeq: nextSeq}
 	for _, s := range existing {
-		info := walSegmentInfo{num: s.num}
+		info := walSegmentInfo{num: s.num, size: s.size}
+		w.bytes.Add(s.size)
 		if n := len(s.records); n > 0 {
 			info.last = s.records[n-1].seq
 		}
@@ -128,7 +138,7 @@ func (w *walWriter) newSegment() error {
 	if w.f != nil {
 		w.f.Close()
 		w.segMu.Lock()
-		w.old = append(w.old, walSegmentInfo{num: w.num, last: w.last})
+		w.old = append(w.old, walSegmentInfo{num: w.num, last: w.last, size: w.size})
 		w.segMu.Unlock()
 	}
 	w.f, w.num, w.size, w.failed = f, num, 0, nil
@@ -159,7 +169,9 @@ func (w *walWriter) retire(through uint64) error {
 		if rerr := w.fs.Remove(filepath.Join(w.dir, walName(s.num))); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = fmt.Errorf("remove write-ahead log %s: %w", walName(s.num), rerr)
 			keep = append(keep, s)
+			continue
 		}
+		w.bytes.Add(-s.size)
 	}
 	w.old = keep
 	return err
@@ -174,12 +186,28 @@ func (w *walWriter) commit(body []byte, noSync bool, apply func(seq uint64)) (ui
 	return w.run(&walOp{body: body, sync: !noSync, apply: apply, wake: make(chan struct{}, 1)})
 }
 
+// commitStamped is commit of a record that holds stamp's result before
+// body (see walOp.stamp).
+func (w *walWriter) commitStamped(stamp func(seq uint64) []byte, body []byte, noSync bool, apply func(seq uint64)) (uint64, error) {
+	return w.run(&walOp{stamp: stamp, body: body, sync: !noSync, apply: apply, wake: make(chan struct{}, 1)})
+}
+
+// lastSeq is the number of the last record queued so far.
+func (w *walWriter) lastSeq() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.nextSeq - 1
+}
+
 // run queues op and returns once its group is done.
 func (w *walWriter) run(op *walOp) (uint64, error) {
 	w.mu.Lock()
 	op.seq = w.nextSeq
 	if !op.rotate {
 		w.nextSeq++
+	}
+	if op.stamp != nil {
+		op.prefix = op.stamp(op.seq)
 	}
 	w.queue = append(w.queue, op)
 	if w.leading {
@@ -246,6 +274,7 @@ func (w *walWriter) writeGroup(group []*walOp) {
 	w.last = max(w.last, group[len(group)-1].seq)
 	for _, o := range group {
 		p := binary.AppendUvarint(nil, o.seq)
+		p = append(p, o.prefix...)
 		buf = appendRecord(buf, append(p, o.body...))
 		needSync = needSync || o.sync
 	}
@@ -260,6 +289,7 @@ func (w *walWriter) writeGroup(group []*walOp) {
 		return
 	}
 	w.size += int64(len(buf))
+	w.bytes.Add(int64(len(buf)))
 	if needSync {
 		w.syncs++
 		if err := w.f.Sync(); err != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
@@ -27,6 +29,15 @@ type WriteOptions struct {
 	Label string
 	// Partial marks a partial-column update, which row TTL tables refuse.
 	Partial bool
+	// NoSync acknowledges a small write once its write-ahead log record is
+	// written, before the log is synced (SQLite's synchronous=NORMAL): a
+	// crash of the process loses nothing, but a power cut or a crash of the
+	// operating system may lose the writes acknowledged since the last
+	// sync of the log — whole writes, the newest ones, never part of one
+	// nor one without those before it. The next durable write (or flush)
+	// syncs them. Writes that make a rowset directly are durable whatever
+	// it says.
+	NoSync bool
 }
 
 // Write appends the rows of rec as one new version: atomic (all rows become
@@ -43,13 +54,20 @@ func (t *Table) WriteWith(ctx context.Context, rec arrow.RecordBatch, o WriteOpt
 	return t.WriteBatches(ctx, []arrow.RecordBatch{rec}, o)
 }
 
-// WriteBatches writes several batches as one version.
+// WriteBatches writes several batches as one version. A write of at most
+// Options.SmallWriteRows rows goes through the write-ahead log into a
+// memtable (see the package doc); a larger one makes a rowset directly.
 func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, o WriteOptions) error {
+	if t.smallWrite(recs, o) {
+		if done, err := t.writeLogged(ctx, recs, o); done {
+			return err
+		}
+	}
 	if err := t.writeMu.LockContext(ctx); err != nil {
 		return fmt.Errorf("table %s: waiting to write: %w", t.Name(), err)
 	}
 	defer t.writeMu.Unlock()
-	v, err := t.writable()
+	v, err := t.writableDrained(ctx)
 	if err != nil {
 		return err
 	}
@@ -85,14 +103,57 @@ func (t *Table) writeLocked(ctx context.Context, v *version, recs []arrow.Record
 	if o.TimeZone == nil {
 		o.TimeZone = time.UTC
 	}
-	p := newPreparer(t.opts.Allocator, v.def, v.policy, o)
-	p.deleteSign = x.tombstones
 	w := t.newRowsetWriter(v)
 	fail := func(err error) error {
 		w.Abort()
 		return err
 	}
+	if v.def.Model.IsUnique() {
+		rec, err := t.prepareRows(ctx, v, recs, o, x)
+		if err != nil {
+			return fail(err)
+		}
+		if rec != nil {
+			err = w.Write(rec)
+			rec.Release()
+			if err != nil {
+				return fail(err)
+			}
+		}
+	} else {
+		p := newPreparer(t.opts.Allocator, v.def, v.policy, o)
+		p.deleteSign = x.tombstones
+		for _, rec := range recs {
+			if err := ctx.Err(); err != nil {
+				return fail(err)
+			}
+			phys, err := p.prepare(ctx, rec)
+			if err != nil {
+				return fail(err)
+			}
+			err = w.Write(phys)
+			phys.Release()
+			if err != nil {
+				return fail(err)
+			}
+		}
+	}
 	unique := v.def.Model.IsUnique()
+	meta, err := w.Finish()
+	if err != nil {
+		return fail(err)
+	}
+	meta.Overlapping = !unique && len(meta.Segments) > 1
+	return t.publish(ctx, v, meta, w, o.Label, x.marks)
+}
+
+// prepareRows turns recs into the physical rows of one version, as a
+// rowset stores them: a UNIQUE write's rows sorted by key, the last row of
+// each key winning. It returns one batch (an empty one for no rows) for
+// the caller to release; for a UNIQUE table with no batch at all, nil.
+func (t *Table) prepareRows(ctx context.Context, v *version, recs []arrow.RecordBatch, o WriteOptions, x writeExtras) (arrow.RecordBatch, error) {
+	p := newPreparer(t.opts.Allocator, v.def, v.policy, o)
+	p.deleteSign = x.tombstones
 	var pending []arrow.RecordBatch
 	defer func() {
 		for _, r := range pending {
@@ -101,57 +162,50 @@ func (t *Table) writeLocked(ctx context.Context, v *version, recs []arrow.Record
 	}()
 	for _, rec := range recs {
 		if err := ctx.Err(); err != nil {
-			return fail(err)
+			return nil, err
 		}
 		phys, err := p.prepare(ctx, rec)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
-		if unique {
-			// The rows of one write are merged before they are stored, so
-			// that a rowset holds each key once: the last row written wins.
-			pending = append(pending, phys)
-			continue
-		}
-		err = w.Write(phys)
-		phys.Release()
-		if err != nil {
-			return fail(err)
-		}
+		pending = append(pending, phys)
 	}
-	if unique && len(pending) > 0 {
-		all, err := concatBatches(t.opts.Allocator, pending)
-		if err != nil {
-			return fail(err)
+	if len(pending) == 0 {
+		if v.def.Model.IsUnique() {
+			return nil, nil
 		}
-		// The parts are in all now: let them go before sorting makes a
-		// second copy, so a write peaks at two copies of its rows, not three.
-		for _, r := range pending {
-			r.Release()
-		}
-		pending = nil
-		sorted, err := sortByKey(ctx, t.opts.Allocator, all, v.def.Schema.KeyCount)
-		all.Release()
-		if err != nil {
-			return fail(err)
-		}
-		deduped, err := dedupLastWins(ctx, t.opts.Allocator, sorted, v.def.Schema.KeyCount)
-		sorted.Release()
-		if err != nil {
-			return fail(err)
-		}
-		err = w.Write(deduped)
-		deduped.Release()
-		if err != nil {
-			return fail(err)
-		}
+		return emptyBatch(t.opts.Allocator, physicalSchema(v.def, v.policy)), nil
 	}
-	meta, err := w.Finish()
+	all, err := concatBatches(t.opts.Allocator, pending)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	meta.Overlapping = !unique && len(meta.Segments) > 1
-	return t.publish(ctx, v, meta, w, o.Label, x.marks)
+	// The parts are in all now: let them go before sorting makes a second
+	// copy, so a write peaks at two copies of its rows, not three.
+	for _, r := range pending {
+		r.Release()
+	}
+	pending = nil
+	if !v.def.Model.IsUnique() {
+		return all, nil
+	}
+	// The rows of one write are merged before they are stored, so that a
+	// rowset holds each key once: the last row written wins.
+	sorted, err := sortByKey(ctx, t.opts.Allocator, all, v.def.Schema.KeyCount)
+	all.Release()
+	if err != nil {
+		return nil, err
+	}
+	deduped, err := dedupLastWins(ctx, t.opts.Allocator, sorted, v.def.Schema.KeyCount)
+	sorted.Release()
+	return deduped, err
+}
+
+// emptyBatch is a batch of no rows.
+func emptyBatch(mem memory.Allocator, sc *arrow.Schema) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, sc)
+	defer b.Release()
+	return b.NewRecordBatch()
 }
 
 // pinWritable pins the current version of a table open for writing.

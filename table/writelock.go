@@ -5,44 +5,115 @@ import (
 	"sync"
 )
 
-// writeLock is the table's writer lock: a mutex whose wait can give up when
-// the waiter's context ends, so that a request cancelled by its client (or
-// its deadline) does not queue behind another writer's publish. The zero
+// writeLock is the table's writer lock: a readers–writer lock whose waits
+// can give up when the waiter's context ends, so that a request cancelled by
+// its client (or its deadline) does not queue behind another writer's
+// publish. The exclusive side serialises everything that publishes through
+// the manifest (writes of rowsets, DELETE, ALTER, compaction and flush
+// installs); the shared side is taken by small writes through the
+// write-ahead log, which order themselves in its queue (group commit). A
+// waiting exclusive holder keeps new shared holders out, so a stream of
+// small writes never starves a flush or a compaction install. The zero
 // value is unlocked.
 type writeLock struct {
-	once sync.Once
-	ch   chan struct{} // holds a token while locked
+	mu      sync.Mutex
+	writer  bool
+	readers int
+	// writersWaiting counts exclusive waiters; while there is one, shared
+	// holders queue behind it.
+	writersWaiting int
+	// changed is closed (and replaced) at every release.
+	changed chan struct{}
 }
 
-func (l *writeLock) tokens() chan struct{} {
-	l.once.Do(func() { l.ch = make(chan struct{}, 1) })
-	return l.ch
+func (l *writeLock) changedLocked() chan struct{} {
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
 }
 
-// Lock waits for the lock whatever happens.
-func (l *writeLock) Lock() { l.tokens() <- struct{}{} }
+func (l *writeLock) releasedLocked() {
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
+}
 
-// LockContext waits for the lock until ctx ends, and then returns its error
-// without the lock.
+// Lock waits for the exclusive lock whatever happens.
+func (l *writeLock) Lock() { _ = l.LockContext(context.Background()) }
+
+// LockContext waits for the exclusive lock until ctx ends, and then returns
+// its error without the lock.
 func (l *writeLock) LockContext(ctx context.Context) error {
-	select {
-	case l.tokens() <- struct{}{}:
+	l.mu.Lock()
+	if !l.writer && l.readers == 0 {
+		l.writer = true
+		l.mu.Unlock()
 		return nil
-	default:
 	}
-	select {
-	case l.tokens() <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
+	l.writersWaiting++
+	for {
+		ch := l.changedLocked()
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			l.mu.Lock()
+			l.writersWaiting--
+			// Shared waiters held back by this one may go now.
+			l.releasedLocked()
+			l.mu.Unlock()
+			return context.Cause(ctx)
+		}
+		l.mu.Lock()
+		if !l.writer && l.readers == 0 {
+			l.writer = true
+			l.writersWaiting--
+			l.mu.Unlock()
+			return nil
+		}
 	}
 }
 
-// Unlock releases the lock, which must be held.
+// Unlock releases the exclusive lock, which must be held.
 func (l *writeLock) Unlock() {
-	select {
-	case <-l.tokens():
-	default:
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.writer {
 		panic("table: unlock of an unlocked writer lock")
+	}
+	l.writer = false
+	l.releasedLocked()
+}
+
+// RLockContext waits for the shared lock until ctx ends.
+func (l *writeLock) RLockContext(ctx context.Context) error {
+	l.mu.Lock()
+	for l.writer || l.writersWaiting > 0 {
+		ch := l.changedLocked()
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		l.mu.Lock()
+	}
+	l.readers++
+	l.mu.Unlock()
+	return nil
+}
+
+// RUnlock releases the shared lock, which must be held.
+func (l *writeLock) RUnlock() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.readers <= 0 {
+		panic("table: unlock of an unlocked shared writer lock")
+	}
+	l.readers--
+	if l.readers == 0 {
+		l.releasedLocked()
 	}
 }

@@ -31,7 +31,9 @@ func makeCheckTable(t *testing.T, dir, db, name string, n int) string {
 		{Name: "id", Type: schema.BigIntType},
 		{Name: "msg", Type: schema.StringType, Nullable: true},
 	}}, Properties: map[string]string{"function_column.enable_row_ttl": "true"}}
-	tbl, err := table.Create(tdir, def, &table.Options{DisableAutoCompaction: true})
+	// Each write a rowset and a manifest record, which the checks count
+	// and cut.
+	tbl, err := table.Create(tdir, def, &table.Options{DisableAutoCompaction: true, SmallWriteRows: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,719 @@
+package table
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/vfs"
+)
+
+// Small writes go through the write-ahead log (wal.go) into memtables
+// (memtable.go); this file owns the state that ties them to the version
+// set: the active and frozen memtables, the write path under group commit,
+// flushes (a new kind of install through logAndApply), the background
+// flusher, back-pressure, and the replay of the log at open.
+//
+// Ordering. Versions are handed out in the log's queue order, under its
+// mutex, so a record's version and number grow together; a write is
+// applied (its rows in the active memtable, its version current) by the
+// leader of its group after the sync that covers it, in number order.
+// Every other publish — a write of a rowset, DELETE, UPDATE, ALTER, a
+// load — first drains the memtables under the exclusive writer lock
+// (drainLocked), so rowsets always hold the versions before every
+// memtable's and a flush's rowset [lo, hi] never interleaves with another.
+// Compaction needs no drain: its inputs are rowsets, older than every
+// memtable row.
+
+// Defaults of the memtable options.
+const (
+	defaultMemtableBytes = 64 << 20
+	defaultMemtableAge   = 10 * time.Second
+	defaultSmallRows     = 4096
+	// maxFrozenMemtables is how many frozen memtables may wait for their
+	// flush before writers stall.
+	maxFrozenMemtables = 2
+)
+
+// memState is the table's memtables; guarded by Table.mu.
+type memState struct {
+	active *memtable
+	frozen []*memtable // oldest first
+	// nextVersion is the version the next logged write gets, at least.
+	nextVersion int64
+	nextID      uint64
+	// pending are the labels of logged writes not yet applied.
+	pending map[string]bool
+	// flushErr is the last failure of the background flusher.
+	flushErr error
+	// progress is closed (and replaced) when a flush installs or fails.
+	progress chan struct{}
+	// Counters for Stats.
+	flushes, stalls int64
+}
+
+// memCommon is what every memtable of a table shares.
+type memCommon struct {
+	fs   vfs.FS
+	nums atomic.Uint64
+}
+
+func (t *Table) progressLocked() chan struct{} {
+	if t.mem.progress == nil {
+		t.mem.progress = make(chan struct{})
+	}
+	return t.mem.progress
+}
+
+func (t *Table) signalProgressLocked() {
+	if t.mem.progress != nil {
+		close(t.mem.progress)
+		t.mem.progress = nil
+	}
+}
+
+// views lists what a version sees of the memtables now. Called with t.mu.
+func (t *Table) viewsLocked() []memView {
+	out := make([]memView, 0, len(t.mem.frozen)+1)
+	for _, mt := range t.mem.frozen {
+		n, hi := mt.state()
+		out = append(out, memView{mt: mt, n: n, hi: hi})
+	}
+	if mt := t.mem.active; mt != nil {
+		n, hi := mt.state()
+		out = append(out, memView{mt: mt, n: n, hi: hi})
+	}
+	return out
+}
+
+// memsWithout is mems without the view of flushed.
+func memsWithout(mems []memView, flushed *memtable) []memView {
+	out := make([]memView, 0, len(mems))
+	for _, m := range mems {
+		if m.mt != flushed {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// smallWrite reports whether a write goes through the log.
+func (t *Table) smallWrite(recs []arrow.RecordBatch, o WriteOptions) bool {
+	if t.wal == nil || o.Partial || t.opts.SmallWriteRows < 0 {
+		return false
+	}
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	return n <= int64(t.opts.SmallWriteRows)
+}
+
+// writeLogged writes recs as one version through the log. It reports
+// false, having done nothing, when the table must first recover from a
+// failed manifest append, which the direct path does under the exclusive
+// lock.
+func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o WriteOptions) (bool, error) {
+	if err := t.waitForFlushes(ctx); err != nil {
+		return true, err
+	}
+	if err := t.writeMu.RLockContext(ctx); err != nil {
+		return true, fmt.Errorf("table %s: waiting to write: %w", t.Name(), err)
+	}
+	defer t.writeMu.RUnlock()
+	v, err := t.pinWritable()
+	if err != nil {
+		return true, err
+	}
+	defer v.unref()
+	if t.vs.failure() != nil {
+		return false, nil
+	}
+	if o.Partial && v.policy.Mode != 0 {
+		return true, rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Partial update is not supported on tables with row TTL", t.Name())
+	}
+	if o.Now.IsZero() {
+		o.Now = t.opts.Clock()
+	}
+	t.noteNow(o.Now)
+	if o.TimeZone == nil {
+		o.TimeZone = time.UTC
+	}
+	rec, err := t.prepareRows(ctx, v, recs, o, writeExtras{})
+	if err != nil {
+		return true, err
+	}
+	if rec == nil {
+		rec = emptyBatch(t.opts.Allocator, physicalSchema(v.def, v.policy))
+	}
+	body, err := encodeRows(t.opts.Allocator, rec, o.Label)
+	if err != nil {
+		rec.Release()
+		return true, err
+	}
+	if o.Label != "" {
+		t.mu.Lock()
+		dup := t.vs.labels[o.Label] || t.mem.pending[o.Label]
+		if !dup {
+			t.mem.pending[o.Label] = true
+		}
+		t.mu.Unlock()
+		if dup {
+			rec.Release()
+			return true, rowttl.Errorf(rowttl.ErrLabelExists, "Label [%s] has already been used", o.Label)
+		}
+		defer func() {
+			t.mu.Lock()
+			delete(t.mem.pending, o.Label)
+			t.mu.Unlock()
+		}()
+	}
+	var ver int64
+	applied := false
+	stamp := func(uint64) []byte {
+		t.mu.Lock()
+		ver = max(t.mem.nextVersion, t.vs.current.lastVersion+1)
+		t.mem.nextVersion = ver + 1
+		t.mu.Unlock()
+		return binary.AppendUvarint(nil, uint64(ver))
+	}
+	apply := func(seq uint64) {
+		t.applyLogged(rec, ver, seq, o.Label, int64(len(body)))
+		applied = true
+	}
+	_, err = t.wal.commitStamped(stamp, body, o.NoSync, apply)
+	if !applied {
+		rec.Release()
+	}
+	return true, err
+}
+
+// applyLogged makes a logged write current: its rows (taken over) join the
+// active memtable and its version becomes the current one.
+func (t *Table) applyLogged(rec arrow.RecordBatch, ver int64, seq uint64, label string, size int64) {
+	t.mu.Lock()
+	old := t.vs.current
+	mt := t.mem.active
+	if mt == nil {
+		mt = t.newMemtableLocked(old)
+		t.mem.active = mt
+	}
+	mt.add(rec, ver, seq, size)
+	nv := newVersion(old.def, old.policy, append([]*rowset.Handle(nil), old.rowsets...), max(old.lastVersion, ver), old.deleted).
+		withMems(t.viewsLocked())
+	t.vs.current = nv
+	if label != "" {
+		t.vs.labels[label] = true
+	}
+	full := false
+	if _, b := mt.size(); b >= t.opts.MemtableBytes {
+		t.freezeLocked()
+		full = true
+	}
+	t.mu.Unlock()
+	old.unref()
+	if full {
+		t.kickFlush()
+	}
+}
+
+func (t *Table) newMemtableLocked(v *version) *memtable {
+	t.mem.nextID++
+	return newMemtable(t.mem.nextID, v.def, physicalSchema(v.def, v.policy), t.opts.Allocator, t.memFS.fs, &t.memFS.nums, t.opts.PageRows, time.Now())
+}
+
+// freezeLocked makes the active memtable frozen, to be flushed.
+func (t *Table) freezeLocked() {
+	if mt := t.mem.active; mt != nil {
+		t.mem.frozen = append(t.mem.frozen, mt)
+		t.mem.active = nil
+	}
+}
+
+func (t *Table) kickFlush() {
+	if t.flushKick == nil {
+		return
+	}
+	select {
+	case t.flushKick <- struct{}{}:
+	default:
+	}
+}
+
+// waitForFlushes holds a writer back while more memtables wait for their
+// flush than the table allows, so memory stays bounded when the disk is
+// slower than the writers. It waits until a flush installs (or fails, and
+// then returns its error) or ctx ends.
+func (t *Table) waitForFlushes(ctx context.Context) error {
+	stalled := false
+	for {
+		t.mu.Lock()
+		if len(t.mem.frozen) <= maxFrozenMemtables || t.flushKick == nil {
+			t.mu.Unlock()
+			return nil
+		}
+		if !stalled {
+			stalled = true
+			t.mem.stalls++
+		}
+		if err := t.mem.flushErr; err != nil {
+			t.mu.Unlock()
+			return fmt.Errorf("table %s: memtables wait for a flush that failed: %w", t.Name(), err)
+		}
+		ch := t.progressLocked()
+		t.mu.Unlock()
+		t.kickFlush()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("table %s: waiting for memtables to flush: %w", t.Name(), context.Cause(ctx))
+		}
+	}
+}
+
+// flushLocked flushes mt, the oldest frozen memtable, to a rowset [lo, hi]
+// and installs it with the log position it covers; the log segments it
+// covers then go. The caller holds the exclusive writer lock.
+func (t *Table) flushLocked(ctx context.Context, mt *memtable) error {
+	f, err := t.encodeFlush(ctx, mt, t.vs.mayRemoveFiles)
+	if err != nil {
+		return err
+	}
+	return t.installFlush(ctx, f)
+}
+
+// pendingFlush is a frozen memtable's rowset, written but not installed.
+type pendingFlush struct {
+	mt         *memtable
+	hi         int64
+	w          *rowset.Writer
+	meta       rowset.Meta
+	publishing bool
+}
+
+func (f *pendingFlush) abort() {
+	if f.w != nil {
+		f.w.Abort()
+	}
+}
+
+// encodeFlush writes the rows of mt, a frozen memtable, as a rowset; it
+// needs no lock: frozen, mt changes no more, and a definition changes only
+// after every memtable is flushed.
+func (t *Table) encodeFlush(ctx context.Context, mt *memtable, mayRemove func() bool) (*pendingFlush, error) {
+	v, err := t.pinWritable()
+	if err != nil {
+		return nil, err
+	}
+	defer v.unref()
+	// Records after this point go to a new segment, so that the ones of mt
+	// lie in segments that can go once it is flushed.
+	if _, err := t.wal.rotate(); err != nil {
+		return nil, err
+	}
+	n, hi := mt.state()
+	f := &pendingFlush{mt: mt, hi: hi}
+	rows, err := mt.rowsOf(ctx, n)
+	if err != nil || rows == nil {
+		return f, err
+	}
+	defer rows.Release()
+	if rows.NumRows() == 0 {
+		return f, nil
+	}
+	f.w = t.newRowsetWriterWith(v, func() bool { return !f.publishing || mayRemove() })
+	if err := f.w.Write(rows); err != nil {
+		f.abort()
+		return nil, err
+	}
+	meta, err := f.w.Finish()
+	if err != nil {
+		f.abort()
+		return nil, err
+	}
+	f.meta = meta
+	return f, nil
+}
+
+// installFlush installs an encoded flush, unless a drain flushed its
+// memtable meanwhile. The caller holds the exclusive writer lock.
+func (t *Table) installFlush(ctx context.Context, f *pendingFlush) error {
+	mt := f.mt
+	v, err := t.writable()
+	if err != nil {
+		f.abort()
+		return err
+	}
+	defer v.unref()
+	t.mu.Lock()
+	frozen := len(t.mem.frozen) > 0 && t.mem.frozen[0] == mt
+	t.mu.Unlock()
+	if !frozen {
+		f.abort()
+		return nil
+	}
+	e := &versionEdit{LastVersion: f.hi, WALSeq: mt.lastSeq}
+	e.apply.flushed = mt
+	if f.w != nil {
+		meta := f.meta
+		meta.ID = t.vs.newRowsetID()
+		meta.Lo, meta.Hi = mt.lo, f.hi
+		h, err := rowset.Open(t.fs, t.dir, meta, t.onRelease)
+		if err != nil {
+			f.abort()
+			return err
+		}
+		if v.def.Model == schema.UniqueMOW {
+			// The rows supersede the older rows of their keys, in the
+			// record that publishes them, as a write of a rowset does.
+			marks, err := mowMarks(ctx, t.opts.Allocator, h, v.rowsets, v.deleted, v.def.Schema.KeyCount)
+			if err != nil {
+				h.Unref()
+				f.abort()
+				return err
+			}
+			e.apply.marks = marks
+		}
+		e.Added = []rowset.Meta{meta}
+		e.apply.handles = []*rowset.Handle{h}
+		e.apply.updateCounters = func(tot *LifetimeCounters) { tot.IngestedBytes += meta.Bytes }
+	}
+	e.apply.installed = func() {
+		t.mem.frozen = t.mem.frozen[1:]
+		t.mem.flushes++
+		t.mem.flushErr = nil
+		t.signalProgressLocked()
+	}
+	f.publishing = true
+	if err := t.vs.logAndApply(e); err != nil {
+		f.abort()
+		return err
+	}
+	mt.unref() // the table's reference; versions that read it keep theirs
+	if err := t.wal.retire(mt.lastSeq); err != nil {
+		t.logf("table %s: %v", t.Name(), err)
+	}
+	t.wake()
+	return nil
+}
+
+// drainLocked flushes every memtable, so that a publish of a rowset gets a
+// version after all of theirs, and records in the manifest that the log
+// holds nothing more it must replay: versions and numbers a failed write
+// took are thus never reused. The caller holds the exclusive writer lock.
+func (t *Table) drainLocked(ctx context.Context) error {
+	if t.wal == nil {
+		return nil
+	}
+	t.mu.Lock()
+	t.freezeLocked()
+	t.mu.Unlock()
+	for {
+		t.mu.Lock()
+		var mt *memtable
+		if len(t.mem.frozen) > 0 {
+			mt = t.mem.frozen[0]
+		}
+		t.mu.Unlock()
+		if mt == nil {
+			break
+		}
+		if err := t.flushLocked(ctx, mt); err != nil {
+			return fmt.Errorf("table %s: flush memtable: %w", t.Name(), err)
+		}
+	}
+	last := t.wal.lastSeq()
+	t.mu.Lock()
+	burned := t.mem.nextVersion - 1
+	behind := last > t.vs.walSeq || burned > t.vs.current.lastVersion
+	t.mu.Unlock()
+	if !behind {
+		return nil
+	}
+	v, err := t.writable()
+	if err != nil {
+		return err
+	}
+	v.unref()
+	return t.vs.logAndApply(&versionEdit{LastVersion: burned, WALSeq: last})
+}
+
+// writableDrained is writable after drainLocked.
+func (t *Table) writableDrained(ctx context.Context) (*version, error) {
+	if err := t.drainLocked(ctx); err != nil {
+		return nil, err
+	}
+	return t.writable()
+}
+
+// startFlusher runs the flushes of frozen memtables, and freezes the
+// active one when it is older than MemtableAge, until stopFlusher.
+func (t *Table) startFlusher() {
+	t.flushKick = make(chan struct{}, 1)
+	t.flushStop = make(chan struct{})
+	t.flushDone = make(chan struct{})
+	age := t.opts.MemtableAge
+	kick, stop, done := t.flushKick, t.flushStop, t.flushDone
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(max(age/4, time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-kick:
+			case <-tick.C:
+				t.mu.Lock()
+				if mt := t.mem.active; mt != nil && time.Since(mt.created) >= age {
+					t.freezeLocked()
+				}
+				t.mu.Unlock()
+			}
+			t.flushFrozen()
+		}
+	}()
+}
+
+// flushFrozen flushes the frozen memtables, oldest first, each under the
+// exclusive lock only for its own flush.
+func (t *Table) flushFrozen() {
+	for {
+		t.mu.Lock()
+		var mt *memtable
+		if len(t.mem.frozen) > 0 && !t.mu.closed {
+			mt = t.mem.frozen[0]
+		}
+		t.mu.Unlock()
+		if mt == nil {
+			return
+		}
+		// Written without the lock, so writers go on meanwhile; installed
+		// under it.
+		ctx := context.Background()
+		f, err := t.encodeFlush(ctx, mt, func() bool {
+			// Abort runs under the lock when the install failed.
+			return t.vs.mayRemoveFiles()
+		})
+		if err == nil {
+			t.writeMu.Lock()
+			err = t.installFlush(ctx, f)
+			t.writeMu.Unlock()
+		}
+		if err != nil {
+			t.mu.Lock()
+			t.mem.flushErr = err
+			t.signalProgressLocked()
+			t.mu.Unlock()
+			t.logf("table %s: flush memtable: %v", t.Name(), err)
+			return // the next tick tries again
+		}
+	}
+}
+
+func (t *Table) stopFlusher() {
+	t.flushOnce.Do(func() {
+		if t.flushStop != nil {
+			close(t.flushStop)
+			<-t.flushDone
+		}
+	})
+}
+
+// encodeRows is the body of a log record after its version: the label,
+// then the rows as an Arrow IPC stream.
+func encodeRows(mem memory.Allocator, rec arrow.RecordBatch, label string) ([]byte, error) {
+	var buf bytes.Buffer
+	var lb []byte
+	lb = binary.AppendUvarint(lb, uint64(len(label)))
+	lb = append(lb, label...)
+	buf.Write(lb)
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
+	if err := w.Write(rec); err != nil {
+		return nil, fmt.Errorf("encode write-ahead log record: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("encode write-ahead log record: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeRecord splits a replayed record's body into its version, label and
+// rows, which must have the table's physical schema.
+func decodeRecord(mem memory.Allocator, name string, r walRecord, phys *arrow.Schema) (int64, string, arrow.RecordBatch, error) {
+	bad := func(format string, args ...any) error {
+		return rowttl.Errorf(rowttl.ErrCorruption, "write-ahead log %s: record %d: %s", name, r.seq, fmt.Sprintf(format, args...))
+	}
+	b := r.body
+	ver, n := binary.Uvarint(b)
+	if n <= 0 || ver == 0 {
+		return 0, "", nil, bad("no version")
+	}
+	b = b[n:]
+	ll, n := binary.Uvarint(b)
+	if n <= 0 || ll > uint64(len(b)-n) {
+		return 0, "", nil, bad("no label")
+	}
+	label := string(b[n : n+int(ll)])
+	b = b[n+int(ll):]
+	rd, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(mem))
+	if err != nil {
+		return 0, "", nil, bad("rows: %v", err)
+	}
+	defer rd.Release()
+	if !rd.Schema().Equal(phys) {
+		return 0, "", nil, bad("rows of schema %v, the table's is %v", rd.Schema(), phys)
+	}
+	if !rd.Next() {
+		return 0, "", nil, bad("no rows: %v", rd.Err())
+	}
+	rec := rd.RecordBatch()
+	rec.Retain()
+	if rd.Next() {
+		rec.Release()
+		return 0, "", nil, bad("more than one batch")
+	}
+	return int64(ver), label, rec, nil
+}
+
+// replayLog reads the write-ahead log into memtables: every record after
+// the manifest's position, in number order, as the write it was; then,
+// unless the table is read-only, opens the log for new records and deletes
+// the segments the rowsets account for. A torn tail (a write never
+// acknowledged) is ignored; damage before it is ErrCorruption naming the
+// file.
+func (t *Table) replayLog() error {
+	segs, err := replayWAL(t.fs, t.dir)
+	if err != nil {
+		return err
+	}
+	t.mem.pending = map[string]bool{}
+	v := t.vs.current
+	phys := physicalSchema(v.def, v.policy)
+	var rowsHi int64
+	for _, h := range v.rowsets {
+		rowsHi = max(rowsHi, h.Meta.Hi)
+	}
+	lastSeq := t.vs.walSeq
+	prevVer := rowsHi
+	var maxNum uint64
+	replayed := 0
+	for _, s := range segs {
+		maxNum = max(maxNum, s.num)
+		name := filepath.Join(t.dir, walName(s.num))
+		for _, r := range s.records {
+			if r.seq <= t.vs.walSeq {
+				continue
+			}
+			ver, label, rec, err := decodeRecord(t.opts.Allocator, name, r, phys)
+			if err != nil {
+				return err
+			}
+			if ver <= prevVer {
+				rec.Release()
+				return rowttl.Errorf(rowttl.ErrCorruption, "write-ahead log %s: record %d has version %d, not after version %d", name, r.seq, ver, prevVer)
+			}
+			prevVer = ver
+			lastSeq = max(lastSeq, r.seq)
+			t.applyLogged(rec, ver, r.seq, label, int64(len(r.body)))
+			replayed++
+		}
+	}
+	t.mu.Lock()
+	t.mem.nextVersion = max(prevVer, t.vs.current.lastVersion) + 1
+	t.vs.nextFileNum = max(t.vs.nextFileNum, maxNum+1)
+	t.mu.Unlock()
+	if t.opts.ReadOnly {
+		return nil
+	}
+	if replayed > 0 {
+		// What was replayed may never have been made durable (a write
+		// acknowledged without a sync before a crash of the process): make
+		// it durable before writes that follow it are acknowledged.
+		for _, s := range segs {
+			if err := syncFile(t.fs, filepath.Join(t.dir, walName(s.num))); err != nil {
+				return err
+			}
+		}
+	}
+	w, err := openWALWriter(t.fs, t.dir, t.vs.newFileNum, lastSeq+1, segs)
+	if err != nil {
+		return err
+	}
+	t.wal = w
+	if err := w.retire(t.vs.walSeq); err != nil {
+		t.logf("table %s: %v", t.Name(), err)
+	}
+	return nil
+}
+
+func syncFile(fsys vfs.FS, name string) error {
+	f, err := fsys.OpenAppend(name)
+	if err != nil {
+		return fmt.Errorf("sync write-ahead log %s: %w", name, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync write-ahead log %s: %w", name, err)
+	}
+	return nil
+}
+
+// closeLog flushes the memtables and closes the log. A failed flush loses
+// nothing: the log keeps the rows for the next open.
+func (t *Table) closeLog() error {
+	if t.wal == nil {
+		return nil
+	}
+	err := t.drainLocked(context.Background())
+	if cerr := t.wal.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Flush makes every row of the memtables part of a rowset, so that the
+// write-ahead log holds nothing the next open must replay. Writes do not
+// need it to be durable; tests and tools that look at rowsets do.
+func (t *Table) Flush(ctx context.Context) error {
+	if err := t.writeMu.LockContext(ctx); err != nil {
+		return fmt.Errorf("table %s: waiting to flush: %w", t.Name(), err)
+	}
+	defer t.writeMu.Unlock()
+	v, err := t.writableDrained(ctx)
+	if err != nil {
+		return err
+	}
+	v.unref()
+	return nil
+}
+
+// memStats fills in the memtable and log figures of Stats.
+func (t *Table) memStats(s *Stats) {
+	t.mu.Lock()
+	mems := append([]*memtable(nil), t.mem.frozen...)
+	if t.mem.active != nil {
+		mems = append(mems, t.mem.active)
+	}
+	s.Flushes, s.WriteStalls = t.mem.flushes, t.mem.stalls
+	t.mu.Unlock()
+	s.Memtables = len(mems)
+	for _, mt := range mems {
+		r, b := mt.size()
+		s.MemtableRows += r
+		s.MemtableBytes += b
+	}
+	if t.wal != nil {
+		s.WALBytes = t.wal.bytes.Load()
+	}
+}

@@ -1,0 +1,543 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/vfs"
+)
+
+// loggedOpts are reliabilityOpts whose small writes go through the
+// write-ahead log into memtables, flushed only when asked (or at close).
+func loggedOpts(fsys vfs.FS, mem memory.Allocator) *Options {
+	o := reliabilityOpts(fsys, mem)
+	o.SmallWriteRows = 0
+	o.MemtableAge = time.Hour
+	return o
+}
+
+// early is an instant at which every row modelRowsFor makes is alive.
+var early = base.Add(-2 * time.Hour)
+
+var allModels = []schema.Model{schema.Duplicate, schema.UniqueMOW, schema.UniqueMOR}
+
+func walFiles(t *testing.T, fsys vfs.FS, dir string) []string {
+	t.Helper()
+	names, err := fsys.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, n := range names {
+		if _, ok := parseWALName(n); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TestMemtableRowsScanReplayFlush: small writes land in memtables and are
+// seen by scans under the rules of rowsets (TTL, keys, deletes); a crash
+// before any flush loses none of them (replay); a flush turns them into
+// one rowset [lo, hi] and the log goes.
+func TestMemtableRowsScanReplayFlush(t *testing.T) {
+	for _, model := range allModels {
+		for _, source := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/source=%v", modelName(model), source), func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				fsys := vfs.NewMemFS()
+				opts := loggedOpts(fsys, mem)
+				tbl := mustCreate(t, "/t", modelDef(model, source), opts)
+				ref := newRef(model, source)
+				for i := 0; i < 12; i++ {
+					if err := writeModelRows(tbl, mem, ref, modelRowsFor(i*7, 5+i%3, 23, int64(100*i), source)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want := refState(ref)
+				check := func(what string, tbl *Table) {
+					t.Helper()
+					got, err := stateOf(tbl)
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					if got != want {
+						t.Fatalf("%s:\n%s\nwant\n%s", what, got, want)
+					}
+				}
+				check("memtable", tbl)
+				st, err := tbl.Stats(context.Background(), base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Rowsets != 0 || st.MemtableRows == 0 || st.MemtableBytes == 0 || st.WALBytes == 0 {
+					t.Fatalf("stats before a flush: %+v", st)
+				}
+				if tbl.LastVersion() != 12 {
+					t.Fatalf("last version %d, want 12", tbl.LastVersion())
+				}
+
+				// A crash of the process: the log holds every write.
+				crashed := fsys.Clone()
+				re, err := Open("/t", loggedOpts(crashed, mem))
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("replayed", re)
+				if re.LastVersion() != 12 {
+					t.Fatalf("replayed last version %d, want 12", re.LastVersion())
+				}
+				checkClose(t, re)
+				if n := walFiles(t, crashed, "/t"); len(n) != 1 {
+					t.Fatalf("after close the log is %v, want one empty segment", n)
+				}
+
+				if err := tbl.Flush(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				check("flushed", tbl)
+				rs, err := tbl.Rowsets(context.Background(), base)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rs) != 1 || rs[0].Lo != 1 || rs[0].Hi != 12 {
+					t.Fatalf("rowsets after the flush: %+v", rs)
+				}
+				if st, _ := tbl.Stats(context.Background(), base); st.Flushes != 1 || st.MemtableRows != 0 {
+					t.Fatalf("stats after the flush: %+v", st)
+				}
+				checkClose(t, tbl)
+				tbl, err = Open("/t", opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("reopened", tbl)
+				checkClose(t, tbl)
+			})
+		}
+	}
+}
+
+// TestMemtableThenDirectWriteKeepsOrder: a write that makes a rowset
+// directly (a large one, a DELETE) after small writes takes its version
+// after theirs; the newest row of a key wins across both.
+func TestMemtableThenDirectWriteKeepsOrder(t *testing.T) {
+	for _, model := range allModels {
+		t.Run(modelName(model), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			opts := loggedOpts(vfs.NewMemFS(), mem)
+			opts.SmallWriteRows = 10
+			tbl := mustCreate(t, "/t", modelDef(model, false), opts)
+			defer checkClose(t, tbl)
+			ref := newRef(model, false)
+			write := func(id0, n int, v0 int64) {
+				t.Helper()
+				if err := writeModelRows(tbl, mem, ref, modelRowsFor(id0, n, 30, v0, false)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(0, 5, 0)      // memtable, version 1
+			write(3, 5, 1000)   // memtable, version 2
+			write(0, 40, 2000)  // direct: flushes versions 1-2 first
+			write(10, 5, 3000)  // memtable again
+			write(20, 15, 4000) // direct
+			got, err := stateOf(tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := refState(ref); got != want {
+				t.Fatalf("got\n%s\nwant\n%s", got, want)
+			}
+			rs, _ := tbl.Rowsets(context.Background(), base)
+			var spans []string
+			for _, r := range rs {
+				spans = append(spans, fmt.Sprintf("[%d-%d]", r.Lo, r.Hi))
+			}
+			if s := strings.Join(spans, " "); s != "[1-2] [3-3] [4-4] [5-5]" {
+				t.Fatalf("rowsets %s", s)
+			}
+		})
+	}
+}
+
+// TestMemtableLabelsSurviveCrash: a label applied by a logged write is
+// refused again before and after a crash.
+func TestMemtableLabelsSurviveCrash(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	fsys := vfs.NewMemFS()
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), loggedOpts(fsys, mem))
+	defer tbl.Close()
+	rec := modelBatch(mem, modelRowsFor(0, 3, 0, 0, false), false)
+	defer rec.Release()
+	ctx := context.Background()
+	if err := tbl.WriteWith(ctx, rec, WriteOptions{Label: "l1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.WriteWith(ctx, rec, WriteOptions{Label: "l1"}); !errors.Is(err, rowttl.ErrLabelExists) {
+		t.Fatalf("second write with the label: %v", err)
+	}
+	re, err := Open("/t", loggedOpts(fsys.CrashClone(nil), mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	if err := re.WriteWith(ctx, rec, WriteOptions{Label: "l1"}); !errors.Is(err, rowttl.ErrLabelExists) {
+		t.Fatalf("write with the label after a crash: %v", err)
+	}
+	if n := mustCount(t, re, early, nil); n != 3 {
+		t.Fatalf("count %d, want 3", n)
+	}
+}
+
+// TestMemtableCrashAtEveryLogOperation: a crash at any file operation
+// while small writes and flushes run leaves every acknowledged write
+// whole, and nothing partial: each state reopens to the writes of a
+// prefix of the sequence, at least the acknowledged ones.
+func TestMemtableCrashAtEveryLogOperation(t *testing.T) {
+	for _, model := range allModels {
+		t.Run(modelName(model), func(t *testing.T) {
+			seed := time.Now().UnixNano()
+			t.Logf("seed %d", seed)
+			rng := rand.New(rand.NewPCG(uint64(seed), 0))
+			mem := vfs.NewMemFS()
+			type state struct {
+				fs    *vfs.MemFS
+				acked int
+			}
+			var states []state
+			acked := 0
+			armed := false
+			inj := vfs.InjectorFunc(func(op vfs.Op, path string) error {
+				if armed && op&vfs.WriteOps != 0 {
+					states = append(states, state{mem.CrashClone(nil), acked}, state{mem.CrashClone(rng), acked})
+				}
+				return nil
+			})
+			alloc := memory.NewGoAllocator()
+			opts := loggedOpts(vfs.NewErrorFS(mem, inj), alloc)
+			tbl := mustCreate(t, "/t", modelDef(model, false), opts)
+			// Each write i brings its own keys, so the state after a
+			// prefix of writes tells how many there were.
+			refs := []*refModel{newRef(model, false)}
+			armed = true
+			const writes = 14
+			for i := 0; i < writes; i++ {
+				ref := refs[len(refs)-1].clone()
+				if err := writeModelRows(tbl, alloc, ref, modelRowsFor(i*4, 4, 0, int64(i*10), false)); err != nil {
+					t.Fatal(err)
+				}
+				refs = append(refs, ref)
+				acked = i + 1
+				if i%5 == 4 {
+					if err := tbl.Flush(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			armed = false
+			tbl.Close()
+			wants := make(map[string]int, len(refs))
+			for i, r := range refs {
+				wants[refState(r)] = i
+			}
+			for i, st := range states {
+				re, err := Open("/t", loggedOpts(st.fs, alloc))
+				if err != nil {
+					t.Fatalf("crash state %d: open: %v", i, err)
+				}
+				got, err := stateOf(re)
+				re.Close()
+				if err != nil {
+					t.Fatalf("crash state %d: %v", i, err)
+				}
+				n, ok := wants[got]
+				if !ok {
+					t.Fatalf("crash state %d: a state no prefix of the writes gives:\n%s", i, got)
+				}
+				if n < st.acked {
+					t.Fatalf("crash state %d: %d writes, %d were acknowledged", i, n, st.acked)
+				}
+			}
+		})
+	}
+}
+
+// TestMemtableLogFaults: a failed write or sync of the log fails the
+// write, which is then not visible; the table goes on taking writes, and a
+// reopen shows the acknowledged ones and, at most, the failed one whole.
+func TestMemtableLogFaults(t *testing.T) {
+	for _, kind := range []vfs.Op{vfs.OpWrite, vfs.OpSync} {
+		t.Run(kind.String(), func(t *testing.T) {
+			mem := vfs.NewMemFS()
+			inj := vfs.FailNth(1, kind)
+			inj.SetArmed(false)
+			alloc := memory.NewGoAllocator()
+			tbl := mustCreate(t, "/t", modelDef(schema.UniqueMOW, false), loggedOpts(vfs.NewErrorFS(mem, vfs.InjectorFunc(func(op vfs.Op, path string) error {
+				if !strings.Contains(path, walPrefix) {
+					return nil
+				}
+				return inj.MaybeError(op, path)
+			})), alloc))
+			ref := newRef(schema.UniqueMOW, false)
+			if err := writeModelRows(tbl, alloc, ref, modelRowsFor(0, 5, 0, 0, false)); err != nil {
+				t.Fatal(err)
+			}
+			before := ref.clone()
+			inj.SetArmed(true)
+			failed := modelRowsFor(0, 5, 0, 500, false)
+			if err := writeModelRows(tbl, alloc, ref, failed); err == nil {
+				t.Fatal("a write whose log failed succeeded")
+			}
+			inj.SetArmed(false)
+			if got, _ := stateOf(tbl); got != refState(before) {
+				t.Fatalf("the failed write is visible:\n%s", got)
+			}
+			if err := writeModelRows(tbl, alloc, ref, modelRowsFor(10, 5, 0, 900, false)); err != nil {
+				t.Fatalf("write after the failure: %v", err)
+			}
+			want := refState(ref)
+			if got, _ := stateOf(tbl); got != want {
+				t.Fatalf("after the failure:\n%s\nwant\n%s", got, want)
+			}
+			withFailed := before.clone()
+			withFailed.write(failed)
+			withFailed.write(modelRowsFor(10, 5, 0, 900, false))
+			re, err := Open("/t", loggedOpts(mem.CrashClone(nil), alloc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := stateOf(re)
+			re.Close()
+			if got != want && got != refState(withFailed) {
+				t.Fatalf("reopened:\n%s\nwant\n%s", got, want)
+			}
+			checkClose(t, tbl)
+		})
+	}
+}
+
+// TestMemtableCorruptRecord: damage inside the log before its tail is
+// ErrCorruption naming the file; a torn tail is cut.
+func TestMemtableCorruptRecord(t *testing.T) {
+	alloc := memory.NewGoAllocator()
+	fsys := vfs.NewMemFS()
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), loggedOpts(fsys, alloc))
+	ref := newRef(schema.Duplicate, false)
+	for i := 0; i < 3; i++ {
+		if err := writeModelRows(tbl, alloc, ref, modelRowsFor(i*5, 5, 0, 0, false)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := walFiles(t, fsys, "/t")
+	if len(names) != 1 {
+		t.Fatalf("log %v", names)
+	}
+	path := filepath.Join("/t", names[0])
+	data, err := vfs.ReadFile(fsys, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	torn := fsys.CrashClone(nil)
+	mutateFile(t, torn, path, func(b []byte) []byte { return b[:len(b)-3] })
+	re, err := Open("/t", loggedOpts(torn, alloc))
+	if err != nil {
+		t.Fatalf("torn tail: %v", err)
+	}
+	if n := mustCount(t, re, early, nil); n != 10 {
+		t.Fatalf("torn tail: %d rows, want the 10 of the whole records", n)
+	}
+	re.Close()
+	bad := fsys.CrashClone(nil)
+	mutateFile(t, bad, path, func(b []byte) []byte { b[len(data)/3] ^= 0x40; return b })
+	_, err = Open("/t", loggedOpts(bad, alloc))
+	if !errors.Is(err, rowttl.ErrCorruption) || !strings.Contains(err.Error(), names[0]) {
+		t.Fatalf("damaged record: %v", err)
+	}
+	tbl.Close()
+}
+
+// TestMemtableGroupCommit: many goroutines of one-row writes share syncs,
+// and every write is visible, whole, before and after a reopen.
+func TestMemtableGroupCommit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := filepath.Join(t.TempDir(), "t")
+	opts := &Options{Allocator: mem, DisableAutoCompaction: true, MemtableBytes: 64 << 10}
+	tbl := mustCreate(t, dir, modelDef(schema.UniqueMOW, false), opts)
+	const goroutines, each = 16, 40
+	var wg sync.WaitGroup
+	var failures atomic.Int64
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				rows := []modelRow{{id: int64(g*each + i), v: int64(g)}}
+				rec := modelBatch(mem, rows, false)
+				if err := tbl.Write(context.Background(), rec); err != nil {
+					failures.Add(1)
+				}
+				rec.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	if failures.Load() != 0 {
+		t.Fatalf("%d writes failed", failures.Load())
+	}
+	if n := mustCount(t, tbl, base, nil); n != goroutines*each {
+		t.Fatalf("count %d, want %d", n, goroutines*each)
+	}
+	if tbl.LastVersion() != goroutines*each {
+		t.Fatalf("last version %d", tbl.LastVersion())
+	}
+	syncs := tbl.wal.syncs
+	t.Logf("%d writes, %d syncs of the log", goroutines*each, syncs)
+	checkClose(t, tbl)
+	tbl, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := mustCount(t, tbl, base, nil); n != goroutines*each {
+		t.Fatalf("reopened count %d, want %d", n, goroutines*each)
+	}
+	checkClose(t, tbl)
+}
+
+// TestMemtableBackPressure: when flushes cannot keep up (the disk is
+// slow), writers wait, bounded by their context, and frozen memtables stop
+// piling up; once flushes go on, so do writes.
+func TestMemtableBackPressure(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	release := make(chan struct{})
+	var blocked atomic.Bool
+	slow := vfs.InjectorFunc(func(op vfs.Op, path string) error {
+		if op == vfs.OpCreate && strings.HasSuffix(path, ".seg.tmp") && blocked.Load() {
+			<-release
+		}
+		return nil
+	})
+	opts := loggedOpts(vfs.NewErrorFS(vfs.NewMemFS(), slow), mem)
+	opts.MemtableBytes = 1 // every write freezes its memtable
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), opts)
+	defer tbl.Close()
+	rec := modelBatch(mem, modelRowsFor(0, 2, 0, 0, false), false)
+	defer rec.Release()
+	blocked.Store(true)
+	// The first flush hangs in the disk; the writes after it freeze
+	// memtables until there are too many.
+	for i := 0; i <= maxFrozenMemtables; i++ {
+		if err := tbl.Write(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := tbl.Write(ctx, rec)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("stalled write: %v", err)
+	}
+	st, _ := tbl.Stats(context.Background(), base)
+	if st.WriteStalls == 0 || st.Memtables != maxFrozenMemtables+1 {
+		t.Fatalf("stats of a stall: %+v", st)
+	}
+	blocked.Store(false)
+	close(release)
+	if err := tbl.Write(context.Background(), rec); err != nil {
+		t.Fatalf("write once flushes go on: %v", err)
+	}
+	early := base.Add(-2 * time.Hour)
+	if n := mustCount(t, tbl, early, nil); n != 2*(maxFrozenMemtables+2) {
+		t.Fatalf("count %d", n)
+	}
+}
+
+// TestMemtableAgeFlush: a memtable older than MemtableAge is flushed in
+// the background and its log segments go.
+func TestMemtableAgeFlush(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	fsys := vfs.NewMemFS()
+	opts := loggedOpts(fsys, mem)
+	opts.MemtableAge = 20 * time.Millisecond
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), opts)
+	defer checkClose(t, tbl)
+	rec := modelBatch(mem, modelRowsFor(0, 3, 0, 0, false), false)
+	defer rec.Release()
+	mustWrite(t, tbl, rec)
+	waitFor(t, "the age flush", func() bool {
+		rs, _ := tbl.Rowsets(context.Background(), base)
+		return len(rs) == 1
+	})
+	if n := mustCount(t, tbl, early, nil); n != 3 {
+		t.Fatalf("count %d", n)
+	}
+	waitFor(t, "the flushed log to go", func() bool { return len(walFiles(t, fsys, "/t")) == 1 })
+}
+
+// TestMemtableNoSync: a write with NoSync is acknowledged before the sync
+// and visible; a crash of the process keeps it (it is in the file), and a
+// power cut keeps whole writes only.
+func TestMemtableNoSync(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	fsys := vfs.NewMemFS()
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), loggedOpts(fsys, mem))
+	defer tbl.Close()
+	rec := modelBatch(mem, modelRowsFor(0, 4, 0, 0, false), false)
+	defer rec.Release()
+	syncs := tbl.wal.syncs
+	for i := 0; i < 5; i++ {
+		if err := tbl.WriteWith(context.Background(), rec, WriteOptions{NoSync: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tbl.wal.syncs != syncs {
+		t.Fatalf("NoSync writes synced the log %d times", tbl.wal.syncs-syncs)
+	}
+	if n := mustCount(t, tbl, early, nil); n != 20 {
+		t.Fatalf("count %d", n)
+	}
+	re, err := Open("/t", loggedOpts(fsys.Clone(), mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := mustCount(t, re, early, nil); n != 20 {
+		t.Fatalf("after a process crash: count %d, want 20", n)
+	}
+	re.Close()
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := 0; i < 20; i++ {
+		re, err := Open("/t", loggedOpts(fsys.CrashClone(rng), mem))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := mustCount(t, re, early, nil); n%4 != 0 {
+			t.Fatalf("after a power cut: count %d, not whole writes", n)
+		}
+		re.Close()
+	}
+	// The next durable write makes the earlier ones durable too.
+	if err := tbl.Write(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	re, err = Open("/t", loggedOpts(fsys.CrashClone(nil), mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer re.Close()
+	if n := mustCount(t, re, early, nil); n != 24 {
+		t.Fatalf("after a power cut following a durable write: count %d, want 24", n)
+	}
+}
