@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -163,5 +167,98 @@ func BenchmarkWALCommit(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 			b.ReportMetric(float64(w.syncs)/float64(b.N), "syncs/record")
 		})
+	}
+}
+
+// BenchmarkSmallWrites measures durable one-row writes through the
+// write-ahead log, from one goroutine and from sixteen (group commit), on
+// the operating system's file system, and the same one-row writes as
+// rowsets for comparison.
+//
+//	go test ./table -run XXX -bench SmallWrites -benchtime 2000x
+func BenchmarkSmallWrites(b *testing.B) {
+	for _, c := range []struct {
+		name      string
+		writers   int
+		smallRows int
+	}{{"logged/1", 1, 0}, {"logged/16", 16, 0}, {"rowsets/1", 1, -1}, {"rowsets/16", 16, -1}} {
+		b.Run(c.name, func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			tbl := mustCreate(b, filepath.Join(b.TempDir(), "t"), modelDef(schema.Duplicate, false),
+				&Options{DisableAutoCompaction: true, SmallWriteRows: c.smallRows})
+			defer tbl.Close()
+			recs := make([]arrow.RecordBatch, c.writers)
+			for i := range recs {
+				recs[i] = modelBatch(mem, []modelRow{{id: int64(i), v: 1}}, false)
+				defer recs[i].Release()
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for g := 0; g < c.writers; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= int64(b.N) {
+						if err := tbl.Write(context.Background(), recs[g]); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkMemtableScan compares count(*) and sum over a table whose
+// newest rows sit in memtables with the same table after a flush.
+//
+//	go test ./table -run XXX -bench MemtableScan -benchtime 20x
+func BenchmarkMemtableScan(b *testing.B) {
+	const rows, per = 1 << 20, 4096
+	for _, model := range []schema.Model{schema.Duplicate, schema.UniqueMOW} {
+		for _, flushed := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/flushed=%v", modelName(model), flushed), func(b *testing.B) {
+				mem := memory.NewGoAllocator()
+				tbl := mustCreate(b, filepath.Join(b.TempDir(), "t"), modelDef(model, false),
+					&Options{DisableAutoCompaction: true, MemtableBytes: 1 << 30, MemtableAge: time.Hour})
+				defer tbl.Close()
+				far := base.UnixMicro() + 1000*3600e6
+				for w := 0; w < rows/per; w++ {
+					rs := make([]modelRow, per)
+					for i := range rs {
+						ttl := far + int64(i)
+						rs[i] = modelRow{id: int64(w*per + i), v: int64(i), ttl: &ttl}
+					}
+					rec := modelBatch(mem, rs, false)
+					mustWrite(b, tbl, rec)
+					rec.Release()
+				}
+				if flushed {
+					if err := tbl.Flush(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ctx := context.Background()
+				// The first scan of a version builds its view; count it apart.
+				start := time.Now()
+				if _, err := tbl.Aggregate(ctx, query.Request{Now: base, Columns: []string{"v"}}); err != nil {
+					b.Fatal(err)
+				}
+				first := time.Since(start)
+				b.ResetTimer()
+				defer func() { b.ReportMetric(float64(first.Microseconds()), "first-µs") }()
+				for i := 0; i < b.N; i++ {
+					tot, err := tbl.Aggregate(ctx, query.Request{Now: base, Columns: []string{"v"}})
+					if err != nil || tot.Rows != rows {
+						b.Fatal(tot.Rows, err)
+					}
+				}
+			})
+		}
 	}
 }

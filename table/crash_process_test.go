@@ -29,6 +29,10 @@ import (
 // unacknowledged is there in part, and that Check passes. Then it lets a
 // new child go on with the same table.
 //
+// Small writes go through the write-ahead log; now and then the child
+// writes a burst of one-to-three-row batches from many goroutines at once,
+// which group commit syncs together, so a kill lands inside groups too.
+//
 // Every batch has an id, stored in column v of each of its rows, so the
 // parent can count each batch's rows. The protocol, one line each:
 //
@@ -63,6 +67,10 @@ func crashChildOptions() *Options {
 		PageRows: 32, SegmentRows: 96,
 		Clock:              func() time.Time { return base },
 		CompactionInterval: 5 * time.Millisecond,
+		// Small memtables, flushed in the background every few writes,
+		// so kills land in flushes and log deletions too.
+		MemtableBytes: 16 << 10,
+		MemtableAge:   50 * time.Millisecond,
 	}
 }
 
@@ -80,34 +88,64 @@ func crashChild(dir string, seed uint64, first int64) error {
 	}
 	var mine []int64 // batches this child wrote, for deletes
 	hour := int64(3600e6)
+	batchRows := func(b int64, n int) ([]modelRow, int) {
+		rows := make([]modelRow, n)
+		live := 0
+		for i := range rows {
+			rows[i] = modelRow{id: b*1000 + int64(i), v: b}
+			switch rng.IntN(4) {
+			case 0: // NULL: never expires
+				live++
+			case 1:
+				exp := base.UnixMicro() - hour
+				rows[i].ttl = &exp
+			default:
+				exp := base.UnixMicro() + 1000*hour
+				rows[i].ttl = &exp
+				live++
+			}
+		}
+		return rows, live
+	}
+	write := func(b int64, rows []modelRow, live int) error {
+		rec := modelBatch(mem, rows, false)
+		say("B %d %d", b, live)
+		err := tbl.Write(ctx, rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+		say("A %d", b)
+		return nil
+	}
 	for b := first; ; {
 		switch op := rng.IntN(20); {
-		case op < 14:
-			n := 1 + rng.IntN(80)
-			rows := make([]modelRow, n)
-			live := 0
-			for i := range rows {
-				rows[i] = modelRow{id: b*1000 + int64(i), v: b}
-				switch rng.IntN(4) {
-				case 0: // NULL: never expires
-					live++
-				case 1:
-					exp := base.UnixMicro() - hour
-					rows[i].ttl = &exp
-				default:
-					exp := base.UnixMicro() + 1000*hour
-					rows[i].ttl = &exp
-					live++
-				}
+		case op < 3: // a burst of small writes from many goroutines
+			const writers = 16
+			var wg sync.WaitGroup
+			errs := make(chan error, writers)
+			for g := 0; g < writers; g++ {
+				rows, live := batchRows(b, 1+rng.IntN(3))
+				wg.Add(1)
+				go func(b int64) {
+					defer wg.Done()
+					if err := write(b, rows, live); err != nil {
+						errs <- err
+					}
+				}(b)
+				mine = append(mine, b)
+				b++
 			}
-			rec := modelBatch(mem, rows, false)
-			say("B %d %d", b, live)
-			err := tbl.Write(ctx, rec)
-			rec.Release()
-			if err != nil {
+			wg.Wait()
+			close(errs)
+			if err := <-errs; err != nil {
 				return err
 			}
-			say("A %d", b)
+		case op < 14:
+			rows, live := batchRows(b, 1+rng.IntN(80))
+			if err := write(b, rows, live); err != nil {
+				return err
+			}
 			mine = append(mine, b)
 			b++
 		case op < 16 && len(mine) > 0:

@@ -1,24 +1,58 @@
 // Package table owns a table: its definition (schema, key model,
 // properties and the row TTL policy derived from them), its version set
-// (the manifest and the rowsets of each version), the write path, the
+// (the manifest and the rowsets of each version), the write-ahead log and
+// memtables of small writes, the write path, the
 // snapshots that readers pin, and the clean-up of files after a crash.
 //
 // # The version set
 //
 // One versionSet (version_set.go) owns the manifest, the current version,
 // the numbering of files and rowsets, the labels, the counters and the
-// failed state. Every change of what is published — a write, a DELETE, an
-// ALTER, a compaction install — is one edit through its logAndApply, which
+// failed state. Every change of what is published — a write of a rowset, a
+// DELETE, an ALTER, a flush, a compaction install — is one edit through its
+// logAndApply, which
 // appends the edit to the manifest and only then installs the version it
 // describes; replay at open, rotation and recovery from a failed append
 // rebuild the same state there.
 //
 // # Durability
 //
-// A write encodes its rows into segment files under temporary names, syncs
-// and renames them, syncs the directory, then appends one CRC-framed,
-// numbered record to the manifest and syncs it. Only then is the write
-// acknowledged and its version visible. On open the manifest is replayed
+// A small write (at most Options.SmallWriteRows rows, 4096 by default)
+// appends one CRC-framed, numbered record — its version, its label and its
+// rows — to the write-ahead log (wal.go) and is acknowledged after the sync
+// that covers it: concurrent writers queue, and one leader writes every
+// queued record and syncs once (group commit); a failed write or sync
+// fails every writer of that group and applies none of them. Only after
+// that sync do the rows join the active memtable (memtable.go) and the
+// version become visible, in the log's order. With WriteOptions.NoSync a
+// write is acknowledged once appended: a crash of the process loses
+// nothing, a power cut may lose the newest such writes, whole. A memtable
+// past Options.MemtableBytes (64 MiB) or Options.MemtableAge (10 s) is
+// frozen and flushed in the background (flush.go) to a rowset covering its
+// versions [lo, hi], installed through logAndApply with the log position it
+// covers; the log segments before it are then deleted. More than two
+// frozen memtables make writers wait (bounded by their context). Every
+// other publish — a larger write, DELETE, UPDATE, ALTER, a load — first
+// flushes the memtables under the exclusive writer lock and then proceeds
+// as below, so versions stay in publish order and rowsets hold the versions
+// before every memtable's. Close flushes; Open replays the log records
+// after the manifest's position into a memtable (a torn tail is ignored, a
+// damaged record before it is ErrCorruption naming the file) and syncs
+// them before new writes follow. Labels are in the log records too, so they
+// stay idempotent across crashes.
+//
+// Scans read a memtable as an in-memory rowset built from it, under the
+// rules of rowsets: snapshot by version, TTL at the request's now, the
+// merge-on-read key merge across rowsets and memtables. Merge-on-write: a
+// memtable's rows hide the older rows of their keys, in rowsets and older
+// memtables alike, by delete marks computed once per version from the keys
+// (not in the manifest: the log replays the writes that make them); the
+// flush records them in the manifest, as a write of a rowset does.
+//
+// A write of a rowset encodes its rows into segment files under temporary
+// names, syncs and renames them, syncs the directory, then appends one
+// CRC-framed, numbered record to the manifest and syncs it. Only then is
+// the write acknowledged and its version visible. On open the manifest is replayed
 // and checked against what lies outside it: every segment file's tag names
 // the last record durable when it was written, and CURRENT the last record
 // published when it was last written (at open and close, and every
