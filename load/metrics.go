@@ -19,7 +19,9 @@ import (
 //     _reclaimed_bytes_total, _ingested_bytes_total,
 //     _compacted_bytes_total, _write_amplification,
 //     _reclaim_deadline_seconds, _reclaim_behind, _reclaim_behind_seconds,
-//     _compactions_total{kind}, _compaction_triggers_total{trigger}, and
+//     _compactions_total{kind}, _compaction_triggers_total{trigger},
+//     _memtables, _memtable_rows, _memtable_bytes, _wal_bytes,
+//     _flushes_total, _write_stalls_total, and
 //     rowttl_table_up (0 when the table could not be opened or measured);
 //   - per table, counted by this process's loads: rowttl_loads_total,
 //     rowttl_load_failures_total, rowttl_load_rows_total (loaded),
@@ -103,13 +105,20 @@ var (
 	descBehindBy        = desc("rowttl_table_reclaim_behind_seconds", "How far reclamation is behind the deadline.")
 	descCompactions     = desc("rowttl_table_compactions_total", "Compactions run, by kind.", "kind")
 	descCompactTriggers = desc("rowttl_table_compaction_triggers_total", "Compactions run, by what started them.", "trigger")
+	descMemtables       = desc("rowttl_table_memtables", "Memtables holding small writes not yet flushed (active and frozen).")
+	descMemtableRows    = desc("rowttl_table_memtable_rows", "Rows in memtables.")
+	descMemtableBytes   = desc("rowttl_table_memtable_bytes", "Bytes of the memtables.")
+	descWALBytes        = desc("rowttl_table_wal_bytes", "Bytes of the write-ahead log segments kept.")
+	descFlushes         = desc("rowttl_table_flushes_total", "Memtable flushes since the table was opened.")
+	descWriteStalls     = desc("rowttl_table_write_stalls_total", "Writes that waited because memtable flushes fell behind, since the table was opened.")
 )
 
 func (c *tableCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUp, descRowsets, descRowsOnDisk, descBytesOnDisk, descVisibleRows,
 		descLiveBytes, descExpiredRows, descExpiredBytes, descOldest, descReclaimedRows, descReclaimedBytes,
 		descIngestedBytes, descCompactedBytes, descWriteAmp, descDeadline, descBehind, descBehindBy,
-		descCompactions, descCompactTriggers} {
+		descCompactions, descCompactTriggers, descMemtables, descMemtableRows, descMemtableBytes, descWALBytes,
+		descFlushes, descWriteStalls} {
 		ch <- d
 	}
 }
@@ -174,6 +183,12 @@ func (c *tableCollector) collectTable(ctx context.Context, ch chan<- prometheus.
 	}
 	gauge(descBehind, behind)
 	gauge(descBehindBy, st.BehindBy.Seconds())
+	gauge(descMemtables, float64(st.Memtables))
+	gauge(descMemtableRows, float64(st.MemtableRows))
+	gauge(descMemtableBytes, float64(st.MemtableBytes))
+	gauge(descWALBytes, float64(st.WALBytes))
+	counter(descFlushes, float64(st.Flushes))
+	counter(descWriteStalls, float64(st.WriteStalls))
 	for _, k := range sortedKeys(st.Compactions) {
 		counter(descCompactions, float64(st.Compactions[k]), k)
 	}

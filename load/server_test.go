@@ -248,6 +248,8 @@ func TestServerMetrics(t *testing.T) {
 		"rowttl_table_rowsets":              1,
 		"rowttl_load_rows_total":            4,
 		"rowttl_load_failures_total":        1,
+		"rowttl_table_memtable_rows":        0,
+		"rowttl_table_write_stalls_total":   0,
 	} {
 		if got := value(name, tl); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
