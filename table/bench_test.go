@@ -258,6 +258,22 @@ func BenchmarkMemtableScan(b *testing.B) {
 						b.Fatal(tot.Rows, err)
 					}
 				}
+				// A scan after each one-row write: only the newest chunk of
+				// the memtable is built again.
+				b.StopTimer()
+				one := modelBatch(mem, []modelRow{{id: rows + 1, v: 1}}, false)
+				defer one.Release()
+				var afterWrite time.Duration
+				const writes = 20
+				for i := 0; i < writes; i++ {
+					mustWrite(b, tbl, one)
+					start := time.Now()
+					if _, err := tbl.Aggregate(ctx, query.Request{Now: base, Columns: []string{"v"}}); err != nil {
+						b.Fatal(err)
+					}
+					afterWrite += time.Since(start)
+				}
+				defer func() { b.ReportMetric(float64(afterWrite.Microseconds())/writes, "after-write-µs") }()
 			})
 		}
 	}

@@ -229,7 +229,7 @@ func (t *Table) applyLogged(rec arrow.RecordBatch, ver int64, seq uint64, label 
 
 func (t *Table) newMemtableLocked(v *version) *memtable {
 	t.mem.nextID++
-	return newMemtable(t.mem.nextID, v.def, physicalSchema(v.def, v.policy), t.opts.Allocator, t.memFS.fs, &t.memFS.nums, t.opts.PageRows, time.Now())
+	return newMemtable(t.mem.nextID, v.def, physicalSchema(v.def, v.policy), t.opts.Allocator, t.memFS.fs, &t.memFS.nums, t.opts.PageRows, t.opts.memChunkRows, time.Now())
 }
 
 // freezeLocked makes the active memtable frozen, to be flushed.

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/google/btree"
@@ -21,23 +22,26 @@ import (
 // record and the flush that makes them a rowset. It keeps each write's
 // physical batch (prepared as a rowset's rows are: defaults filled in,
 // __TTL__ derived, a UNIQUE write sorted and deduplicated) with the version
-// it got. A UNIQUE table's memtable also indexes its rows in a B-tree keyed
-// by (table key, version, newest first), so that the rows a snapshot sees
-// come out in key order with the newest version of each key first; a
-// DUPLICATE memtable is its batches in version order.
+// it got, in chunks of consecutive writes. A UNIQUE table's chunk indexes
+// its rows in a B-tree keyed by (table key, version, newest first), so that
+// the rows a snapshot sees come out in key order with the newest version of
+// each key first; a DUPLICATE chunk is its batches in version order.
 //
-// Scans see a memtable through an in-memory rowset built from it
+// Scans see a memtable through in-memory rowsets, one per chunk
 // (materialize): the same segment pages, zone maps, TTL kernels, merge and
-// delete bitmaps as a flushed rowset, so every rule and pushdown of the
-// scan applies unchanged. The rowset covers the memtable's versions
-// [lo, hi]; versions of memtables are always newer than every rowset's
-// (a write that makes a rowset directly flushes the memtables first).
+// delete bitmaps as flushed rowsets, so every rule and pushdown of the scan
+// applies unchanged. A chunk full (chunkRows) is built once and shared by
+// every later snapshot, so a scan after a write rebuilds only the newest
+// chunk, not the memtable. Each rowset covers its chunk's versions; the
+// versions of memtables are always newer than every rowset's (a write that
+// makes a rowset directly flushes the memtables first).
 type memtable struct {
-	id       uint64
-	unique   bool
-	keyCount int
-	phys     *arrow.Schema
-	mem      memory.Allocator
+	id        uint64
+	unique    bool
+	keyCount  int
+	phys      *arrow.Schema
+	mem       memory.Allocator
+	chunkRows int64
 	// The in-memory rowsets live in fs, numbered by nums.
 	fs       vfs.FS
 	nums     *atomic.Uint64
@@ -48,28 +52,38 @@ type memtable struct {
 
 	mu      sync.Mutex // guards what follows
 	batches []memBatch
-	tree    *btree.BTreeG[memEntry]
+	chunks  []*memChunk
 	rows    int64
 	bytes   int64
 	lo, hi  int64
 	// lastSeq is the number of the newest write-ahead log record applied.
-	lastSeq uint64
-	// cache is the newest materialization, reused by the snapshots that
-	// see the same writes.
-	cache struct {
-		n int
-		h *rowset.Handle
-	}
+	lastSeq  uint64
 	released bool
+}
+
+// memChunk is the writes [start, end) of a memtable; the last chunk of a
+// memtable takes writes until it holds chunkRows rows.
+type memChunk struct {
+	start, end int
+	rows       int64
+	tree       *btree.BTreeG[memEntry] // UNIQUE only
+	// h is the rowset of writes [start, n), built for the newest snapshot
+	// that read the chunk; a full chunk's never changes again.
+	n int
+	h *rowset.Handle
+	// marks are the merge-on-write delete marks h puts on the older rowsets
+	// whose IDs, in order, make marksKey.
+	marksKey string
+	marks    map[uint64]*roaring.Bitmap
 }
 
 type memBatch struct {
 	rec     arrow.RecordBatch
 	version int64
-	off     int64 // rows of the batches before it
+	off     int64 // rows of the chunk's batches before it
 }
 
-// memEntry is one row of a UNIQUE memtable.
+// memEntry is one row of a UNIQUE chunk.
 type memEntry struct {
 	key     []byte
 	version int64
@@ -90,13 +104,13 @@ const memEntryBytes = 48
 // memRowsetIDBase numbers the in-memory rowsets, far from the manifest's.
 const memRowsetIDBase = 1 << 62
 
-func newMemtable(id uint64, def *Definition, phys *arrow.Schema, mem memory.Allocator, fsys vfs.FS, nums *atomic.Uint64, pageRows int, now time.Time) *memtable {
+// defaultChunkRows is the size of a memtable chunk.
+const defaultChunkRows = 64 << 10
+
+func newMemtable(id uint64, def *Definition, phys *arrow.Schema, mem memory.Allocator, fsys vfs.FS, nums *atomic.Uint64, pageRows int, chunkRows int64, now time.Time) *memtable {
 	mt := &memtable{
 		id: id, unique: def.Model.IsUnique(), keyCount: def.Schema.KeyCount, phys: phys, mem: mem,
-		fs: fsys, nums: nums, pageRows: pageRows, created: now,
-	}
-	if mt.unique {
-		mt.tree = btree.NewG(32, memEntryLess)
+		chunkRows: chunkRows, fs: fsys, nums: nums, pageRows: pageRows, created: now,
 	}
 	mt.refs.Store(1)
 	return mt
@@ -114,9 +128,11 @@ func (mt *memtable) unref() {
 		b.rec.Release()
 	}
 	mt.batches = nil
-	if mt.cache.h != nil {
-		mt.cache.h.Unref()
-		mt.cache.h = nil
+	for _, c := range mt.chunks {
+		if c.h != nil {
+			c.h.Unref()
+			c.h = nil
+		}
 	}
 	mt.released = true
 }
@@ -129,8 +145,18 @@ func (mt *memtable) add(rec arrow.RecordBatch, ver int64, seq uint64, size int64
 	if len(mt.batches) == 0 {
 		mt.lo = ver
 	}
+	var c *memChunk
+	if k := len(mt.chunks); k > 0 && mt.chunks[k-1].rows < mt.chunkRows {
+		c = mt.chunks[k-1]
+	} else {
+		c = &memChunk{start: len(mt.batches), end: len(mt.batches)}
+		if mt.unique {
+			c.tree = btree.NewG(32, memEntryLess)
+		}
+		mt.chunks = append(mt.chunks, c)
+	}
 	b := int32(len(mt.batches))
-	mt.batches = append(mt.batches, memBatch{rec: rec, version: ver, off: mt.rows})
+	mt.batches = append(mt.batches, memBatch{rec: rec, version: ver, off: c.rows})
 	n := int(rec.NumRows())
 	if mt.unique && n > 0 {
 		keyCols := make([]arrow.Array, mt.keyCount)
@@ -140,10 +166,12 @@ func (mt *memtable) add(rec arrow.RecordBatch, ver int64, seq uint64, size int64
 		enc := rowset.NewKeyEncoder(keyCols)
 		for i := 0; i < n; i++ {
 			k := enc.Append(nil, i)
-			mt.tree.ReplaceOrInsert(memEntry{key: k, version: ver, batch: b, row: int32(i)})
+			c.tree.ReplaceOrInsert(memEntry{key: k, version: ver, batch: b, row: int32(i)})
 			size += int64(len(k)) + memEntryBytes
 		}
 	}
+	c.end++
+	c.rows += int64(n)
 	mt.rows += int64(n)
 	mt.bytes += size
 	mt.hi = ver
@@ -163,20 +191,10 @@ func (mt *memtable) size() (rows, bytes int64) {
 	return mt.rows, mt.bytes
 }
 
-// rowsUpTo is the number of rows of the first n writes.
-func (mt *memtable) rowsUpTo(n int) int64 {
-	mt.mu.Lock()
-	defer mt.mu.Unlock()
-	if n == 0 {
-		return 0
-	}
-	b := mt.batches[n-1]
-	return b.off + b.rec.NumRows()
-}
-
 // rowsOf returns the rows of the first n writes as a rowset stores them,
 // in order: every row in version order (DUPLICATE), or each key once, its
-// newest version, in key order (UNIQUE). The caller releases the batch.
+// newest version, in key order (UNIQUE). The caller releases the batch;
+// nil means no write.
 func (mt *memtable) rowsOf(ctx context.Context, n int) (arrow.RecordBatch, error) {
 	mt.mu.Lock()
 	if mt.released {
@@ -187,66 +205,120 @@ func (mt *memtable) rowsOf(ctx context.Context, n int) (arrow.RecordBatch, error
 	for i := range parts {
 		parts[i] = mt.batches[i].rec
 	}
-	var tree *btree.BTreeG[memEntry]
-	var hi int64
-	if mt.unique {
-		// The copy-on-write clone lets writers go on while the rows are
-		// gathered.
-		tree = mt.tree.Clone()
-		if n > 0 {
-			hi = mt.batches[n-1].version
-		}
-	}
-	offs := make([]int64, n)
-	for i := range offs {
-		offs[i] = mt.batches[i].off
-	}
 	mt.mu.Unlock()
 	if n == 0 {
 		return nil, nil
 	}
 	all, err := concatBatches(mt.mem, parts)
+	if err != nil || !mt.unique {
+		return all, err
+	}
+	// The batches are in version order, each key once in each: a stable
+	// sort by key with the last row of a key winning keeps the newest.
+	sorted, err := sortByKey(ctx, mt.mem, all, mt.keyCount)
+	all.Release()
 	if err != nil {
 		return nil, err
 	}
-	if !mt.unique {
-		return all, nil
+	deduped, err := dedupLastWins(ctx, mt.mem, sorted, mt.keyCount)
+	sorted.Release()
+	return deduped, err
+}
+
+// chunkRowsOf returns the rows of writes [c.start, n) of chunk c as a
+// rowset stores them (see rowsOf), or nil when they hold none.
+func (mt *memtable) chunkRowsOf(ctx context.Context, c *memChunk, n int) (arrow.RecordBatch, error) {
+	mt.mu.Lock()
+	parts := make([]arrow.RecordBatch, 0, n-c.start)
+	for i := c.start; i < n; i++ {
+		parts = append(parts, mt.batches[i].rec)
+	}
+	var offs []int64
+	var tree *btree.BTreeG[memEntry]
+	if mt.unique {
+		// The copy-on-write clone lets writers go on while the rows are
+		// gathered.
+		tree = c.tree.Clone()
+		offs = make([]int64, n-c.start)
+		for i := range offs {
+			offs[i] = mt.batches[c.start+i].off
+		}
+	}
+	mt.mu.Unlock()
+	all, err := concatBatches(mt.mem, parts)
+	if err != nil || !mt.unique || all.NumRows() == 0 {
+		return all, err
 	}
 	defer all.Release()
 	take := make([]int32, 0, all.NumRows())
 	var last []byte
 	tree.Ascend(func(e memEntry) bool {
-		if e.version > hi || (last != nil && bytes.Equal(e.key, last)) {
+		if int(e.batch) >= n || (last != nil && bytes.Equal(e.key, last)) {
 			return true
 		}
 		last = e.key
-		take = append(take, int32(offs[e.batch]+int64(e.row)))
+		take = append(take, int32(offs[int(e.batch)-c.start]+int64(e.row)))
 		return true
 	})
 	return takeRows(ctx, mt.mem, all, take)
 }
 
-// materialize returns, with a reference for the caller, the in-memory
-// rowset of the first n writes (covering versions lo through hi), or nil
-// when they hold no row.
-func (mt *memtable) materialize(ctx context.Context, n int, hi int64) (*rowset.Handle, error) {
-	if mt.rowsUpTo(n) == 0 {
-		return nil, nil
-	}
+// materialize returns, each with a reference for the caller, the
+// in-memory rowsets of the first n writes, one per chunk holding rows,
+// oldest first, with the chunks they come from.
+func (mt *memtable) materialize(ctx context.Context, n int) ([]*rowset.Handle, []*memChunk, error) {
 	mt.mu.Lock()
-	if mt.cache.h != nil && mt.cache.n == n {
-		h := mt.cache.h
+	if mt.released {
+		mt.mu.Unlock()
+		return nil, nil, fmt.Errorf("memtable %d read after release", mt.id)
+	}
+	var chunks []*memChunk
+	for _, c := range mt.chunks {
+		if c.start < n {
+			chunks = append(chunks, c)
+		}
+	}
+	mt.mu.Unlock()
+	var hs []*rowset.Handle
+	var cs []*memChunk
+	fail := func(err error) ([]*rowset.Handle, []*memChunk, error) {
+		for _, h := range hs {
+			h.Unref()
+		}
+		return nil, nil, err
+	}
+	for _, c := range chunks {
+		h, err := mt.chunkRowset(ctx, c, min(n, c.end))
+		if err != nil {
+			return fail(err)
+		}
+		if h != nil {
+			hs, cs = append(hs, h), append(cs, c)
+		}
+	}
+	return hs, cs, nil
+}
+
+// chunkRowset returns, with a reference, the rowset of writes [c.start, n)
+// of chunk c (nil when they hold no row), built once for each n.
+func (mt *memtable) chunkRowset(ctx context.Context, c *memChunk, n int) (*rowset.Handle, error) {
+	mt.mu.Lock()
+	if c.h != nil && c.n == n {
+		h := c.h
 		h.Ref()
 		mt.mu.Unlock()
 		return h, nil
 	}
-	lo := mt.lo
+	lo, hi := mt.batches[c.start].version, mt.batches[n-1].version
 	mt.mu.Unlock()
-	rec, err := mt.rowsOf(ctx, n)
+	rec, err := mt.chunkRowsOf(ctx, c, n)
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Release()
+	if rec.NumRows() == 0 {
+		return nil, nil
+	}
 	w := rowset.NewWriter(rowset.WriterOptions{
 		FS: mt.fs, Dir: memDir, Schema: mt.phys, TTLIndex: ttlIndex(mt.phys),
 		Segment: segment.WriterOptions{PageRows: mt.pageRows, ZstdLevel: -1}, SegmentRows: 1 << 40,
@@ -271,15 +343,35 @@ func (mt *memtable) materialize(ctx context.Context, n int, hi int64) (*rowset.H
 	// Its files go from memory when the last snapshot lets go.
 	h.MarkObsolete()
 	mt.mu.Lock()
-	if !mt.released && n >= mt.cache.n {
-		if mt.cache.h != nil {
-			mt.cache.h.Unref()
+	if !mt.released && n >= c.n {
+		if c.h != nil {
+			c.h.Unref()
 		}
 		h.Ref()
-		mt.cache.n, mt.cache.h = n, h
+		c.n, c.h = n, h
+		c.marksKey, c.marks = "", nil
 	}
 	mt.mu.Unlock()
 	return h, nil
+}
+
+// cachedMarks returns the merge-on-write marks that h, chunk c's rowset,
+// puts on the rowsets named by key, if c computed them before.
+func (mt *memtable) cachedMarks(c *memChunk, h *rowset.Handle, key string) (map[uint64]*roaring.Bitmap, bool) {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	if c.h == h && c.marksKey == key && key != "" {
+		return c.marks, true
+	}
+	return nil, false
+}
+
+func (mt *memtable) cacheMarks(c *memChunk, h *rowset.Handle, key string, marks map[uint64]*roaring.Bitmap) {
+	mt.mu.Lock()
+	defer mt.mu.Unlock()
+	if c.h == h {
+		c.marksKey, c.marks = key, marks
+	}
 }
 
 // memDir is the directory of the in-memory rowsets in their file system.

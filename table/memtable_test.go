@@ -24,6 +24,7 @@ func loggedOpts(fsys vfs.FS, mem memory.Allocator) *Options {
 	o := reliabilityOpts(fsys, mem)
 	o.SmallWriteRows = 0
 	o.MemtableAge = time.Hour
+	o.memChunkRows = 9 // several chunks per memtable
 	return o
 }
 

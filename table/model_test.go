@@ -222,6 +222,7 @@ type modelConfig struct {
 	// through the write-ahead log, and how soon a memtable is flushed.
 	smallRows int
 	memBytes  int64
+	chunkRows int64
 	// memFS runs the table on an in-memory file system, where a reopen may
 	// be a crash of the process (no close, no flush: the log is replayed).
 	memFS bool
@@ -238,6 +239,7 @@ func randomConfig(rng *rand.Rand) modelConfig {
 		smallRows:   []int{-1, 0, 10}[rng.IntN(3)],
 		memBytes:    []int64{0, 2 << 10, 16 << 10}[rng.IntN(3)],
 		memFS:       rng.IntN(2) == 0,
+		chunkRows:   []int64{0, 7, 50}[rng.IntN(3)],
 	}
 }
 
@@ -249,7 +251,7 @@ func runModel(t *testing.T, model schema.Model, source bool, seed uint64, steps 
 	dir := filepath.Join(t.TempDir(), "t")
 	clock := base
 	opts := &Options{Allocator: mem, PageRows: cfg.pageRows, SegmentRows: cfg.segmentRows, ZstdLevel: cfg.zstd, Clock: func() time.Time { return clock }, DisableAutoCompaction: true,
-		SmallWriteRows: cfg.smallRows, MemtableBytes: cfg.memBytes}
+		SmallWriteRows: cfg.smallRows, MemtableBytes: cfg.memBytes, memChunkRows: cfg.chunkRows}
 	var memFS *vfs.MemFS
 	if cfg.memFS {
 		memFS = vfs.NewMemFS()

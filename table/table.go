@@ -78,6 +78,8 @@ type Options struct {
 	// MemtableAge is how long a memtable takes writes before it is frozen
 	// and flushed whatever its size; 0 means 10 seconds.
 	MemtableAge time.Duration
+	// memChunkRows sizes the chunks of a memtable (tests make them tiny).
+	memChunkRows int64
 }
 
 func (o Options) withDefaults() Options {
@@ -111,6 +113,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MemtableAge <= 0 {
 		o.MemtableAge = defaultMemtableAge
+	}
+	if o.memChunkRows <= 0 {
+		o.memChunkRows = defaultChunkRows
 	}
 	return o
 }

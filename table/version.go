@@ -3,6 +3,7 @@ package table
 import (
 	"context"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -232,27 +233,39 @@ func (v *version) memSnapshot(mem memory.Allocator) (*query.Snapshot, error) {
 		ctx := context.Background()
 		rowsets := append([]*rowset.Handle(nil), v.rowsets...)
 		deleted := v.deleted
+		// older names the rowsets before the next memtable rowset: the
+		// marks a full chunk puts on them are computed once, not per
+		// version.
+		var older []byte
+		for _, h := range rowsets {
+			older = strconv.AppendUint(append(older, ' '), h.Meta.ID, 10)
+		}
 		for _, m := range v.mems {
-			h, err := m.mt.materialize(ctx, m.n, m.hi)
+			hs, cs, err := m.mt.materialize(ctx, m.n)
+			v.scanView.handles = append(v.scanView.handles, hs...)
 			if err != nil {
 				v.scanView.err = err
 				return
 			}
-			if h == nil {
-				continue
-			}
-			v.scanView.handles = append(v.scanView.handles, h)
-			if v.def.Model == schema.UniqueMOW {
-				marks, err := mowMarks(ctx, mem, h, rowsets, deleted, v.def.Schema.KeyCount)
-				if err != nil {
-					v.scanView.err = err
-					return
+			for i, h := range hs {
+				if v.def.Model == schema.UniqueMOW {
+					key := string(older)
+					marks, ok := m.mt.cachedMarks(cs[i], h, key)
+					if !ok {
+						marks, err = mowMarks(ctx, mem, h, rowsets, deleted, v.def.Schema.KeyCount)
+						if err != nil {
+							v.scanView.err = err
+							return
+						}
+						m.mt.cacheMarks(cs[i], h, key, marks)
+					}
+					if len(marks) > 0 {
+						deleted = addMarks(deleted, marks)
+					}
 				}
-				if len(marks) > 0 {
-					deleted = addMarks(deleted, marks)
-				}
+				rowsets = append(rowsets, h)
+				older = strconv.AppendUint(append(older, ' '), h.Meta.ID, 10)
 			}
-			rowsets = append(rowsets, h)
 		}
 		if v.def.Model == schema.UniqueMOR {
 			deleted, v.scanView.err = query.Superseded(ctx, mem, rowsets, v.def.Schema.KeyCount, deleted)
