@@ -87,6 +87,9 @@ type walWriter struct {
 	failed error
 	// syncs counts the syncs of the log (tests and Stats).
 	syncs int64
+	// unsynced says that the live segment holds records written without a
+	// sync since its last one.
+	unsynced bool
 	// last is the largest number given to a record of the live segment.
 	last uint64
 	// bytes is the size of every segment kept (Stats).
@@ -125,6 +128,18 @@ func openWALWriter(fsys vfs.FS, dir string, newFileNum func() uint64, nextSeq ui
 }
 
 func (w *walWriter) newSegment() error {
+	if w.f != nil && w.unsynced && w.failed == nil {
+		// Records acknowledged without a sync must not be lost while
+		// later ones, in the next segment, survive: a power cut keeps a
+		// prefix of the writes.
+		w.syncs++
+		if err := w.f.Sync(); err != nil {
+			err = fmt.Errorf("sync write-ahead log %s: %w", walName(w.num), err)
+			w.failed = err
+			return err
+		}
+		w.unsynced = false
+	}
 	num := w.newFileNum()
 	name := filepath.Join(w.dir, walName(num))
 	f, err := w.fs.Create(name)
@@ -141,7 +156,7 @@ func (w *walWriter) newSegment() error {
 		w.old = append(w.old, walSegmentInfo{num: w.num, last: w.last, size: w.size})
 		w.segMu.Unlock()
 	}
-	w.f, w.num, w.size, w.failed = f, num, 0, nil
+	w.f, w.num, w.size, w.failed, w.unsynced = f, num, 0, nil, false
 	return nil
 }
 
@@ -298,6 +313,9 @@ func (w *walWriter) writeGroup(group []*walOp) {
 			fail(err)
 			return
 		}
+		w.unsynced = false
+	} else {
+		w.unsynced = true
 	}
 	for _, o := range group {
 		if o.apply != nil {
