@@ -717,3 +717,26 @@ func (t *Table) memStats(s *Stats) {
 		s.WALBytes = t.wal.bytes.Load()
 	}
 }
+
+// flushedThrough forgets the frozen memtables whose records the rowsets
+// hold through log record walSeq — a flush whose manifest append failed,
+// found durable by the recovery — and returns the views of mems left.
+func (t *Table) flushedThrough(mems []memView, walSeq uint64) []memView {
+	t.mu.Lock()
+	var gone []*memtable
+	for len(t.mem.frozen) > 0 && t.mem.frozen[0].lastSeq <= walSeq && walSeq > 0 {
+		gone = append(gone, t.mem.frozen[0])
+		t.mem.frozen = t.mem.frozen[1:]
+		t.mem.flushes++
+	}
+	if len(gone) > 0 {
+		t.signalProgressLocked()
+	}
+	t.mu.Unlock()
+	out := mems
+	for _, mt := range gone {
+		out = memsWithout(out, mt)
+		mt.unref()
+	}
+	return out
+}

@@ -185,7 +185,7 @@ type Table struct {
 func newTable(dir string, o Options, fsys vfs.FS, lock *fileLock) *Table {
 	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock}
 	t.deferring, _ = fsys.(*deferringFS)
-	t.vs = versionSet{fs: fsys, dir: dir, name: t.Name, logf: t.logf, onRelease: t.onRelease, mu: &t.mu.Mutex}
+	t.vs = versionSet{fs: fsys, dir: dir, name: t.Name, logf: t.logf, onRelease: t.onRelease, mu: &t.mu.Mutex, flushedThrough: t.flushedThrough}
 	t.memFS.fs = vfs.NewMemFS()
 	t.memFS.fs.MkdirAll(memDir)
 	t.mem.pending = map[string]bool{}

@@ -37,7 +37,11 @@ type versionSet struct {
 	logf func(format string, args ...any)
 	// onRelease is given to every rowset the set opens.
 	onRelease func(h *rowset.Handle, removed bool)
-	mu        *sync.Mutex
+	// flushedThrough drops the memtables whose records the rowsets hold
+	// through log record walSeq (a flush whose manifest append failed may
+	// have been durable after all) and returns the views of those left.
+	flushedThrough func(mems []memView, walSeq uint64) []memView
+	mu             *sync.Mutex
 
 	manifest *manifest
 	// tagSeq is the manifest's last record, for the tags of segment files
@@ -450,8 +454,12 @@ func (vs *versionSet) recover() error {
 		return err
 	}
 	// The memtables are not the manifest's: the recovered version keeps
-	// those of the current one.
-	next := newVersion(st.def, st.policy, handles, max(st.lastVersion, cur.lastVersion), st.deleted).withMems(cur.mems)
+	// those of the current one that the rowsets do not hold.
+	mems := cur.mems
+	if vs.flushedThrough != nil {
+		mems = vs.flushedThrough(mems, st.walSeq)
+	}
+	next := newVersion(st.def, st.policy, handles, max(st.lastVersion, cur.lastVersion), st.deleted).withMems(mems)
 	for _, h := range handles {
 		h.Unref()
 	}
@@ -477,6 +485,10 @@ func (vs *versionSet) recover() error {
 	vs.current = next
 	vs.nextFileNum = nextFile
 	vs.nextRowsetID = nextRowset
+	// Labels of logged writes are in no manifest record yet.
+	for l := range vs.labels {
+		st.labels[l] = true
+	}
 	vs.labels = st.labels
 	vs.counters = st.counters
 	vs.failed = nil
