@@ -98,6 +98,7 @@ func TestCompactionDoesNotBlockWriters(t *testing.T) {
 				per := int64(100 / inputs)
 				for i := int64(0); i < int64(inputs); i++ {
 					writeRef(t, ctx, tbl, mem, ref, modelRows(span(i*per, (i+1)*per), i))
+					mustFlush(t, ctx, tbl) // one rowset per write: the compaction's inputs
 				}
 				entered, release := blockRewrite(tbl)
 				defer release()
@@ -228,6 +229,7 @@ func TestCompactionCarriesMarks(t *testing.T) {
 				ctx := context.Background()
 				for i := int64(0); i < 3; i++ {
 					writeRef(t, ctx, tbl, mem, ref, modelRows(span(i*30, i*30+30), i))
+					mustFlush(t, ctx, tbl) // one rowset per write: the compaction's inputs
 				}
 				if alterFirst {
 					// Older rowsets lack the new column: the compaction scans
@@ -251,6 +253,10 @@ func TestCompactionCarriesMarks(t *testing.T) {
 				ref.deleteRange(85, 90)
 				if model.IsUnique() {
 					writeRef(t, ctx, tbl, mem, ref, modelRows([]int64{10, 31, 32, 77}, 555))
+					// The write's marks on the inputs land when its memtable
+					// becomes a rowset: flushed during the rewrite, they
+					// must reach the output.
+					mustFlush(t, ctx, tbl)
 				}
 				release()
 				if err := <-done; err != nil {
@@ -300,6 +306,7 @@ func TestCompactionInstallConflicts(t *testing.T) {
 				ctx := context.Background()
 				for i := int64(0); i < 5; i++ {
 					writeRef(t, ctx, tbl, mem, ref, modelRows(span(i*10, i*10+10), i))
+					mustFlush(t, ctx, tbl) // one rowset per write: the compaction's inputs
 				}
 				var rewrites atomic.Int32
 				entered, release := blockRewrite(tbl)
@@ -392,6 +399,7 @@ func TestCompactionCrashMidRewrite(t *testing.T) {
 			ctx := context.Background()
 			for i := int64(0); i < 4; i++ {
 				writeRef(t, ctx, tbl, mem, ref, modelRows(span(i*10, i*10+10), i))
+				mustFlush(t, ctx, tbl) // one rowset per write: the compaction's inputs
 			}
 			entered, release := blockRewrite(tbl)
 			done := make(chan error, 1)
@@ -639,6 +647,7 @@ func TestCompactionCloseMidRewrite(t *testing.T) {
 	ctx := context.Background()
 	for i := int64(0); i < 3; i++ {
 		writeRef(t, ctx, tbl, mem, ref, modelRows(span(i*10, i*10+10), i))
+		mustFlush(t, ctx, tbl) // one rowset per write: the compaction's inputs
 	}
 	entered, release := blockRewrite(tbl)
 	done := make(chan error, 1)
@@ -661,5 +670,15 @@ func TestCompactionCloseMidRewrite(t *testing.T) {
 	}
 	if got, want := tableVisible(t, tbl, base.UnixMicro()), ref.visible(base.UnixMicro()); !slices.Equal(got, want) {
 		t.Fatalf("got %v\nwant %v", trunc(got), trunc(want))
+	}
+}
+
+// mustFlush makes a rowset of what the memtables hold, so a test's setup
+// gives compactions rowsets to work on while its later small writes go
+// through the log beside them.
+func mustFlush(t *testing.T, ctx context.Context, tbl *Table) {
+	t.Helper()
+	if err := tbl.Flush(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

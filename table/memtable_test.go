@@ -31,8 +31,6 @@ func loggedOpts(fsys vfs.FS, mem memory.Allocator) *Options {
 // early is an instant at which every row modelRowsFor makes is alive.
 var early = base.Add(-2 * time.Hour)
 
-var allModels = []schema.Model{schema.Duplicate, schema.UniqueMOW, schema.UniqueMOR}
-
 func walFiles(t *testing.T, fsys vfs.FS, dir string) []string {
 	t.Helper()
 	names, err := fsys.List(dir)
@@ -53,7 +51,7 @@ func walFiles(t *testing.T, fsys vfs.FS, dir string) []string {
 // before any flush loses none of them (replay); a flush turns them into
 // one rowset [lo, hi] and the log goes.
 func TestMemtableRowsScanReplayFlush(t *testing.T) {
-	for _, model := range allModels {
+	for _, model := range allModels() {
 		for _, source := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/source=%v", modelName(model), source), func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -135,7 +133,7 @@ func TestMemtableRowsScanReplayFlush(t *testing.T) {
 // directly (a large one, a DELETE) after small writes takes its version
 // after theirs; the newest row of a key wins across both.
 func TestMemtableThenDirectWriteKeepsOrder(t *testing.T) {
-	for _, model := range allModels {
+	for _, model := range allModels() {
 		t.Run(modelName(model), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
@@ -208,7 +206,7 @@ func TestMemtableLabelsSurviveCrash(t *testing.T) {
 // whole, and nothing partial: each state reopens to the writes of a
 // prefix of the sequence, at least the acknowledged ones.
 func TestMemtableCrashAtEveryLogOperation(t *testing.T) {
-	for _, model := range allModels {
+	for _, model := range allModels() {
 		t.Run(modelName(model), func(t *testing.T) {
 			seed := time.Now().UnixNano()
 			t.Logf("seed %d", seed)
@@ -581,7 +579,7 @@ func TestMemtableNoSyncAcrossSegments(t *testing.T) {
 // goes on; a reopen shows the same rows.
 func TestMemtableFlushManifestFaults(t *testing.T) {
 	for _, kind := range []vfs.Op{vfs.OpWrite, vfs.OpSync} {
-		for _, model := range allModels {
+		for _, model := range allModels() {
 			t.Run(fmt.Sprintf("%s/%s", kind, modelName(model)), func(t *testing.T) {
 				mem := vfs.NewMemFS()
 				inj := vfs.FailNth(1, kind)
