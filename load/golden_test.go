@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // TestGolden runs the golden files of testdata, each over a fresh data
@@ -29,7 +30,7 @@ func TestGolden(t *testing.T) {
 			switch d.Cmd {
 			case "sql":
 				var b strings.Builder
-				e.s.ExecScript(context.Background(), d.Input, false, func(_ sql.Piece, res *sql.Result, err error) {
+				e.s.ExecScript(context.Background(), d.Input, false, func(_ parser.Piece, res *sql.Result, err error) {
 					if perr := sql.PrintScriptResult(&b, res, err); perr != nil {
 						t.Fatal(perr)
 					}

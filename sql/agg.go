@@ -13,6 +13,7 @@ import (
 	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // aggCall is one aggregate function call of a query: count, sum, min, max
@@ -53,11 +54,11 @@ type aggregator struct {
 	items []outItem
 	// inAlias guards against an alias whose expression names itself.
 	inAlias    map[string]bool
-	groupExprs []Expr
+	groupExprs []parser.Expr
 	groupKeys  []*compiled
 	aggs       []*aggCall
 	// sizes spares sameExpr formatting expressions that cannot match.
-	sizes exprSizes
+	sizes parser.ExprSizes
 }
 
 type group struct {
@@ -71,9 +72,9 @@ func slotRef(slot int, t schema.Type) *compiled {
 
 // sameExpr reports whether two expressions denote the same value: column
 // references resolving to the same column, or the same canonical text.
-func (ag *aggregator) sameExpr(a, b Expr) bool {
-	ra, okA := a.(*ColumnRef)
-	rb, okB := b.(*ColumnRef)
+func (ag *aggregator) sameExpr(a, b parser.Expr) bool {
+	ra, okA := a.(*parser.ColumnRef)
+	rb, okB := b.(*parser.ColumnRef)
 	if okA && okB {
 		sa, errA := ag.base.sc.resolve(ra)
 		sb, errB := ag.base.sc.resolve(rb)
@@ -82,14 +83,14 @@ func (ag *aggregator) sameExpr(a, b Expr) bool {
 	// sameExpr is asked of every node of an expression: comparing texts
 	// only of trees of the same size keeps that linear (the nodes of one
 	// size head disjoint subtrees).
-	if ag.sizes.of(a) != ag.sizes.of(b) {
+	if ag.sizes.Of(a) != ag.sizes.Of(b) {
 		return false
 	}
-	return Format(a) == Format(b)
+	return parser.Format(a) == parser.Format(b)
 }
 
-func (ag *aggregator) subst(e Expr) (*compiled, bool, error) {
-	if f, ok := e.(*FuncCall); ok && IsAggregate(f.Name) {
+func (ag *aggregator) subst(e parser.Expr) (*compiled, bool, error) {
+	if f, ok := e.(*parser.FuncCall); ok && parser.IsAggregate(f.Name) {
 		slot, t, err := ag.addAgg(f)
 		if err != nil {
 			return nil, true, err
@@ -101,7 +102,7 @@ func (ag *aggregator) subst(e Expr) (*compiled, bool, error) {
 			return slotRef(i, ag.groupKeys[i].t), true, nil
 		}
 	}
-	if ref, ok := e.(*ColumnRef); ok {
+	if ref, ok := e.(*parser.ColumnRef); ok {
 		if _, err := ag.base.sc.resolve(ref); err != nil {
 			// HAVING and ORDER BY may name a select item by its alias.
 			if ref.Table == "" && !ag.inAlias[strings.ToLower(ref.Name)] {
@@ -116,13 +117,13 @@ func (ag *aggregator) subst(e Expr) (*compiled, bool, error) {
 			}
 			return nil, true, err
 		}
-		return nil, true, invalidf("'%s' must appear in the GROUP BY clause or be used in an aggregate function", Format(ref))
+		return nil, true, invalidf("'%s' must appear in the GROUP BY clause or be used in an aggregate function", parser.Format(ref))
 	}
 	return nil, false, nil
 }
 
-func (ag *aggregator) addAgg(f *FuncCall) (int, schema.Type, error) {
-	text := Format(f)
+func (ag *aggregator) addAgg(f *parser.FuncCall) (int, schema.Type, error) {
+	text := parser.Format(f)
 	for i, a := range ag.aggs {
 		if a.text == text {
 			return len(ag.groupExprs) + i, a.t, nil
@@ -130,7 +131,7 @@ func (ag *aggregator) addAgg(f *FuncCall) (int, schema.Type, error) {
 	}
 	call := &aggCall{name: strings.ToLower(f.Name), star: f.Star, distinct: f.Distinct, text: text}
 	for _, a := range f.Args {
-		if ContainsAggregate(a) {
+		if parser.ContainsAggregate(a) {
 			return 0, nullType, invalidf("aggregate functions cannot be nested: %s", text)
 		}
 	}
@@ -145,7 +146,7 @@ func (ag *aggregator) addAgg(f *FuncCall) (int, schema.Type, error) {
 		return 0, nullType, err
 	}
 	if len(f.Args) == 1 && !f.Star {
-		if ref, ok := f.Args[0].(*ColumnRef); ok {
+		if ref, ok := f.Args[0].(*parser.ColumnRef); ok {
 			if slot, err := ag.base.sc.resolve(ref); err == nil && ag.base.sc.cols[slot].typ.IsInteger() {
 				call.intCol = ag.base.sc.cols[slot].name
 			}
@@ -328,7 +329,7 @@ func encodeKey(vals []schema.Value) string {
 // whose every conjunct pushes down exactly, and only count(*), and count
 // and sum of bare integer columns, which the scan computes exactly. It
 // returns the scan's request.
-func pushedAggregate(env *stmtEnv, st *Select, src *selectSource, ag *aggregator) (query.Request, bool) {
+func pushedAggregate(env *stmtEnv, st *parser.Select, src *selectSource, ag *aggregator) (query.Request, bool) {
 	if src.tbl == nil || len(st.GroupBy) > 0 {
 		return query.Request{}, false
 	}
@@ -381,16 +382,16 @@ func reduceInScan(ctx context.Context, src *selectSource, req query.Request, ag 
 	return true, nil
 }
 
-func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, src *selectSource, items []outItem, base *compiler, where *compiled) (*rowSet, error) {
-	ag := &aggregator{base: base, items: items, inAlias: map[string]bool{}, sizes: exprSizes{}}
+func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *parser.Select, src *selectSource, items []outItem, base *compiler, where *compiled) (*rowSet, error) {
+	ag := &aggregator{base: base, items: items, inAlias: map[string]bool{}, sizes: parser.ExprSizes{}}
 	for _, g := range st.GroupBy {
 		e := g
-		if lit, ok := g.(*IntLit); ok {
+		if lit, ok := g.(*parser.IntLit); ok {
 			if lit.Val < 1 || int(lit.Val) > len(items) {
 				return nil, notFoundf("Unknown column '%d' in 'group statement'", lit.Val)
 			}
 			e = items[lit.Val-1].expr
-		} else if ref, ok := g.(*ColumnRef); ok && ref.Table == "" {
+		} else if ref, ok := g.(*parser.ColumnRef); ok && ref.Table == "" {
 			if _, err := src.sc.resolve(ref); err != nil {
 				for _, it := range items {
 					if it.alias != "" && strings.EqualFold(it.alias, ref.Name) {
@@ -399,8 +400,8 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *Select, sr
 				}
 			}
 		}
-		if ContainsAggregate(e) {
-			return nil, invalidf("GROUP BY cannot contain aggregate functions: %s", Format(e))
+		if parser.ContainsAggregate(e) {
+			return nil, invalidf("GROUP BY cannot contain aggregate functions: %s", parser.Format(e))
 		}
 		x, err := base.compile(e)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 func TestBindParams(t *testing.T) {
@@ -85,8 +86,8 @@ func FuzzBindParams(f *testing.F) {
 			}
 			ta, _ := BindParams(text, a, nil)
 			tb, _ := BindParams(text, b, nil)
-			_, e1 := Parse(ta)
-			_, e2 := Parse(tb)
+			_, e1 := parser.Parse(ta)
+			_, e2 := parser.Parse(tb)
 			if (e1 == nil) != (e2 == nil) {
 				t.Fatalf("%q parses (%v) but %q does not (%v), or the reverse", ta, e1, tb, e2)
 			}

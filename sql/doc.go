@@ -1,7 +1,10 @@
-// Package sql owns the Doris-compatible SQL dialect of SPEC §4: the lexer,
-// the AST, the parser, the statement splitter, the canonical expression
-// formatter, and the executor (Session) that runs statements against the
-// tables of a table.DB and formats their results.
+// Package sql owns the execution of the Doris-compatible SQL dialect of
+// SPEC §4: the executor (Session) that runs statements against the tables
+// of a table.DB and formats their results, the planner that turns queries
+// into exec operators, and the Stream Load column lists. The dialect's
+// text — lexer, AST, parser, statement splitter, canonical formatter and
+// expression-size limits — is package sql/parser, which knows nothing of
+// tables; this package reads only its AST.
 //
 // It must never touch a table's files directly: everything it reads or
 // writes of a table goes through the table and query packages, so that
@@ -207,79 +210,15 @@
 //     accepted and ignored, so that Doris scripts run; SET GLOBAL is refused.
 //   - ADMIN COMPACT judges expiry at the statement's now, like every read.
 //
-// # Parsing
+// # What the planner takes
 //
-// SplitStatements cuts a script into statements; Parse parses one statement
-// into a Stmt (one of the *Xxx statement types of ast.go); ParseExpr parses
-// one expression. Errors are *ParseError, whose message names the line, the
-// column and the offending token, and which wraps rowttl.ErrInvalidArgument
-// (rowttl.ErrInvalidSchema for an unknown column type). An expression may
-// nest at most about 300 levels (parentheses, calls, unary operators), be at
-// most 32,768 operators tall (a chain of 20,000 terms is fine) and have at
-// most 4M nodes (exprlimit.go), so that no statement or load column list
-// can exhaust the stack; compiling costs time and memory linear in its size
-// (texts for messages are formatted only when a message needs them).
-//
-// The dialect follows Doris (itself close to MySQL) so that the row TTL
-// scripts of the Doris documentation parse verbatim:
-//
-//   - Keywords, function names and type names are case-insensitive;
-//     identifiers keep their case and may be `backquoted` (a doubled
-//     backquote stands for itself). Reserved words (SELECT, FROM, WHERE,
-//     ORDER, GROUP, LIMIT, NULL, ...; the list is reserved in lex.go) need
-//     backquotes to be used as names; KEY, TYPE, DATE, COMMENT and most
-//     other keywords do not.
-//   - Strings are quoted with ' or " (a double-quoted text is a string, not
-//     a name), with MySQL backslash escapes and doubled quotes.
-//   - Comments: `-- ...` and `# ...` to the end of the line (any `--`
-//     starts a comment, as in Doris; write `a - -1`, not `a--1`), and
-//     `/* ... */`. A hint `/*+ ... */` is a comment: parsed and ignored.
-//   - Clauses that only matter to a distributed Doris cluster are parsed
-//     and kept or ignored: ENGINE, DISTRIBUTED BY (kept), PARTITION BY,
-//     ROLLUP and INDEX definitions (their text kept in CreateTable.Ignored).
-//
-// # Expressions
-//
-// Precedence follows MySQL: OR (||) < AND (&&) < NOT < comparisons, IS,
-// [NOT] IN, [NOT] BETWEEN, [NOT] LIKE, [NOT] REGEXP < + - < * / % DIV <
-// unary minus and !. The parser normalises a few spellings so that the
-// executor has fewer node types to handle: a minus sign in front of a
-// numeric literal is folded into it; unary plus is dropped; !x is NOT x; !=
-// is <>; IS UNKNOWN is IS NULL; RLIKE is REGEXP; expr ± INTERVAL n unit,
-// DATE_ADD/DATE_SUB/ADDDATE/SUBDATE, TIMESTAMPADD and the Doris days_add
-// style functions are all DateArith; DATE 'x', DATETIME 'x' and TIMESTAMP
-// 'x' are casts. Format writes an expression back as canonical SQL that
-// ParseExpr reads to the same tree.
-//
-// DEFAULT is accepted only as a whole value in INSERT VALUES, UPDATE SET and
-// SET var = DEFAULT (a *DefaultExpr).
-//
-// # Analytic queries
-//
-// A query is a QueryExpr: a *Select (one query block) or a *SetOp (UNION
-// [ALL], INTERSECT, EXCEPT; INTERSECT binds tighter, all associate to the
-// left; ORDER BY and LIMIT after the last operand apply to the whole
-// operation, an operand with its own is parenthesised). WITH (several
-// non-recursive CTEs, with optional column lists) stands in front of a
-// query, a subquery or the SELECT of INSERT. FROM takes [INNER] JOIN,
-// LEFT|RIGHT|FULL [OUTER] JOIN, CROSS JOIN and commas with ON or USING
-// (TableRef.Join: left associative, each ON belonging to the nearest JOIN,
-// commas binding more loosely), and derived tables (TableRef.Subquery, with
-// a required alias). Expressions add scalar subqueries, [NOT] IN
-// (subquery), EXISTS, [NOT] REGEXP|RLIKE, TIMESTAMPDIFF, EXTRACT, the
-// QUARTER unit and window functions (*WindowFunc: row_number, rank,
-// dense_rank, ntile, lag, lead, first_value, last_value and the aggregates,
-// OVER a window with PARTITION BY, ORDER BY and a ROWS or RANGE frame, or
-// a named window of the block's WINDOW clause). FormatQuery writes a query
-// back as canonical SQL that Parse reads to the same tree.
-//
-// The plain query block keeps its shape (Select.From naming one table;
-// Select.IsSimple) and is what the row engine runs. Every other shape
-// runs on the vectorised engine only, planned by the relational planner
-// (see "Joins, subqueries, set operations and windows" below); what it
-// does not plan yet is refused by name with ErrNotSupported ("the window
-// function ntile() is not supported yet", ...) before any table is read
-// or written, as are REGEXP, TIMESTAMPDIFF and EXTRACT, which neither
+// The plain query block keeps its shape (parser.Select.From naming one
+// table; Select.IsSimple) and is what the row engine runs. Every other
+// shape runs on the vectorised engine only, planned by the relational
+// planner (see "Joins, subqueries, set operations and windows" below);
+// what it does not plan yet is refused by name with ErrNotSupported ("the
+// window function ntile() is not supported yet", ...) before any table is
+// read or written, as are REGEXP, TIMESTAMPDIFF and EXTRACT, which neither
 // engine computes yet (refuse.go). INSERT ... SELECT and the WHERE of
 // UPDATE and DELETE still take plain query blocks only.
 //

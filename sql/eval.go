@@ -13,6 +13,7 @@ import (
 	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // stmtEnv is what one statement evaluates in: its single now (taken when
@@ -23,7 +24,7 @@ type stmtEnv struct {
 	loc *time.Location
 	// values, when set, streams the rows of the statement's INSERT ...
 	// VALUES (see parseStream).
-	values *valuesStream
+	values *parser.ValuesStream
 	// db and user are what database() and current_user() return, connID
 	// what connection_id() returns.
 	db, user string
@@ -65,11 +66,11 @@ type scope struct {
 	multi bool
 	// pre, when set, resolves a name before the columns do: a correlated
 	// subquery's names are its own first.
-	pre func(*ColumnRef) (int, bool)
+	pre func(*parser.ColumnRef) (int, bool)
 }
 
 // resolve returns the input slot of a column reference.
-func (sc *scope) resolve(ref *ColumnRef) (int, error) {
+func (sc *scope) resolve(ref *parser.ColumnRef) (int, error) {
 	if sc == nil {
 		return 0, notFoundf("Unknown column '%s' in 'field list'", ref.Name)
 	}
@@ -89,7 +90,7 @@ func (sc *scope) resolve(ref *ColumnRef) (int, error) {
 			}
 		}
 		if !ok || (ref.DB != "" && ref.DB != sc.db) {
-			return 0, notFoundf("Unknown column '%s' in '%s'", Format(ref), sc.tableName)
+			return 0, notFoundf("Unknown column '%s' in '%s'", parser.Format(ref), sc.tableName)
 		}
 	}
 	if schema.IsTTLName(ref.Name) {
@@ -127,7 +128,9 @@ type lazyText func() string
 func (f lazyText) String() string { return f() }
 
 // lazyFormat returns the lazy text of e.
-func lazyFormat(e Expr) lazyText { return sync.OnceValue(func() string { return Format(e) }) }
+func lazyFormat(e parser.Expr) lazyText {
+	return sync.OnceValue(func() string { return parser.Format(e) })
+}
 
 func constant(t schema.Type, v schema.Value) *compiled {
 	return &compiled{t: t, konst: true, folded: true, eval: func([]schema.Value) (schema.Value, error) { return v, nil }}
@@ -140,7 +143,7 @@ type compiler struct {
 	// subst, when set, is consulted before each node: the aggregation step
 	// uses it to replace aggregate calls and GROUP BY expressions with the
 	// columns of its output rows.
-	subst func(e Expr) (*compiled, bool, error)
+	subst func(e parser.Expr) (*compiled, bool, error)
 	// used collects the input slots the compiled expressions read.
 	used map[int]bool
 }
@@ -150,7 +153,7 @@ func newCompiler(env *stmtEnv, sc *scope) *compiler {
 }
 
 // compile compiles e, folding constant subexpressions.
-func (c *compiler) compile(e Expr) (*compiled, error) {
+func (c *compiler) compile(e parser.Expr) (*compiled, error) {
 	if c.subst != nil {
 		if x, ok, err := c.subst(e); ok || err != nil {
 			return x, err
@@ -170,53 +173,53 @@ func (c *compiler) compile(e Expr) (*compiled, error) {
 	return x, nil
 }
 
-func (c *compiler) compileNode(e Expr) (*compiled, error) {
+func (c *compiler) compileNode(e parser.Expr) (*compiled, error) {
 	switch e := e.(type) {
-	case *NullLit:
+	case *parser.NullLit:
 		return constant(nullType, schema.Null), nil
-	case *BoolLit:
+	case *parser.BoolLit:
 		return constant(boolType, boolVal(e.Val)), nil
-	case *IntLit:
+	case *parser.IntLit:
 		return constant(bigintType, schema.IntVal(e.Val)), nil
-	case *DecimalLit:
+	case *parser.DecimalLit:
 		// DECIMAL with the literal's digits; past 38 digits, a DOUBLE.
 		if n, t, ok := decimal.ParseLiteral(e.Text); ok {
 			return constant(schema.DecimalType(t.Precision, t.Scale), schema.DecimalVal(n)), nil
 		}
 		return constant(doubleType, schema.FloatVal(e.Val)), nil
-	case *FloatLit:
+	case *parser.FloatLit:
 		return constant(doubleType, schema.FloatVal(e.Val)), nil
-	case *StringLit:
+	case *parser.StringLit:
 		return constant(stringType, schema.BytesVal([]byte(e.Val))), nil
-	case *SysVar:
+	case *parser.SysVar:
 		return sysVarValue(c.env, e.Name)
-	case *DefaultExpr:
+	case *parser.DefaultExpr:
 		return nil, invalidf("DEFAULT is only allowed as a value of INSERT VALUES or UPDATE SET")
-	case *ColumnRef:
+	case *parser.ColumnRef:
 		slot, err := c.sc.resolve(e)
 		if err != nil {
 			return nil, err
 		}
 		c.used[slot] = true
 		return &compiled{t: c.sc.cols[slot].typ, eval: func(row []schema.Value) (schema.Value, error) { return row[slot], nil }}, nil
-	case *UnaryExpr:
+	case *parser.UnaryExpr:
 		return c.compileUnary(e)
-	case *BinaryExpr:
+	case *parser.BinaryExpr:
 		return c.compileBinary(e)
-	case *IsExpr:
+	case *parser.IsExpr:
 		return c.compileIs(e)
-	case *InExpr:
+	case *parser.InExpr:
 		return c.compileIn(e)
-	case *BetweenExpr:
+	case *parser.BetweenExpr:
 		return c.compileBetween(e)
-	case *LikeExpr:
+	case *parser.LikeExpr:
 		return c.compileLike(e)
-	case *FuncCall:
-		if IsAggregate(e.Name) {
+	case *parser.FuncCall:
+		if parser.IsAggregate(e.Name) {
 			return nil, invalidf("aggregate function %s() is not allowed here", e.Name)
 		}
 		return c.compileFunc(e)
-	case *CastExpr:
+	case *parser.CastExpr:
 		x, err := c.compile(e.X)
 		if err != nil {
 			return nil, err
@@ -225,15 +228,15 @@ func (c *compiler) compileNode(e Expr) (*compiled, error) {
 			return nil, invalidf("%w", err)
 		}
 		return c.convert(x, e.Type)
-	case *CaseExpr:
+	case *parser.CaseExpr:
 		return c.compileCase(e)
-	case *DateArith:
+	case *parser.DateArith:
 		return c.compileDateArith(e)
 	}
 	if err := refuseNode(e); err != nil {
 		return nil, err
 	}
-	return nil, unsupportedf("unsupported expression %s", Format(e))
+	return nil, unsupportedf("unsupported expression %s", parser.Format(e))
 }
 
 // convert wraps x in a cast to t.
@@ -254,7 +257,7 @@ func (c *compiler) convert(x *compiled, t schema.Type) (*compiled, error) {
 	}}, nil
 }
 
-func (c *compiler) compileAll(es []Expr) ([]*compiled, error) {
+func (c *compiler) compileAll(es []parser.Expr) ([]*compiled, error) {
 	out := make([]*compiled, len(es))
 	for i, e := range es {
 		x, err := c.compile(e)
@@ -286,12 +289,12 @@ func (c *compiler) asBool(x *compiled) (*compiled, error) {
 	return nil, invalidf("%s value cannot be used as a condition", x.t)
 }
 
-func (c *compiler) compileUnary(e *UnaryExpr) (*compiled, error) {
+func (c *compiler) compileUnary(e *parser.UnaryExpr) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
 	}
-	if e.Op == OpNot {
+	if e.Op == parser.OpNot {
 		b, err := c.asBool(x)
 		if err != nil {
 			return nil, err
@@ -341,7 +344,7 @@ func (c *compiler) compileUnary(e *UnaryExpr) (*compiled, error) {
 	return nil, invalidf("cannot negate a %s value", x.t)
 }
 
-func (c *compiler) compileBinary(e *BinaryExpr) (*compiled, error) {
+func (c *compiler) compileBinary(e *parser.BinaryExpr) (*compiled, error) {
 	l, err := c.compile(e.L)
 	if err != nil {
 		return nil, err
@@ -351,8 +354,8 @@ func (c *compiler) compileBinary(e *BinaryExpr) (*compiled, error) {
 		return nil, err
 	}
 	switch {
-	case e.Op == OpAnd || e.Op == OpOr:
-		return c.logic(e.Op == OpAnd, l, r)
+	case e.Op == parser.OpAnd || e.Op == parser.OpOr:
+		return c.logic(e.Op == parser.OpAnd, l, r)
 	case e.Op.IsComparison():
 		return c.compare(e.Op, l, r)
 	}
@@ -530,7 +533,7 @@ func (c *compiler) comparer(l, r *compiled) (func(row []schema.Value) (int, bool
 	}, nil
 }
 
-func (c *compiler) compare(op BinaryOp, l, r *compiled) (*compiled, error) {
+func (c *compiler) compare(op parser.BinaryOp, l, r *compiled) (*compiled, error) {
 	f, err := c.comparer(l, r)
 	if err != nil {
 		return nil, err
@@ -540,7 +543,7 @@ func (c *compiler) compare(op BinaryOp, l, r *compiled) (*compiled, error) {
 		if err != nil {
 			return schema.Null, err
 		}
-		if op == OpNullSafeEq {
+		if op == parser.OpNullSafeEq {
 			return boolVal(n == 0), nil
 		}
 		if null {
@@ -548,17 +551,17 @@ func (c *compiler) compare(op BinaryOp, l, r *compiled) (*compiled, error) {
 		}
 		var b bool
 		switch op {
-		case OpEq:
+		case parser.OpEq:
 			b = n == 0
-		case OpNe:
+		case parser.OpNe:
 			b = n != 0
-		case OpLt:
+		case parser.OpLt:
 			b = n < 0
-		case OpLe:
+		case parser.OpLe:
 			b = n <= 0
-		case OpGt:
+		case parser.OpGt:
 			b = n > 0
-		case OpGe:
+		case parser.OpGe:
 			b = n >= 0
 		}
 		return boolVal(b), nil
@@ -566,7 +569,7 @@ func (c *compiler) compare(op BinaryOp, l, r *compiled) (*compiled, error) {
 }
 
 // arith is + - * / % DIV.
-func (c *compiler) arith(op BinaryOp, l, r *compiled, text fmt.Stringer) (*compiled, error) {
+func (c *compiler) arith(op parser.BinaryOp, l, r *compiled, text fmt.Stringer) (*compiled, error) {
 	for _, x := range []*compiled{l, r} {
 		if x.t.IsTemporal() {
 			return nil, invalidf("%s arithmetic is not supported in '%s'; use + INTERVAL n unit, or CAST", x.t, text)
@@ -580,7 +583,7 @@ func (c *compiler) arith(op BinaryOp, l, r *compiled, text fmt.Stringer) (*compi
 	if isDecimalPair(l.t, r.t) {
 		return c.decimalArith(op, l, r, text)
 	}
-	if intLike(l.t) && intLike(r.t) && op != OpDiv {
+	if intLike(l.t) && intLike(r.t) && op != parser.OpDiv {
 		lb, _ := c.convert(l, bigintType)
 		rb, _ := c.convert(r, bigintType)
 		return &compiled{t: bigintType, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
@@ -611,7 +614,7 @@ func (c *compiler) arith(op BinaryOp, l, r *compiled, text fmt.Stringer) (*compi
 		return nil, err
 	}
 	t := doubleType
-	if op == OpIntDiv {
+	if op == parser.OpIntDiv {
 		t = bigintType
 	}
 	return &compiled{t: t, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
@@ -625,23 +628,23 @@ func (c *compiler) arith(op BinaryOp, l, r *compiled, text fmt.Stringer) (*compi
 		}
 		x, y := a.Float, b.Float
 		switch op {
-		case OpAdd:
+		case parser.OpAdd:
 			return schema.FloatVal(x + y), nil
-		case OpSub:
+		case parser.OpSub:
 			return schema.FloatVal(x - y), nil
-		case OpMul:
+		case parser.OpMul:
 			return schema.FloatVal(x * y), nil
-		case OpDiv:
+		case parser.OpDiv:
 			if y == 0 {
 				return schema.Null, nil
 			}
 			return schema.FloatVal(x / y), nil
-		case OpMod:
+		case parser.OpMod:
 			if y == 0 {
 				return schema.Null, nil
 			}
 			return schema.FloatVal(math.Mod(x, y)), nil
-		case OpIntDiv:
+		case parser.OpIntDiv:
 			if y == 0 {
 				return schema.Null, nil
 			}
@@ -673,15 +676,15 @@ func decimalOperand(x *compiled) decimal.Type {
 	return exactType(x.t)
 }
 
-var decimalOps = map[BinaryOp]decimal.Op{
-	OpAdd: decimal.Add, OpSub: decimal.Sub, OpMul: decimal.Mul, OpDiv: decimal.Div, OpMod: decimal.Mod,
+var decimalOps = map[parser.BinaryOp]decimal.Op{
+	parser.OpAdd: decimal.Add, parser.OpSub: decimal.Sub, parser.OpMul: decimal.Mul, parser.OpDiv: decimal.Div, parser.OpMod: decimal.Mod,
 }
 
 // decimalArith is + - * / % DIV with a DECIMAL operand and an integer or
 // DECIMAL one, exact in Doris's result types (decimal.ResultType); DIV
 // gives the truncated quotient as a BIGINT. A result past its type is an
 // error, a zero divisor NULL.
-func (c *compiler) decimalArith(op BinaryOp, l, r *compiled, text fmt.Stringer) (*compiled, error) {
+func (c *compiler) decimalArith(op parser.BinaryOp, l, r *compiled, text fmt.Stringer) (*compiled, error) {
 	lt, rt := decimalOperand(l), decimalOperand(r)
 	konst := allConst(l, r)
 	operands := func(row []schema.Value) (a, b schema.Value, null bool, err error) {
@@ -694,7 +697,7 @@ func (c *compiler) decimalArith(op BinaryOp, l, r *compiled, text fmt.Stringer) 
 		return a, b, false, nil
 	}
 	overflow := func() error { return invalidf("DECIMAL value is out of range in '%s'", text) }
-	if op == OpIntDiv {
+	if op == parser.OpIntDiv {
 		return &compiled{t: bigintType, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
 			a, b, null, err := operands(row)
 			if null {
@@ -733,15 +736,15 @@ func (c *compiler) decimalArith(op BinaryOp, l, r *compiled, text fmt.Stringer) 
 
 // intArith computes a op b on int64; ok is false on overflow, null for a
 // zero divisor.
-func intArith(op BinaryOp, a, b int64) (n int64, ok, null bool) {
+func intArith(op parser.BinaryOp, a, b int64) (n int64, ok, null bool) {
 	switch op {
-	case OpAdd:
+	case parser.OpAdd:
 		n = a + b
 		return n, (b >= 0) == (n >= a), false
-	case OpSub:
+	case parser.OpSub:
 		n = a - b
 		return n, (b >= 0) == (n <= a), false
-	case OpMul:
+	case parser.OpMul:
 		if a == 0 || b == 0 {
 			return 0, true, false
 		}
@@ -750,7 +753,7 @@ func intArith(op BinaryOp, a, b int64) (n int64, ok, null bool) {
 			return 0, false, false
 		}
 		return n, true, false
-	case OpMod:
+	case parser.OpMod:
 		if b == 0 {
 			return 0, true, true
 		}
@@ -758,7 +761,7 @@ func intArith(op BinaryOp, a, b int64) (n int64, ok, null bool) {
 			return 0, true, false
 		}
 		return a % b, true, false
-	case OpIntDiv:
+	case parser.OpIntDiv:
 		if b == 0 {
 			return 0, true, true
 		}
@@ -770,12 +773,12 @@ func intArith(op BinaryOp, a, b int64) (n int64, ok, null bool) {
 	return 0, false, false
 }
 
-func (c *compiler) compileIs(e *IsExpr) (*compiled, error) {
+func (c *compiler) compileIs(e *parser.IsExpr) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
 	}
-	if e.Test != IsNull {
+	if e.Test != parser.IsNull {
 		if x, err = c.asBool(x); err != nil {
 			return nil, err
 		}
@@ -787,11 +790,11 @@ func (c *compiler) compileIs(e *IsExpr) (*compiled, error) {
 		}
 		var b bool
 		switch e.Test {
-		case IsNull:
+		case parser.IsNull:
 			b = v.IsNull()
-		case IsTrue:
+		case parser.IsTrue:
 			b = !v.IsNull() && v.Int != 0
-		case IsFalse:
+		case parser.IsFalse:
 			b = !v.IsNull() && v.Int == 0
 		}
 		return boolVal(b != e.Not), nil
@@ -840,7 +843,7 @@ func intCompared(t schema.Type) bool {
 	return isIntLike(t)
 }
 
-func (c *compiler) compileIn(e *InExpr) (*compiled, error) {
+func (c *compiler) compileIn(e *parser.InExpr) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
@@ -940,7 +943,7 @@ func (c *compiler) compileIn(e *InExpr) (*compiled, error) {
 	}}, nil
 }
 
-func (c *compiler) compileBetween(e *BetweenExpr) (*compiled, error) {
+func (c *compiler) compileBetween(e *parser.BetweenExpr) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
@@ -953,11 +956,11 @@ func (c *compiler) compileBetween(e *BetweenExpr) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	ge, err := c.compare(OpGe, x, lo)
+	ge, err := c.compare(parser.OpGe, x, lo)
 	if err != nil {
 		return nil, err
 	}
-	le, err := c.compare(OpLe, x, hi)
+	le, err := c.compare(parser.OpLe, x, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -977,7 +980,7 @@ func (c *compiler) compileBetween(e *BetweenExpr) (*compiled, error) {
 	}}, nil
 }
 
-func (c *compiler) compileLike(e *LikeExpr) (*compiled, error) {
+func (c *compiler) compileLike(e *parser.LikeExpr) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
@@ -1021,7 +1024,7 @@ func (c *compiler) compileLike(e *LikeExpr) (*compiled, error) {
 	}}, nil
 }
 
-func (c *compiler) compileCase(e *CaseExpr) (*compiled, error) {
+func (c *compiler) compileCase(e *parser.CaseExpr) (*compiled, error) {
 	var operand *compiled
 	var err error
 	if e.Operand != nil {
@@ -1037,7 +1040,7 @@ func (c *compiler) compileCase(e *CaseExpr) (*compiled, error) {
 			return nil, err
 		}
 		if operand != nil {
-			cond, err = c.compare(OpEq, operand, cond)
+			cond, err = c.compare(parser.OpEq, operand, cond)
 		} else {
 			cond, err = c.asBool(cond)
 		}
@@ -1089,7 +1092,7 @@ func (c *compiler) compileCase(e *CaseExpr) (*compiled, error) {
 	}}, nil
 }
 
-func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
+func (c *compiler) compileDateArith(e *parser.DateArith) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
@@ -1101,7 +1104,7 @@ func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
 	if n, err = c.convert(n, bigintType); err != nil {
 		return nil, err
 	}
-	dayUnit := e.Unit == UnitDay || e.Unit == UnitWeek || e.Unit == UnitMonth || e.Unit == UnitQuarter || e.Unit == UnitYear
+	dayUnit := e.Unit == parser.UnitDay || e.Unit == parser.UnitWeek || e.Unit == parser.UnitMonth || e.Unit == parser.UnitQuarter || e.Unit == parser.UnitYear
 	if x.t.IsString() {
 		// A text is read as a date when it has no time part and the unit
 		// is a whole day or more, as a DATETIME otherwise.
@@ -1141,19 +1144,19 @@ func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
 			break
 		}
 		t = schema.DatetimeType(0)
-		if e.Unit == UnitMicrosecond {
+		if e.Unit == parser.UnitMicrosecond {
 			t = schema.DatetimeType(6)
 		}
 		apply = func(days, k int64) (int64, bool) { return addInterval(days*microsPerDay, k, e.Unit) }
 	case schema.Datetime:
 		t = x.t
-		if e.Unit == UnitMicrosecond {
+		if e.Unit == parser.UnitMicrosecond {
 			t = schema.DatetimeType(6)
 		}
 		apply = func(us, k int64) (int64, bool) { return addInterval(us, k, e.Unit) }
 	case schema.TimestampTZ:
 		t = x.t
-		if e.Unit == UnitMicrosecond {
+		if e.Unit == parser.UnitMicrosecond {
 			t = schema.TimestampTZType(6)
 		}
 		apply = func(us, k int64) (int64, bool) {
@@ -1186,6 +1189,6 @@ func (c *compiler) compileDateArith(e *DateArith) (*compiled, error) {
 
 // addInterval adds k units to a wall clock (µs); both engines use
 // exec.AddInterval.
-func addInterval(us, k int64, u IntervalUnit) (int64, bool) {
+func addInterval(us, k int64, u parser.IntervalUnit) (int64, bool) {
 	return exec.AddInterval(us, k, exec.IntervalUnit(u))
 }

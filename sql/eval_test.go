@@ -10,6 +10,7 @@ import (
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // evalScope has one column of each kind the tests use.
@@ -133,7 +134,7 @@ func TestEval(t *testing.T) {
 	}
 	for _, tc := range tests {
 		sc, row := evalScope()
-		e, err := ParseExpr(tc.expr)
+		e, err := parser.ParseExpr(tc.expr)
 		if err != nil {
 			t.Errorf("%s: parse: %v", tc.expr, err)
 			continue
@@ -183,7 +184,7 @@ func TestEvalErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		sc, row := evalScope()
-		e, err := ParseExpr(tc.expr)
+		e, err := parser.ParseExpr(tc.expr)
 		if err != nil {
 			t.Errorf("%s: parse: %v", tc.expr, err)
 			continue
@@ -200,7 +201,7 @@ func TestEvalErrors(t *testing.T) {
 	sc, row := evalScope()
 	sc.showHidden = true
 	for _, name := range []string{"__TTL__", "__doris_ttl_col__"} {
-		e, _ := ParseExpr(name)
+		e, _ := parser.ParseExpr(name)
 		x, err := newCompiler(env, sc).compile(e)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -286,7 +287,7 @@ func TestPushDecimalLiterals(t *testing.T) {
 		{"dec > 2.5", false},
 		{"i > 2", true},
 	} {
-		e, err := ParseExpr(c.expr)
+		e, err := parser.ParseExpr(c.expr)
 		if err != nil {
 			t.Fatal(err)
 		}

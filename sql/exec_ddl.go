@@ -7,13 +7,14 @@ import (
 
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
 // columnFromDef maps a column definition to a schema column. A column that
 // says neither NULL nor NOT NULL is NOT NULL when it is a key column and
 // nullable otherwise, as in Doris.
-func columnFromDef(cd *ColumnDef, key bool) (schema.Column, error) {
+func columnFromDef(cd *parser.ColumnDef, key bool) (schema.Column, error) {
 	if cd.AutoIncrement {
 		return schema.Column{}, unsupportedf("column %s: AUTO_INCREMENT is not supported", cd.Name)
 	}
@@ -25,9 +26,9 @@ func columnFromDef(cd *ColumnDef, key bool) (schema.Column, error) {
 		DefaultKind: cd.DefaultKind, Default: cd.Default, Generated: cd.Generated,
 	}
 	switch cd.Null {
-	case Nullable:
+	case parser.Nullable:
 		c.Nullable = true
-	case NotNullable:
+	case parser.NotNullable:
 		c.Nullable = false
 	default:
 		c.Nullable = !key
@@ -52,7 +53,7 @@ func columnFromDef(cd *ColumnDef, key bool) (schema.Column, error) {
 
 // distributionText renders a DISTRIBUTED BY clause as SHOW CREATE TABLE
 // prints it.
-func distributionText(d *Distribution) string {
+func distributionText(d *parser.Distribution) string {
 	if d == nil {
 		return ""
 	}
@@ -79,7 +80,7 @@ func distributionText(d *Distribution) string {
 }
 
 // definitionFromCreate builds the table definition of a CREATE TABLE.
-func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
+func definitionFromCreate(st *parser.CreateTable) (*table.Definition, error) {
 	if st.Engine != "" && st.Engine != "OLAP" {
 		return nil, unsupportedf("ENGINE=%s is not supported; tables are OLAP", st.Engine)
 	}
@@ -87,7 +88,7 @@ func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
 		return nil, rowttl.Errorf(rowttl.ErrInvalidSchema, "a table needs at least one column")
 	}
 	keys := st.KeyColumns
-	if st.Keys == NoKeys {
+	if st.Keys == parser.NoKeys {
 		// Doris's default: DUPLICATE KEY on the leading columns, up to
 		// three, stopping before a floating-point or STRING column.
 		for _, cd := range st.Columns {
@@ -121,11 +122,11 @@ func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
 		Comment:    st.Comment,
 	}
 	switch st.Keys {
-	case NoKeys, DupKeys:
+	case parser.NoKeys, parser.DupKeys:
 		def.Model = schema.Duplicate
-	case UniqueKeys:
+	case parser.UniqueKeys:
 		def.Model = schema.UniqueMOW
-	case AggKeys:
+	case parser.AggKeys:
 		def.Model = schema.Aggregate
 	}
 	for i, cd := range st.Columns {
@@ -156,7 +157,7 @@ func definitionFromCreate(st *CreateTable) (*table.Definition, error) {
 	return def, nil
 }
 
-func (s *Session) createTable(ctx context.Context, st *CreateTable) error {
+func (s *Session) createTable(ctx context.Context, st *parser.CreateTable) error {
 	def, err := definitionFromCreate(st)
 	if err != nil {
 		return err
@@ -184,7 +185,7 @@ func (s *Session) createTable(ctx context.Context, st *CreateTable) error {
 	return err
 }
 
-func (s *Session) createTableLike(st *CreateTableLike) error {
+func (s *Session) createTableLike(st *parser.CreateTableLike) error {
 	src, _, _, err := s.openTable(st.Like)
 	if err != nil {
 		return err
@@ -194,7 +195,7 @@ func (s *Session) createTableLike(st *CreateTableLike) error {
 	return err
 }
 
-func (s *Session) alterTable(ctx context.Context, st *AlterTable) error {
+func (s *Session) alterTable(ctx context.Context, st *parser.AlterTable) error {
 	tbl, _, _, err := s.openTable(st.Table)
 	if err != nil {
 		return err
@@ -207,15 +208,15 @@ func (s *Session) alterTable(ctx context.Context, st *AlterTable) error {
 	return nil
 }
 
-func (s *Session) alterOne(ctx context.Context, tbl *table.Table, op AlterOp) error {
+func (s *Session) alterOne(ctx context.Context, tbl *table.Table, op parser.AlterOp) error {
 	switch op := op.(type) {
-	case *AlterSetProperties:
+	case *parser.AlterSetProperties:
 		props := map[string]string{}
 		for _, p := range op.Properties {
 			props[p.Key] = p.Value
 		}
 		return tbl.SetProperties(ctx, props)
-	case *AlterAddColumns:
+	case *parser.AlterAddColumns:
 		if op.First {
 			return unsupportedf("ADD COLUMN ... FIRST is not supported: key columns come first")
 		}
@@ -239,11 +240,11 @@ func (s *Session) alterOne(ctx context.Context, tbl *table.Table, op AlterOp) er
 			}
 		}
 		return nil
-	case *AlterDropColumn:
+	case *parser.AlterDropColumn:
 		return tbl.DropColumn(ctx, op.Name)
-	case *AlterRenameColumn:
+	case *parser.AlterRenameColumn:
 		return tbl.RenameColumn(ctx, op.Old, op.New)
-	case *AlterModifyColumn:
+	case *parser.AlterModifyColumn:
 		if op.First || op.After != "" {
 			return unsupportedf("MODIFY COLUMN cannot move a column")
 		}
@@ -254,13 +255,13 @@ func (s *Session) alterOne(ctx context.Context, tbl *table.Table, op AlterOp) er
 		if err != nil {
 			return err
 		}
-		if ok && op.Column.Null == NullUnspecified {
+		if ok && op.Column.Null == parser.NullUnspecified {
 			c.Nullable = cur.Nullable
 		}
 		return tbl.ModifyColumn(ctx, c)
-	case *AlterRenameTable:
+	case *parser.AlterRenameTable:
 		return unsupportedf("renaming a table is not supported")
-	case *AlterEnableFeature:
+	case *parser.AlterEnableFeature:
 		if strings.EqualFold(op.Feature, "SEQUENCE_LOAD") {
 			props := map[string]string{table.PropSequenceType: "BIGINT"}
 			for _, p := range op.Properties {

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -22,7 +23,7 @@ type rowSet struct {
 type outItem struct {
 	name  string
 	alias string
-	expr  Expr
+	expr  parser.Expr
 }
 
 // selectSource is the table a SELECT reads, or none.
@@ -31,7 +32,7 @@ type selectSource struct {
 	sc  *scope
 }
 
-func (s *Session) selectSource(st *Select) (*selectSource, error) {
+func (s *Session) selectSource(st *parser.Select) (*selectSource, error) {
 	if st.From == nil {
 		return &selectSource{}, nil
 	}
@@ -44,7 +45,7 @@ func (s *Session) selectSource(st *Select) (*selectSource, error) {
 }
 
 // expandItems expands stars into the visible columns.
-func expandItems(st *Select, sc *scope) ([]outItem, error) {
+func expandItems(st *parser.Select, sc *scope) ([]outItem, error) {
 	var items []outItem
 	for _, it := range st.Items {
 		if !it.Star {
@@ -73,7 +74,7 @@ func expandItems(st *Select, sc *scope) ([]outItem, error) {
 			if c.ttl && !sc.showHidden {
 				continue
 			}
-			items = append(items, outItem{name: c.name, expr: &ColumnRef{Name: c.name}})
+			items = append(items, outItem{name: c.name, expr: &parser.ColumnRef{Name: c.name}})
 		}
 	}
 	return items, nil
@@ -84,28 +85,28 @@ type orderKey struct {
 	out   int // output column, or -1
 	expr  *compiled
 	desc  bool
-	nulls NullsOrder
+	nulls parser.NullsOrder
 }
 
 // resolveOrderOutput maps an ORDER BY item to an output column when it is
 // a position, an alias or the text of a select item.
-func resolveOrderOutput(o Expr, items []outItem) (int, bool, error) {
-	if lit, ok := o.(*IntLit); ok {
+func resolveOrderOutput(o parser.Expr, items []outItem) (int, bool, error) {
+	if lit, ok := o.(*parser.IntLit); ok {
 		if lit.Val < 1 || int(lit.Val) > len(items) {
 			return 0, false, notFoundf("Unknown column '%d' in 'order clause'", lit.Val)
 		}
 		return int(lit.Val) - 1, true, nil
 	}
-	if ref, ok := o.(*ColumnRef); ok && ref.Table == "" {
+	if ref, ok := o.(*parser.ColumnRef); ok && ref.Table == "" {
 		for i, it := range items {
 			if it.alias != "" && strings.EqualFold(it.alias, ref.Name) {
 				return i, true, nil
 			}
 		}
 	}
-	text := Format(o)
+	text := parser.Format(o)
 	for i, it := range items {
-		if it.expr != nil && Format(it.expr) == text {
+		if it.expr != nil && parser.Format(it.expr) == text {
 			return i, true, nil
 		}
 	}
@@ -113,7 +114,7 @@ func resolveOrderOutput(o Expr, items []outItem) (int, bool, error) {
 }
 
 // runSelect runs a SELECT and returns its typed rows.
-func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *Select) (*rowSet, error) {
+func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *parser.Select) (*rowSet, error) {
 	if err := refuseQuery(st); err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *Select) (*row
 	base := newCompiler(env, src.sc)
 	var where *compiled
 	if st.Where != nil {
-		if ContainsAggregate(st.Where) {
+		if parser.ContainsAggregate(st.Where) {
 			return nil, invalidf("aggregate functions are not allowed in WHERE")
 		}
 		if where, err = base.compile(st.Where); err != nil {
@@ -140,10 +141,10 @@ func (s *Session) runSelect(ctx context.Context, env *stmtEnv, st *Select) (*row
 	}
 	aggMode := len(st.GroupBy) > 0 || st.Having != nil
 	for _, it := range items {
-		aggMode = aggMode || ContainsAggregate(it.expr)
+		aggMode = aggMode || parser.ContainsAggregate(it.expr)
 	}
 	for _, o := range st.OrderBy {
-		aggMode = aggMode || ContainsAggregate(o.Expr)
+		aggMode = aggMode || parser.ContainsAggregate(o.Expr)
 	}
 	if aggMode {
 		return s.runAggregate(ctx, env, st, src, items, base, where)
@@ -201,7 +202,7 @@ func projectRow(row []schema.Value, outs, extra []*compiled) ([]schema.Value, er
 
 // finish applies DISTINCT, ORDER BY and LIMIT to rows (outputs followed by
 // the extra ORDER BY values) and keeps the nOut outputs.
-func (rs *rowSet) finish(rows [][]schema.Value, nOut int, extra []*compiled, keys []orderKey, st *Select) {
+func (rs *rowSet) finish(rows [][]schema.Value, nOut int, extra []*compiled, keys []orderKey, st *parser.Select) {
 	types := append(append([]schema.Type{}, rs.types...), typesOf(extra)...)
 	if st.Distinct {
 		rows = distinctRows(rows, nOut)
@@ -226,7 +227,7 @@ func typesOf(xs []*compiled) []schema.Type {
 // compileOrder compiles ORDER BY into keys over the output columns; a key
 // that is no output column is returned in extra, evaluated after the
 // outputs, and its key points there.
-func compileOrder(st *Select, items []outItem, c *compiler) ([]orderKey, []*compiled, error) {
+func compileOrder(st *parser.Select, items []outItem, c *compiler) ([]orderKey, []*compiled, error) {
 	var keys []orderKey
 	for _, o := range st.OrderBy {
 		k := orderKey{out: -1, desc: o.Desc, nulls: o.Nulls}
@@ -273,9 +274,9 @@ func sortRows(rows [][]schema.Value, keys []orderKey, types []schema.Type) {
 				c = 0
 			case a.IsNull() || b.IsNull():
 				nullsFirst := !k.desc
-				if k.nulls == NullsFirst {
+				if k.nulls == parser.NullsFirst {
 					nullsFirst = true
-				} else if k.nulls == NullsLast {
+				} else if k.nulls == parser.NullsLast {
 					nullsFirst = false
 				}
 				if a.IsNull() == nullsFirst {
@@ -296,7 +297,7 @@ func sortRows(rows [][]schema.Value, keys []orderKey, types []schema.Type) {
 	})
 }
 
-func applyLimit(rows [][]schema.Value, l *Limit) [][]schema.Value {
+func applyLimit(rows [][]schema.Value, l *parser.Limit) [][]schema.Value {
 	if l == nil {
 		return rows
 	}
@@ -340,7 +341,7 @@ func (where *compiled) keeps(row []schema.Value) (bool, error) {
 // the statement's now, matching the pushed-down part of where) to fn as
 // input rows of src.sc. A source without a table yields one empty row. fn
 // returns false to stop.
-func (s *Session) scanRows(ctx context.Context, env *stmtEnv, src *selectSource, c *compiler, where Expr, fn func(row []schema.Value) (bool, error)) error {
+func (s *Session) scanRows(ctx context.Context, env *stmtEnv, src *selectSource, c *compiler, where parser.Expr, fn func(row []schema.Value) (bool, error)) error {
 	if src.tbl == nil {
 		_, err := fn(nil)
 		return err

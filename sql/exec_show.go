@@ -9,6 +9,7 @@ import (
 
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -47,7 +48,7 @@ func createTableText(name string, def *table.Definition) string {
 			b.WriteString(" DEFAULT CURRENT_TIMESTAMP")
 		}
 		if c.Comment != "" {
-			b.WriteString(" COMMENT " + QuoteString(c.Comment))
+			b.WriteString(" COMMENT " + parser.QuoteString(c.Comment))
 		}
 		if i < len(def.Schema.Columns)-1 {
 			b.WriteByte(',')
@@ -61,7 +62,7 @@ func createTableText(name string, def *table.Definition) string {
 	}
 	fmt.Fprintf(&b, "%s KEY(%s)\n", def.Model.KeyWord(), strings.Join(keys, ", "))
 	if def.Comment != "" {
-		fmt.Fprintf(&b, "COMMENT %s\n", QuoteString(def.Comment))
+		fmt.Fprintf(&b, "COMMENT %s\n", parser.QuoteString(def.Comment))
 	}
 	if def.Distribution != "" {
 		b.WriteString(def.Distribution + "\n")
@@ -81,7 +82,7 @@ func createTableText(name string, def *table.Definition) string {
 	return b.String()
 }
 
-func (s *Session) showCreateTable(st *ShowCreateTable) (*Result, error) {
+func (s *Session) showCreateTable(st *parser.ShowCreateTable) (*Result, error) {
 	tbl, _, name, err := s.openTable(st.Table)
 	if err != nil {
 		return nil, err
@@ -92,7 +93,7 @@ func (s *Session) showCreateTable(st *ShowCreateTable) (*Result, error) {
 	}, nil
 }
 
-func (s *Session) showTables(st *ShowTables) (*Result, error) {
+func (s *Session) showTables(st *parser.ShowTables) (*Result, error) {
 	db := st.DB
 	if db == "" {
 		db = s.curDB
@@ -121,7 +122,7 @@ func (s *Session) showTables(st *ShowTables) (*Result, error) {
 // describe answers DESC t and SHOW COLUMNS: Field, Type, Null, Key,
 // Default, Extra; __TTL__ is listed (Extra HIDDEN) only with hidden
 // columns shown.
-func (s *Session) describe(t TableName) (*Result, error) {
+func (s *Session) describe(t parser.TableName) (*Result, error) {
 	tbl, _, _, err := s.openTable(t)
 	if err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ func (s *Session) describe(t TableName) (*Result, error) {
 	return res, nil
 }
 
-func (s *Session) showTableStats(ctx context.Context, env *stmtEnv, st *ShowTableStats) (*Result, error) {
+func (s *Session) showTableStats(ctx context.Context, env *stmtEnv, st *parser.ShowTableStats) (*Result, error) {
 	tbl, _, _, err := s.openTable(st.Table)
 	if err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func (s *Session) showTableStats(ctx context.Context, env *stmtEnv, st *ShowTabl
 	}, nil
 }
 
-func (s *Session) showRowsets(ctx context.Context, env *stmtEnv, st *ShowRowsets) (*Result, error) {
+func (s *Session) showRowsets(ctx context.Context, env *stmtEnv, st *parser.ShowRowsets) (*Result, error) {
 	tbl, _, _, err := s.openTable(st.Table)
 	if err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func (s *Session) showRowsets(ctx context.Context, env *stmtEnv, st *ShowRowsets
 
 // adminCompact runs one compaction now, judging expiry at the statement's
 // now, and returns when it is published.
-func (s *Session) adminCompact(ctx context.Context, env *stmtEnv, st *AdminCompact) error {
+func (s *Session) adminCompact(ctx context.Context, env *stmtEnv, st *parser.AdminCompact) error {
 	kind, err := table.ParseCompactionKind(st.Type)
 	if err != nil {
 		return err
@@ -213,7 +214,7 @@ func (s *Session) adminCompact(ctx context.Context, env *stmtEnv, st *AdminCompa
 // showProcesslist lists the sessions of the data directory in this
 // process (and the connections a server registered); without FULL, Info
 // keeps its first 100 characters, as MySQL does.
-func (s *Session) showProcesslist(st *ShowProcesslist) *Result {
+func (s *Session) showProcesslist(st *parser.ShowProcesslist) *Result {
 	res := &Result{Columns: []string{"Id", "User", "Host", "db", "Command", "Time", "State", "Info"}, Rows: [][]string{}}
 	for _, p := range ProcessListOf(s.db).Snapshot(s.Clock()) {
 		info := p.Info
@@ -236,7 +237,7 @@ func (s *Session) showProcesslist(st *ShowProcesslist) *Result {
 // showData answers SHOW DATA [FROM db] as Doris does, per table and in
 // total: visible rows, bytes on disk, and the rows and (estimated) bytes
 // that have expired and wait for a compaction to reclaim them.
-func (s *Session) showData(ctx context.Context, env *stmtEnv, st *ShowData) (*Result, error) {
+func (s *Session) showData(ctx context.Context, env *stmtEnv, st *parser.ShowData) (*Result, error) {
 	db := st.DB
 	if db == "" {
 		db = s.curDB
@@ -249,7 +250,7 @@ func (s *Session) showData(ctx context.Context, env *stmtEnv, st *ShowData) (*Re
 	var total table.Stats
 	i := func(n int64) string { return strconv.FormatInt(n, 10) }
 	for _, n := range names {
-		tbl, _, _, err := s.openTable(TableName{DB: db, Name: n})
+		tbl, _, _, err := s.openTable(parser.TableName{DB: db, Name: n})
 		if err != nil {
 			return nil, err
 		}

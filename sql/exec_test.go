@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 	"github.com/rowttl/rowttl/table/tabletest"
 )
@@ -68,7 +69,7 @@ func runExecFile(t *testing.T, path string) {
 				}
 			}
 			var b strings.Builder
-			for _, p := range SplitStatements(d.Input) {
+			for _, p := range parser.SplitStatements(d.Input) {
 				compareEngines(t, s, p)
 			}
 			if len(mask) == 0 {
@@ -78,7 +79,7 @@ func runExecFile(t *testing.T, path string) {
 				}
 				return b.String()
 			}
-			s.ExecScript(ctx, d.Input, bail, func(_ Piece, res *Result, err error) {
+			s.ExecScript(ctx, d.Input, bail, func(_ parser.Piece, res *Result, err error) {
 				if err == nil && res.HasResultSet() {
 					res = maskColumns(res, mask)
 				}
@@ -115,13 +116,13 @@ func maskColumns(res *Result, mask []string) *Result {
 // compareEngines runs a SELECT on both engines and fails the test when
 // their rows or errors differ: the golden files are the oracle of the
 // vectorised engine too.
-func compareEngines(t *testing.T, s *Session, p Piece) {
+func compareEngines(t *testing.T, s *Session, p parser.Piece) {
 	t.Helper()
-	stmt, err := Parse(p.Text)
+	stmt, err := parser.Parse(p.Text)
 	if err != nil {
 		return
 	}
-	if _, ok := stmt.(*Select); !ok {
+	if _, ok := stmt.(*parser.Select); !ok {
 		return
 	}
 	ctx := context.Background()

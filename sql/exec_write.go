@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -229,7 +230,7 @@ func storeValue(tg writeTarget, tv typedValue, loc *time.Location, row int) (typ
 	return typedValue{v: v, t: tg.col.Type}, nil
 }
 
-func (s *Session) insert(ctx context.Context, env *stmtEnv, st *Insert) (*Result, error) {
+func (s *Session) insert(ctx context.Context, env *stmtEnv, st *parser.Insert) (*Result, error) {
 	tbl, _, name, err := s.openTable(st.Table)
 	if err != nil {
 		return nil, err
@@ -245,7 +246,7 @@ func (s *Session) insert(ctx context.Context, env *stmtEnv, st *Insert) (*Result
 	if st.Select == nil && st.SetOp == nil {
 		return s.insertValues(ctx, env, st, tbl, targets, wo)
 	}
-	var q QueryExpr = st.Select
+	var q parser.QueryExpr = st.Select
 	if st.SetOp != nil {
 		q = st.SetOp
 	}
@@ -288,8 +289,8 @@ var insertBatchRows = 4096
 // memory stays bounded by a batch (and the statement's text) whatever the
 // number of rows. An error anywhere, a syntax error in a later row
 // included, writes nothing.
-func (s *Session) insertValues(ctx context.Context, env *stmtEnv, st *Insert, tbl *table.Table, targets []writeTarget, wo table.WriteOptions) (*Result, error) {
-	next := func() ([]Expr, error) {
+func (s *Session) insertValues(ctx context.Context, env *stmtEnv, st *parser.Insert, tbl *table.Table, targets []writeTarget, wo table.WriteOptions) (*Result, error) {
+	next := func() ([]parser.Expr, error) {
 		if len(st.Rows) == 0 {
 			return nil, nil
 		}
@@ -298,7 +299,7 @@ func (s *Session) insertValues(ctx context.Context, env *stmtEnv, st *Insert, tb
 		return row, nil
 	}
 	if env.values != nil {
-		next = env.values.next
+		next = env.values.Next
 	}
 	lw, err := tbl.NewLoadWriter(ctx, wo)
 	if err != nil {
@@ -341,7 +342,7 @@ func (s *Session) insertValues(ctx context.Context, env *stmtEnv, st *Insert, tb
 			var tv typedValue
 			if len(row) == 0 {
 				tv, err = defaultTyped(tg, env)
-			} else if _, ok := row[i].(*DefaultExpr); ok {
+			} else if _, ok := row[i].(*parser.DefaultExpr); ok {
 				tv, err = defaultTyped(tg, env)
 			} else {
 				var x *compiled
@@ -431,12 +432,12 @@ func (s *Session) whereMask(sc *scope, where *compiled) func(rec arrow.RecordBat
 }
 
 // matcher compiles the WHERE of an UPDATE or DELETE.
-func (s *Session) matcher(env *stmtEnv, sc *scope, where Expr) (table.Matcher, error) {
+func (s *Session) matcher(env *stmtEnv, sc *scope, where parser.Expr) (table.Matcher, error) {
 	var m table.Matcher
 	if where == nil {
 		return m, nil
 	}
-	if ContainsAggregate(where) {
+	if parser.ContainsAggregate(where) {
 		return m, invalidf("aggregate functions are not allowed in WHERE")
 	}
 	c := newCompiler(env, sc)
@@ -452,7 +453,7 @@ func (s *Session) matcher(env *stmtEnv, sc *scope, where Expr) (table.Matcher, e
 	return m, nil
 }
 
-func (s *Session) delete(ctx context.Context, env *stmtEnv, st *Delete) (*Result, error) {
+func (s *Session) delete(ctx context.Context, env *stmtEnv, st *parser.Delete) (*Result, error) {
 	tbl, db, name, err := s.openTable(st.Table)
 	if err != nil {
 		return nil, err
@@ -469,7 +470,7 @@ func (s *Session) delete(ctx context.Context, env *stmtEnv, st *Delete) (*Result
 	return &Result{RowsAffected: n}, nil
 }
 
-func (s *Session) truncate(ctx context.Context, env *stmtEnv, st *TruncateTable) (*Result, error) {
+func (s *Session) truncate(ctx context.Context, env *stmtEnv, st *parser.TruncateTable) (*Result, error) {
 	tbl, _, _, err := s.openTable(st.Table)
 	if err != nil {
 		return nil, err
@@ -484,7 +485,7 @@ type assignment struct {
 	x      *compiled // nil for DEFAULT
 }
 
-func (s *Session) update(ctx context.Context, env *stmtEnv, st *Update) (*Result, error) {
+func (s *Session) update(ctx context.Context, env *stmtEnv, st *parser.Update) (*Result, error) {
 	tbl, db, name, err := s.openTable(st.Table)
 	if err != nil {
 		return nil, err
@@ -506,7 +507,7 @@ func (s *Session) update(ctx context.Context, env *stmtEnv, st *Update) (*Result
 				ok = ok || strings.EqualFold(q, ref.Table)
 			}
 			if !ok {
-				return nil, notFoundf("Unknown column '%s' in 'field list'", Format(ref))
+				return nil, notFoundf("Unknown column '%s' in 'field list'", parser.Format(ref))
 			}
 		}
 		var tg writeTarget
@@ -535,7 +536,7 @@ func (s *Session) update(ctx context.Context, env *stmtEnv, st *Update) (*Result
 		}
 		seen[key] = true
 		as := assignment{target: tg}
-		if _, ok := a.Value.(*DefaultExpr); !ok {
+		if _, ok := a.Value.(*parser.DefaultExpr); !ok {
 			x, err := c.compile(a.Value)
 			if err != nil {
 				return nil, err
@@ -573,7 +574,7 @@ func keyText(def *table.Definition, sc *scope, row []schema.Value, loc *time.Loc
 		}
 		b.WriteString(c.Name)
 		b.WriteString(" = ")
-		if slot, err := sc.resolve(&ColumnRef{Name: c.Name}); err == nil && slot < len(row) {
+		if slot, err := sc.resolve(&parser.ColumnRef{Name: c.Name}); err == nil && slot < len(row) {
 			b.WriteString(renderValue(row[slot], c.Type, loc))
 		} else {
 			b.WriteString("?")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // chain returns n terms joined by op: "x op x op ... x".
@@ -55,7 +56,7 @@ func TestLongExpressionsCompileLinearly(t *testing.T) {
 	env := &stmtEnv{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), loc: time.UTC}
 	for _, c := range []struct{ x, op string }{{"i", " + "}, {"i", " * "}, {"-i", " - "}, {"dt + INTERVAL 1 DAY > dt", " AND "}} {
 		linearBytes(t, "compile "+c.op, n, 8192, func(n int) {
-			e, err := ParseExpr(chain(c.x, c.op, n))
+			e, err := parser.ParseExpr(chain(c.x, c.op, n))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,16 +99,16 @@ func TestLongExpressionsCompileLinearly(t *testing.T) {
 
 }
 
-// TestExpressionLimits: an expression taller than maxExprHeight or with
-// more than maxExprSize nodes is refused with a clear error, in SQL and in
+// TestExpressionLimits: an expression taller than MaxExprHeight or with
+// more than MaxExprSize nodes is refused with a clear error, in SQL and in
 // a load's column list alike; one at the limits is accepted.
 func TestExpressionLimits(t *testing.T) {
 	tall := "more than 32768 operators deep"
-	if _, err := ParseExpr(chain("i", "+", maxExprHeight)); err != nil {
-		t.Errorf("%d terms: %v", maxExprHeight, err)
+	if _, err := parser.ParseExpr(chain("i", "+", parser.MaxExprHeight)); err != nil {
+		t.Errorf("%d terms: %v", parser.MaxExprHeight, err)
 	}
-	for _, src := range []string{chain("i", "+", maxExprHeight+1), chain("i", " AND ", maxExprHeight+1), "f(" + chain("i", "*", maxExprHeight) + ")"} {
-		_, err := ParseExpr(src)
+	for _, src := range []string{chain("i", "+", parser.MaxExprHeight+1), chain("i", " AND ", parser.MaxExprHeight+1), "f(" + chain("i", "*", parser.MaxExprHeight) + ")"} {
+		_, err := parser.ParseExpr(src)
 		if err == nil || !strings.Contains(err.Error(), tall) || !errors.Is(err, rowttl.ErrInvalidArgument) {
 			t.Errorf("%.20s...: %v, want an invalid argument saying %q", src, err, tall)
 		}
@@ -118,24 +119,24 @@ func TestExpressionLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"SELECT %s FROM t", "SELECT id FROM t WHERE %s > 0", "INSERT INTO t VALUES (1, %s)", "SELECT id FROM t WHERE id IN (SELECT %s FROM t)"} {
-		_, err := s.Exec(ctx, strings.Replace(q, "%s", chain("1", "+", maxExprHeight+1), 1))
+		_, err := s.Exec(ctx, strings.Replace(q, "%s", chain("1", "+", parser.MaxExprHeight+1), 1))
 		if err == nil || !strings.Contains(err.Error(), tall) || !errors.Is(err, rowttl.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want an invalid argument saying %q", q, err, tall)
 		}
 	}
 	def, pol := loadDef(t, true)
-	_, err := CompileLoadColumns("id, x, v = "+chain("x", "+", maxExprHeight+1), def, pol, time.UTC, time.Time{})
+	_, err := CompileLoadColumns("id, x, v = "+chain("x", "+", parser.MaxExprHeight+1), def, pol, time.UTC, time.Time{})
 	if err == nil || !strings.Contains(err.Error(), "columns: ") || !strings.Contains(err.Error(), tall) || !errors.Is(err, rowttl.ErrInvalidArgument) {
 		t.Errorf("load columns: %v, want an invalid argument saying %q", err, tall)
 	}
 
-	defer func(n int) { maxExprSize = n }(maxExprSize)
-	maxExprSize = 1000
+	defer func(n int) { parser.MaxExprSize = n }(parser.MaxExprSize)
+	parser.MaxExprSize = 1000
 	in := func(n int) string { return "i IN (" + chain("1", ", ", n) + ")" }
-	if _, err := ParseExpr(in(998)); err != nil {
+	if _, err := parser.ParseExpr(in(998)); err != nil {
 		t.Errorf("1000 nodes: %v", err)
 	}
-	if _, err := ParseExpr(in(999)); err == nil || !strings.Contains(err.Error(), "more than 1000 terms") {
+	if _, err := parser.ParseExpr(in(999)); err == nil || !strings.Contains(err.Error(), "more than 1000 terms") {
 		t.Errorf("1001 nodes: %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // What network front ends and drivers need to know about a session beyond
@@ -14,7 +16,7 @@ import (
 // Query) or not (run it with Exec). A statement that does not parse gives
 // its parse error.
 func TextReturnsRows(text string) (bool, error) {
-	stmt, err := Parse(text)
+	stmt, err := parser.Parse(text)
 	if err != nil {
 		return false, err
 	}

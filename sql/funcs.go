@@ -10,6 +10,7 @@ import (
 	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // nowValue is the statement's now as DATETIME(p) in the session zone.
@@ -18,21 +19,21 @@ func (c *compiler) nowValue(p int) schema.Value {
 }
 
 // precisionArg reads the optional constant precision of NOW(p).
-func (c *compiler) precisionArg(f *FuncCall) (int, error) {
+func (c *compiler) precisionArg(f *parser.FuncCall) (int, error) {
 	if len(f.Args) == 0 {
 		return 0, nil
 	}
 	if len(f.Args) > 1 {
 		return 0, invalidf("%s() takes at most one argument", f.Name)
 	}
-	lit, ok := f.Args[0].(*IntLit)
+	lit, ok := f.Args[0].(*parser.IntLit)
 	if !ok || lit.Val < 0 || lit.Val > 6 {
 		return 0, invalidf("%s(p) takes a precision between 0 and 6", f.Name)
 	}
 	return int(lit.Val), nil
 }
 
-func (c *compiler) nargs(f *FuncCall, lo, hi int) error {
+func (c *compiler) nargs(f *parser.FuncCall, lo, hi int) error {
 	if len(f.Args) < lo || (hi >= 0 && len(f.Args) > hi) {
 		switch {
 		case lo == hi:
@@ -47,7 +48,7 @@ func (c *compiler) nargs(f *FuncCall, lo, hi int) error {
 
 // unary builds a function of one argument converted to in, NULL in NULL
 // out.
-func (c *compiler) unary(f *FuncCall, in, out schema.Type, fn func(v schema.Value) (schema.Value, error)) (*compiled, error) {
+func (c *compiler) unary(f *parser.FuncCall, in, out schema.Type, fn func(v schema.Value) (schema.Value, error)) (*compiled, error) {
 	if err := c.nargs(f, 1, 1); err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func (c *compiler) unary(f *FuncCall, in, out schema.Type, fn func(v schema.Valu
 }
 
 // unified compiles args and converts them to their common type.
-func (c *compiler) unified(args []Expr) ([]*compiled, schema.Type, error) {
+func (c *compiler) unified(args []parser.Expr) ([]*compiled, schema.Type, error) {
 	xs, err := c.compileAll(args)
 	if err != nil {
 		return nil, nullType, err
@@ -88,7 +89,7 @@ func (c *compiler) unified(args []Expr) ([]*compiled, schema.Type, error) {
 	return xs, t, nil
 }
 
-func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
+func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 	if f.Star || f.Distinct {
 		return nil, invalidf("%s() does not take * or DISTINCT", f.Name)
 	}
@@ -197,7 +198,7 @@ func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
 		if err := c.nargs(f, 3, 3); err != nil {
 			return nil, err
 		}
-		return c.compileCase(&CaseExpr{Whens: []*When{{Cond: f.Args[0], Result: f.Args[1]}}, Else: f.Args[2]})
+		return c.compileCase(&parser.CaseExpr{Whens: []*parser.When{{Cond: f.Args[0], Result: f.Args[1]}}, Else: f.Args[2]})
 	case "nullif":
 		if err := c.nargs(f, 2, 2); err != nil {
 			return nil, err
@@ -241,7 +242,7 @@ func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
 			t := bigintType
 			return c.unary(f, t, t, func(v schema.Value) (schema.Value, error) {
 				if v.Int == math.MinInt64 {
-					return schema.Null, invalidf("BIGINT value is out of range in '%s'", Format(f))
+					return schema.Null, invalidf("BIGINT value is out of range in '%s'", parser.Format(f))
 				}
 				if v.Int < 0 {
 					return schema.IntVal(-v.Int), nil
@@ -344,7 +345,7 @@ func (c *compiler) compileFunc(f *FuncCall) (*compiled, error) {
 	return nil, unsupportedf("unknown function %s()", f.Name)
 }
 
-func (c *compiler) compileRounding(f *FuncCall) (*compiled, error) {
+func (c *compiler) compileRounding(f *parser.FuncCall) (*compiled, error) {
 	if err := c.nargs(f, 1, 2); err != nil {
 		return nil, err
 	}
@@ -397,7 +398,7 @@ func (c *compiler) compileRounding(f *FuncCall) (*compiled, error) {
 		}
 		if t.Kind == schema.BigInt {
 			if math.IsNaN(r) || r < -9.223372036854775e18 || r >= 9.223372036854775e18 {
-				return schema.Null, invalidf("BIGINT value is out of range in '%s'", Format(f))
+				return schema.Null, invalidf("BIGINT value is out of range in '%s'", parser.Format(f))
 			}
 			return schema.IntVal(int64(r)), nil
 		}
@@ -409,7 +410,7 @@ func (c *compiler) compileRounding(f *FuncCall) (*compiled, error) {
 // d digits, exact: a DECIMAL of scale min(max(d, 0), s) with one more
 // integer digit for the carry (capped at 38). round rounds half away from
 // zero.
-func decimalRounding(f *FuncCall, x *compiled, digits int) (*compiled, error) {
+func decimalRounding(f *parser.FuncCall, x *compiled, digits int) (*compiled, error) {
 	mode := map[string]decimal.RoundMode{
 		"floor": decimal.Floor, "ceil": decimal.Ceil, "ceiling": decimal.Ceil,
 		"round": decimal.HalfAwayFromZero, "truncate": decimal.Truncate,
@@ -428,13 +429,13 @@ func decimalRounding(f *FuncCall, x *compiled, digits int) (*compiled, error) {
 		}
 		n, ok := decimal.RoundTo(v.Decimal(), in.Scale, digits, mode, t.Precision)
 		if !ok {
-			return schema.Null, invalidf("DECIMAL value is out of range in '%s'", Format(f))
+			return schema.Null, invalidf("DECIMAL value is out of range in '%s'", parser.Format(f))
 		}
 		return schema.DecimalVal(n), nil
 	}}, nil
 }
 
-func (c *compiler) compileSubstring(f *FuncCall) (*compiled, error) {
+func (c *compiler) compileSubstring(f *parser.FuncCall) (*compiled, error) {
 	if err := c.nargs(f, 2, 3); err != nil {
 		return nil, err
 	}
@@ -468,7 +469,7 @@ func (c *compiler) compileSubstring(f *FuncCall) (*compiled, error) {
 }
 
 // truncUnit reads the constant unit of date_trunc(x, 'unit').
-func (c *compiler) truncUnit(f *FuncCall) (string, error) {
+func (c *compiler) truncUnit(f *parser.FuncCall) (string, error) {
 	u, err := c.compile(f.Args[1])
 	if err != nil {
 		return "", err
@@ -487,7 +488,7 @@ func (c *compiler) truncUnit(f *FuncCall) (string, error) {
 // dateFormat compiles date_format(date, format): the date read as
 // DATETIME(6) (a TIMESTAMPTZ in the session zone), formatted by the MySQL
 // specifiers of exec.AppendDateFormat; NULL when either is NULL.
-func (c *compiler) dateFormat(f *FuncCall) (*compiled, error) {
+func (c *compiler) dateFormat(f *parser.FuncCall) (*compiled, error) {
 	if err := c.nargs(f, 2, 2); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 	"github.com/rowttl/rowttl/ttlcol"
 )
@@ -57,41 +58,6 @@ type LoadColumns struct {
 	Targets []LoadTarget
 }
 
-// loadItem is one entry of a column list.
-type loadItem struct {
-	name string
-	expr Expr // nil for a plain name
-}
-
-// parseLoadColumns parses `name [= expr] [, ...]`. Plain names may be
-// reserved words (a column called date needs no quotes here).
-func parseLoadColumns(spec string) (items []loadItem, err error) {
-	p, err := newParser(spec)
-	if err != nil {
-		return nil, err
-	}
-	defer p.recover(&err)
-	for {
-		t := p.peek()
-		if t.kind != tokIdent && t.kind != tokQuotedIdent {
-			p.fail("expected a column name")
-		}
-		p.i++
-		it := loadItem{name: t.val}
-		if p.acceptOp("=") {
-			it.expr = p.parseExpr()
-		}
-		items = append(items, it)
-		if !p.acceptOp(",") {
-			break
-		}
-	}
-	if !p.at(tokEOF) {
-		p.fail("expected ',' or the end of the column list")
-	}
-	return items, nil
-}
-
 // CompileLoadColumns compiles a Stream Load column list against a table.
 //
 // An empty spec binds one field to each user column, in table order. In a
@@ -119,14 +85,14 @@ func CompileLoadColumnsTyped(spec string, def *table.Definition, pol ttlcol.Poli
 		loc = time.UTC
 	}
 	cols := def.Schema.Columns
-	var items []loadItem
+	var items []parser.LoadItem
 	if strings.TrimSpace(spec) == "" {
 		for i := range cols {
-			items = append(items, loadItem{name: cols[i].Name})
+			items = append(items, parser.LoadItem{Name: cols[i].Name})
 		}
 	} else {
 		var err error
-		if items, err = parseLoadColumns(spec); err != nil {
+		if items, err = parser.ParseLoadColumns(spec); err != nil {
 			return nil, invalidf("columns: %v", err)
 		}
 	}
@@ -144,80 +110,80 @@ func CompileLoadColumnsTyped(spec string, def *table.Definition, pol ttlcol.Poli
 	// __ttl__ for the hidden column).
 	derived := map[string]bool{}
 	for _, it := range items {
-		if it.expr == nil {
+		if it.Expr == nil {
 			continue
 		}
-		key := strings.ToLower(it.name)
-		if schema.IsTTLName(it.name) {
-			if err := checkTTLName(it.name); err != nil {
+		key := strings.ToLower(it.Name)
+		if schema.IsTTLName(it.Name) {
+			if err := checkTTLName(it.Name); err != nil {
 				return nil, err
 			}
 			key = strings.ToLower(schema.TTLColumn)
-		} else if def.Schema.Index(it.name) < 0 {
-			return nil, notFoundf("columns: unknown column %s in %s = %s", it.name, it.name, Format(it.expr))
+		} else if def.Schema.Index(it.Name) < 0 {
+			return nil, notFoundf("columns: unknown column %s in %s = %s", it.Name, it.Name, parser.Format(it.Expr))
 		}
 		if derived[key] {
-			return nil, invalidf("columns: column %s is derived twice", it.name)
+			return nil, invalidf("columns: column %s is derived twice", it.Name)
 		}
 		derived[key] = true
 	}
 	sc := &scope{showHidden: true, tableName: "columns"}
 	seen := map[string]bool{}
 	for _, it := range items {
-		if it.expr != nil {
+		if it.Expr != nil {
 			continue
 		}
-		key := strings.ToLower(it.name)
-		f := LoadField{Name: it.name, Type: stringType}
+		key := strings.ToLower(it.Name)
+		f := LoadField{Name: it.Name, Type: stringType}
 		if varType != nil {
-			if t, ok := varType(it.name); ok {
+			if t, ok := varType(it.Name); ok {
 				f.Type = t
 			}
 		}
-		if schema.IsTTLName(it.name) {
-			if err := checkTTLName(it.name); err != nil {
+		if schema.IsTTLName(it.Name) {
+			if err := checkTTLName(it.Name); err != nil {
 				return nil, err
 			}
 			key = strings.ToLower(schema.TTLColumn)
 			f.TTL, f.Type = true, bigintType
-		} else if j := def.Schema.Index(it.name); j >= 0 {
+		} else if j := def.Schema.Index(it.Name); j >= 0 {
 			f.Column = &cols[j]
 			f.Type = cols[j].Type
 		}
 		if seen[key] {
-			return nil, invalidf("columns: duplicate column name %s", it.name)
+			return nil, invalidf("columns: duplicate column name %s", it.Name)
 		}
 		seen[key] = true
 		idx := len(out.Fields)
 		out.Fields = append(out.Fields, f)
-		sc.cols = append(sc.cols, column{name: it.name, typ: f.Type, ttl: f.TTL})
+		sc.cols = append(sc.cols, column{name: it.Name, typ: f.Type, ttl: f.TTL})
 		if (f.Column != nil || f.TTL) && !derived[key] {
-			out.Targets = append(out.Targets, LoadTarget{Column: f.Column, Field: idx, Expr: it.name})
+			out.Targets = append(out.Targets, LoadTarget{Column: f.Column, Field: idx, Expr: it.Name})
 		}
 	}
 	env := &stmtEnv{now: now, loc: loc}
 	for _, it := range items {
-		if it.expr == nil {
+		if it.Expr == nil {
 			continue
 		}
 		c := newCompiler(env, sc)
-		x, err := c.compile(it.expr)
+		x, err := c.compile(it.Expr)
 		if err != nil {
-			return nil, fmt.Errorf("columns: %s = %s: %w", it.name, Format(it.expr), err)
+			return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.Format(it.Expr), err)
 		}
-		tg := LoadTarget{Field: -1, Expr: it.name + "=" + Format(it.expr)}
-		if schema.IsTTLName(it.name) {
+		tg := LoadTarget{Field: -1, Expr: it.Name + "=" + parser.Format(it.Expr)}
+		if schema.IsTTLName(it.Name) {
 			eval, err := ttlEvaluator(x, loc)
 			if err != nil {
-				return nil, fmt.Errorf("columns: %s = %s: %w", it.name, Format(it.expr), err)
+				return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.Format(it.Expr), err)
 			}
 			tg.Eval = eval
 		} else {
-			j := def.Schema.Index(it.name)
+			j := def.Schema.Index(it.Name)
 			tg.Column = &cols[j]
 			x, err = c.convert(x, cols[j].Type)
 			if err != nil {
-				return nil, fmt.Errorf("columns: %s = %s: %w", it.name, Format(it.expr), err)
+				return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.Format(it.Expr), err)
 			}
 			tg.Eval = x.eval
 		}

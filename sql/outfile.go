@@ -14,42 +14,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/rowttl/rowttl/fileformat"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/vfs"
 )
 
 // This file is Doris's SELECT ... INTO OUTFILE: the rows of a query
 // written to local Parquet or CSV files by package fileformat.
-
-// SelectInto is `query INTO OUTFILE "file:///dir/prefix" FORMAT AS
-// PARQUET|CSV [PROPERTIES (...)]`.
-type SelectInto struct {
-	Query      QueryExpr
-	Path       string
-	Format     string
-	Properties Properties
-}
-
-func (*SelectInto) stmtNode() {}
-
-// parseInto wraps a query in a SelectInto when INTO OUTFILE follows it.
-func (p *parser) parseInto(q Stmt) Stmt {
-	qe, ok := q.(QueryExpr)
-	if !ok || !p.acceptKw("INTO", "OUTFILE") {
-		return q
-	}
-	s := &SelectInto{Query: qe, Path: p.stringLit("the OUTFILE path, a string")}
-	p.expectKw("FORMAT", "AS")
-	t := p.peek()
-	if t.kind != tokIdent {
-		p.fail("expected PARQUET or CSV")
-	}
-	p.i++
-	s.Format = strings.ToUpper(t.val)
-	if p.acceptKw("PROPERTIES") {
-		s.Properties = p.propertyList()
-	}
-	return s
-}
 
 // outfileColumns are the columns of the answer of INTO OUTFILE, as Doris
 // names them.
@@ -82,7 +52,7 @@ type outfileSpec struct {
 	success     string
 }
 
-func parseOutfile(st *SelectInto) (*outfileSpec, error) {
+func parseOutfile(st *parser.SelectInto) (*outfileSpec, error) {
 	o := &outfileSpec{maxSize: defaultOutfileSize}
 	const scheme = "file://"
 	if !strings.HasPrefix(st.Path, scheme) {
@@ -185,12 +155,12 @@ func parseByteSize(s string) (int64, error) {
 // Doris names them: prefix, an id of the statement, _N and the format's
 // extension. A file is written under a temporary name and renamed when
 // complete; a failed statement removes the files it completed.
-func (s *Session) selectInto(ctx context.Context, env *stmtEnv, st *SelectInto) (*Result, error) {
+func (s *Session) selectInto(ctx context.Context, env *stmtEnv, st *parser.SelectInto) (*Result, error) {
 	spec, err := parseOutfile(st)
 	if err != nil {
 		return nil, err
 	}
-	sel, ok := st.Query.(*Select)
+	sel, ok := st.Query.(*parser.Select)
 	if !ok {
 		return nil, refuseQuery(st.Query)
 	}

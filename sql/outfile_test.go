@@ -12,6 +12,7 @@ import (
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/fileformat"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // TestSelectIntoOutfile: the rows of a query (both engines) written to
@@ -110,7 +111,7 @@ func TestSelectIntoOutfileRefused(t *testing.T) {
 			t.Errorf("%s: %v, want %v with %q", c.tail, err, c.sentinel, c.msg)
 		}
 	}
-	if _, err := Parse(`SELECT 1 INTO OUTFILE 'file:///x' FORMAT PARQUET`); err == nil {
+	if _, err := parser.Parse(`SELECT 1 INTO OUTFILE 'file:///x' FORMAT PARQUET`); err == nil {
 		t.Error("FORMAT without AS parsed")
 	}
 	if names, _ := os.ReadDir(out); len(names) != 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/query"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -23,7 +24,7 @@ type selectPlan struct {
 	req       query.Request
 	scanCols  exec.Schema
 	where     exec.Expr
-	limit     *Limit
+	limit     *parser.Limit
 	exprs     []exec.Expr
 	names     []string
 	// nOut is the number of select items; exprs after them are ORDER BY
@@ -59,7 +60,7 @@ type aggPlan struct {
 // engine then reports with its own text. Today the vectorised engine runs
 // single-table and table-less SELECTs without GROUP BY, HAVING, aggregates,
 // ORDER BY or DISTINCT whose expressions it compiles (see vcompiler.compile).
-func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
+func (s *Session) planSelect(env *stmtEnv, st *parser.Select) (*selectPlan, error) {
 	if !st.IsSimple() {
 		// Joins, derived tables, WITH and subqueries: the row engine
 		// never runs them.
@@ -74,22 +75,22 @@ func (s *Session) planSelect(env *stmtEnv, st *Select) (*selectPlan, error) {
 }
 
 // planSelectSimple plans the plain single-table query block.
-func (s *Session) planSelectSimple(env *stmtEnv, st *Select) (*selectPlan, error) {
+func (s *Session) planSelectSimple(env *stmtEnv, st *parser.Select) (*selectPlan, error) {
 	// Window functions, REGEXP and the like are planned by neither engine
 	// yet: refused by name, as the row engine would.
 	if err := refuseQuery(st); err != nil {
 		return nil, err
 	}
 	switch {
-	case ContainsAggregate(st.Where):
+	case parser.ContainsAggregate(st.Where):
 		return nil, rowEnginef("an aggregate in WHERE")
 	}
 	aggMode := len(st.GroupBy) > 0 || st.Having != nil
 	for _, it := range st.Items {
-		aggMode = aggMode || ContainsAggregate(it.Expr)
+		aggMode = aggMode || parser.ContainsAggregate(it.Expr)
 	}
 	for _, o := range st.OrderBy {
-		aggMode = aggMode || ContainsAggregate(o.Expr)
+		aggMode = aggMode || parser.ContainsAggregate(o.Expr)
 	}
 	src, err := s.selectSource(st)
 	if err != nil {
@@ -173,13 +174,13 @@ func isRowEngine(err error) bool { return errors.Is(err, errRowEngine) }
 // column; any other expression is evaluated beside the outputs and dropped
 // after the sort. NULLs sort first ascending and last descending unless
 // NULLS FIRST/LAST says otherwise.
-func (p *selectPlan) planOrder(st *Select, items []outItem, c *vcompiler) error {
+func (p *selectPlan) planOrder(st *parser.Select, items []outItem, c *vcompiler) error {
 	for _, o := range st.OrderBy {
 		k := exec.SortKey{Desc: o.Desc, NullsFirst: !o.Desc}
 		switch o.Nulls {
-		case NullsFirst:
+		case parser.NullsFirst:
 			k.NullsFirst = true
-		case NullsLast:
+		case parser.NullsLast:
 			k.NullsFirst = false
 		}
 		idx, ok, err := resolveOrderOutput(o.Expr, items)
@@ -195,7 +196,7 @@ func (p *selectPlan) planOrder(st *Select, items []outItem, c *vcompiler) error 
 			}
 			k.Column = len(p.exprs)
 			p.exprs = append(p.exprs, x)
-			p.names = append(p.names, Format(o.Expr))
+			p.names = append(p.names, parser.Format(o.Expr))
 		}
 		p.order = append(p.order, k)
 	}
@@ -340,7 +341,7 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 	for i, e := range p.exprs {
 		exprs[i] = e.String()
 		if p.names[i] != exprs[i] {
-			exprs[i] += " AS " + QuoteIdent(p.names[i])
+			exprs[i] += " AS " + parser.QuoteIdent(p.names[i])
 		}
 	}
 	if len(p.exprs) > p.nOut {

@@ -6,6 +6,7 @@ import (
 	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // scanReducible reports an aggregate query the row engine answers inside
@@ -13,15 +14,15 @@ import (
 // count and sum of bare integer columns, and a WHERE whose every conjunct
 // pushes down exactly. Zone maps then count and sum whole pages without
 // decoding them, which no operator above the scan can match.
-func scanReducible(env *stmtEnv, st *Select, src *selectSource) bool {
+func scanReducible(env *stmtEnv, st *parser.Select, src *selectSource) bool {
 	if src.tbl == nil || len(st.GroupBy) > 0 || st.Having != nil || st.Distinct {
 		return false
 	}
 	ok := true
-	check := func(e Expr) {
-		Walk(e, func(x Expr) bool {
-			f, isCall := x.(*FuncCall)
-			if !ok || !isCall || !IsAggregate(f.Name) {
+	check := func(e parser.Expr) {
+		parser.Walk(e, func(x parser.Expr) bool {
+			f, isCall := x.(*parser.FuncCall)
+			if !ok || !isCall || !parser.IsAggregate(f.Name) {
 				return ok
 			}
 			name := strings.ToLower(f.Name)
@@ -30,7 +31,7 @@ func scanReducible(env *stmtEnv, st *Select, src *selectSource) bool {
 				ok = false
 			case name == "count" && f.Star:
 			case (name == "count" || name == "sum") && len(f.Args) == 1:
-				ref, isRef := f.Args[0].(*ColumnRef)
+				ref, isRef := f.Args[0].(*parser.ColumnRef)
 				if !isRef {
 					ok = false
 					break
@@ -66,18 +67,18 @@ var aggFuncs = map[string]exec.AggFunc{"count": exec.Count, "sum": exec.Sum, "mi
 // runAggregate resolves them (positions and aliases in GROUP BY, aliases
 // in HAVING and ORDER BY, one aggregate per distinct call text) and returns
 // the compiler of the expressions over the aggregation's output.
-func (p *selectPlan) planAggregate(env *stmtEnv, st *Select, src *selectSource, items []outItem, in *vcompiler) (*vcompiler, error) {
+func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectSource, items []outItem, in *vcompiler) (*vcompiler, error) {
 	a := &aggPlan{}
 	p.agg = a
-	var groupExprs []Expr
+	var groupExprs []parser.Expr
 	for _, g := range st.GroupBy {
 		e := g
-		if lit, ok := g.(*IntLit); ok {
+		if lit, ok := g.(*parser.IntLit); ok {
 			if lit.Val < 1 || int(lit.Val) > len(items) {
 				return nil, rowEnginef("GROUP BY position %d", lit.Val)
 			}
 			e = items[lit.Val-1].expr
-		} else if ref, ok := g.(*ColumnRef); ok && ref.Table == "" {
+		} else if ref, ok := g.(*parser.ColumnRef); ok && ref.Table == "" {
 			if _, err := src.sc.resolve(ref); err != nil {
 				for _, it := range items {
 					if it.alias != "" && strings.EqualFold(it.alias, ref.Name) {
@@ -86,7 +87,7 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *Select, src *selectSource, 
 				}
 			}
 		}
-		if ContainsAggregate(e) {
+		if parser.ContainsAggregate(e) {
 			return nil, rowEnginef("an aggregate in GROUP BY")
 		}
 		x, err := in.compile(e)
@@ -95,16 +96,16 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *Select, src *selectSource, 
 		}
 		a.groups = append(a.groups, len(a.pre))
 		a.pre = append(a.pre, x)
-		a.preNames = append(a.preNames, Format(e))
+		a.preNames = append(a.preNames, parser.Format(e))
 		groupExprs = append(groupExprs, e)
 	}
 	nGroups := len(a.groups)
 	var aggTexts []string
 	var aggTypes []schema.Type
-	sizes := exprSizes{}
-	sameExpr := func(x, y Expr) bool {
-		rx, okX := x.(*ColumnRef)
-		ry, okY := y.(*ColumnRef)
+	sizes := parser.ExprSizes{}
+	sameExpr := func(x, y parser.Expr) bool {
+		rx, okX := x.(*parser.ColumnRef)
+		ry, okY := y.(*parser.ColumnRef)
 		if okX && okY {
 			sx, errX := src.sc.resolve(rx)
 			sy, errY := src.sc.resolve(ry)
@@ -112,16 +113,16 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *Select, src *selectSource, 
 		}
 		// Asked of every node: comparing texts only of trees of the same
 		// size keeps compiling linear (see aggregator.sameExpr).
-		if sizes.of(x) != sizes.of(y) {
+		if sizes.Of(x) != sizes.Of(y) {
 			return false
 		}
-		return Format(x) == Format(y)
+		return parser.Format(x) == parser.Format(y)
 	}
 	post := newVCompiler(env, src.sc)
 	inAlias := map[string]bool{}
-	post.subst = func(e Expr) (exec.Expr, bool, error) {
-		if f, ok := e.(*FuncCall); ok && IsAggregate(f.Name) {
-			text := Format(f)
+	post.subst = func(e parser.Expr) (exec.Expr, bool, error) {
+		if f, ok := e.(*parser.FuncCall); ok && parser.IsAggregate(f.Name) {
+			text := parser.Format(f)
 			for i, t := range aggTexts {
 				if t == text {
 					return &exec.ColumnRef{Index: nGroups + i, Name: text, Typ: aggTypes[i]}, true, nil
@@ -138,12 +139,12 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *Select, src *selectSource, 
 		}
 		for i, g := range groupExprs {
 			if sameExpr(e, g) {
-				return &exec.ColumnRef{Index: i, Name: Format(g), Typ: a.pre[i].Type()}, true, nil
+				return &exec.ColumnRef{Index: i, Name: parser.Format(g), Typ: a.pre[i].Type()}, true, nil
 			}
 		}
-		if ref, ok := e.(*ColumnRef); ok {
+		if ref, ok := e.(*parser.ColumnRef); ok {
 			if _, err := src.sc.resolve(ref); err == nil {
-				return nil, true, rowEnginef("'%s' is neither grouped nor aggregated", Format(ref))
+				return nil, true, rowEnginef("'%s' is neither grouped nor aggregated", parser.Format(ref))
 			}
 			// HAVING and ORDER BY may name a select item by its alias.
 			key := strings.ToLower(ref.Name)
@@ -157,7 +158,7 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *Select, src *selectSource, 
 					}
 				}
 			}
-			return nil, true, rowEnginef("unknown column %s", Format(ref))
+			return nil, true, rowEnginef("unknown column %s", parser.Format(ref))
 		}
 		return nil, false, nil
 	}
@@ -168,11 +169,11 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *Select, src *selectSource, 
 // returns its description and result type, with the row engine's types:
 // count BIGINT, sum BIGINT over integers, DECIMAL(38,s) over DECIMAL(p,s)
 // and DOUBLE otherwise, avg DOUBLE, min and max the argument's type.
-func (a *aggPlan) addAggregate(f *FuncCall, text string, in *vcompiler) (exec.Aggregate, schema.Type, error) {
+func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (exec.Aggregate, schema.Type, error) {
 	name := strings.ToLower(f.Name)
 	ag := exec.Aggregate{Func: aggFuncs[name], Distinct: f.Distinct, Name: text}
 	for _, x := range f.Args {
-		if ContainsAggregate(x) {
+		if parser.ContainsAggregate(x) {
 			return ag, nullType, rowEnginef("nested aggregates")
 		}
 	}
@@ -228,6 +229,6 @@ func (a *aggPlan) addAggregate(f *FuncCall, text string, in *vcompiler) (exec.Ag
 	}
 	ag.Arg = len(a.pre)
 	a.pre = append(a.pre, x)
-	a.preNames = append(a.preNames, Format(f.Args[0]))
+	a.preNames = append(a.preNames, parser.Format(f.Args[0]))
 	return ag, out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // errRowEngine marks what the vectorised planner does not handle (yet): the
@@ -38,7 +39,7 @@ func rowEngineErr(err error) error {
 
 // maxExprNodes bounds the size of one compiled expression: compile time is
 // linear in it, and a larger expression goes to the row engine, which
-// compiles any expression the parser accepts (exprlimit.go) in linear time.
+// compiles any expression the parser accepts (parser.MaxExprSize) in linear time.
 const maxExprNodes = 10000
 
 // vcompiler turns AST expressions into vectorised exec expressions over the
@@ -56,21 +57,21 @@ type vcompiler struct {
 	nodes int
 	depth int
 	// konst memoises which subexpressions are constant.
-	konst map[Expr]bool
+	konst map[parser.Expr]bool
 	// subst, when set, is consulted before each node: over the output of
 	// an aggregation it replaces aggregate calls and GROUP BY expressions
 	// with the columns that hold them.
-	subst func(e Expr) (exec.Expr, bool, error)
+	subst func(e parser.Expr) (exec.Expr, bool, error)
 	// subq compiles a scalar subquery (plan_subquery.go); nil where the
 	// planner has no place for one.
-	subq func(*SubqueryExpr) (exec.Expr, error)
+	subq func(*parser.SubqueryExpr) (exec.Expr, error)
 	// win compiles a window function (plan_window.go); nil where none may
 	// stand.
-	win func(*WindowFunc) (exec.Expr, error)
+	win func(*parser.WindowFunc) (exec.Expr, error)
 }
 
 func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
-	return &vcompiler{env: env, sc: sc, refs: map[int][]*exec.ColumnRef{}, konst: map[Expr]bool{}}
+	return &vcompiler{env: env, sc: sc, refs: map[int][]*exec.ColumnRef{}, konst: map[parser.Expr]bool{}}
 }
 
 // maxExprDepth bounds the nesting of one vectorised expression; a deeper one
@@ -80,16 +81,16 @@ const maxExprDepth = 1000
 // markConst records in konst whether e and each of its subexpressions is
 // constant, visiting every node once (the children of a node are those
 // Walk visits directly below it).
-func markConst(e Expr, konst map[Expr]bool, depth int) bool {
+func markConst(e parser.Expr, konst map[parser.Expr]bool, depth int) bool {
 	if k, ok := konst[e]; ok {
 		return k
 	}
 	k := true
 	switch f := e.(type) {
-	case *ColumnRef, *SubqueryExpr, *InSubquery, *ExistsExpr, *WindowFunc:
+	case *parser.ColumnRef, *parser.SubqueryExpr, *parser.InSubquery, *parser.ExistsExpr, *parser.WindowFunc:
 		k = false
-	case *FuncCall:
-		if IsAggregate(f.Name) {
+	case *parser.FuncCall:
+		if parser.IsAggregate(f.Name) {
 			k = false
 		}
 	}
@@ -97,7 +98,7 @@ func markConst(e Expr, konst map[Expr]bool, depth int) bool {
 		// Too deep to compile anyway (compile refuses it): not folded.
 		k = false
 	} else {
-		Walk(e, func(x Expr) bool {
+		parser.Walk(e, func(x parser.Expr) bool {
 			if x == e {
 				return true
 			}
@@ -111,7 +112,7 @@ func markConst(e Expr, konst map[Expr]bool, depth int) bool {
 	return k
 }
 
-func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
+func (c *vcompiler) compile(e parser.Expr) (exec.Expr, error) {
 	c.nodes++
 	if c.nodes > maxExprNodes {
 		return nil, rowEnginef("expression of more than %d nodes", maxExprNodes)
@@ -139,7 +140,7 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 		return c.lit(x.t, v), nil
 	}
 	switch e := e.(type) {
-	case *ColumnRef:
+	case *parser.ColumnRef:
 		slot, err := c.sc.resolve(e)
 		if err != nil {
 			return nil, rowEngineErr(err)
@@ -148,12 +149,12 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 		ref := &exec.ColumnRef{Index: -1, Name: col.name, Typ: col.typ}
 		c.refs[slot] = append(c.refs[slot], ref)
 		return ref, nil
-	case *UnaryExpr:
+	case *parser.UnaryExpr:
 		x, err := c.compile(e.X)
 		if err != nil {
 			return nil, err
 		}
-		if e.Op == OpNot {
+		if e.Op == parser.OpNot {
 			b, err := c.asBool(x)
 			if err != nil {
 				return nil, err
@@ -174,8 +175,8 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &exec.Neg{X: x, Text: Format(e)}, nil
-	case *BinaryExpr:
+		return &exec.Neg{X: x, Text: parser.Format(e)}, nil
+	case *parser.BinaryExpr:
 		l, err := c.compile(e.L)
 		if err != nil {
 			return nil, err
@@ -185,31 +186,31 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 			return nil, err
 		}
 		switch {
-		case e.Op == OpAnd || e.Op == OpOr:
-			return c.logic(e.Op == OpAnd, l, r)
+		case e.Op == parser.OpAnd || e.Op == parser.OpOr:
+			return c.logic(e.Op == parser.OpAnd, l, r)
 		case e.Op.IsComparison():
 			return c.compare(e.Op, l, r)
 		}
-		return c.arith(e.Op, l, r, Format(e))
-	case *IsExpr:
+		return c.arith(e.Op, l, r, parser.Format(e))
+	case *parser.IsExpr:
 		x, err := c.compile(e.X)
 		if err != nil {
 			return nil, err
 		}
 		test := exec.TestNull
-		if e.Test != IsNull {
+		if e.Test != parser.IsNull {
 			if x, err = c.asBool(x); err != nil {
 				return nil, err
 			}
 			test = exec.TestTrue
-			if e.Test == IsFalse {
+			if e.Test == parser.IsFalse {
 				test = exec.TestFalse
 			}
 		}
 		return &exec.Is{X: x, Test: test, Not: e.Not}, nil
-	case *InExpr:
+	case *parser.InExpr:
 		return c.in(e)
-	case *BetweenExpr:
+	case *parser.BetweenExpr:
 		x, err := c.compile(e.X)
 		if err != nil {
 			return nil, err
@@ -222,11 +223,11 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		ge, err := c.compare(OpGe, x, lo)
+		ge, err := c.compare(parser.OpGe, x, lo)
 		if err != nil {
 			return nil, err
 		}
-		le, err := c.compare(OpLe, x, hi)
+		le, err := c.compare(parser.OpLe, x, hi)
 		if err != nil {
 			return nil, err
 		}
@@ -235,9 +236,9 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 			both = &exec.Not{X: both}
 		}
 		return both, nil
-	case *LikeExpr:
+	case *parser.LikeExpr:
 		return c.like(e)
-	case *CastExpr:
+	case *parser.CastExpr:
 		x, err := c.compile(e.X)
 		if err != nil {
 			return nil, err
@@ -246,31 +247,31 @@ func (c *vcompiler) compile(e Expr) (exec.Expr, error) {
 			return nil, rowEngineErr(err)
 		}
 		return c.convert(x, e.Type)
-	case *DateArith:
+	case *parser.DateArith:
 		return c.dateArith(e)
-	case *CaseExpr:
+	case *parser.CaseExpr:
 		return c.caseExpr(e)
-	case *FuncCall:
+	case *parser.FuncCall:
 		return c.funcCall(e)
-	case *SubqueryExpr:
+	case *parser.SubqueryExpr:
 		if c.subq != nil {
 			return c.subq(e)
 		}
-	case *WindowFunc:
+	case *parser.WindowFunc:
 		if c.win != nil {
 			return c.win(e)
 		}
-	case *InSubquery:
+	case *parser.InSubquery:
 		return nil, rowEnginef("IN (subquery) other than a WHERE conjunct")
-	case *ExistsExpr:
+	case *parser.ExistsExpr:
 		return nil, rowEnginef("EXISTS other than a WHERE conjunct or its negation")
 	}
-	return nil, rowEnginef("expression %s", Format(e))
+	return nil, rowEnginef("expression %s", parser.Format(e))
 }
 
 // caseExpr compiles CASE as the row engine does: with an operand, each
 // WHEN is operand = value; the results are converted to their unified type.
-func (c *vcompiler) caseExpr(e *CaseExpr) (exec.Expr, error) {
+func (c *vcompiler) caseExpr(e *parser.CaseExpr) (exec.Expr, error) {
 	var operand exec.Expr
 	var err error
 	if e.Operand != nil {
@@ -286,7 +287,7 @@ func (c *vcompiler) caseExpr(e *CaseExpr) (exec.Expr, error) {
 			return nil, err
 		}
 		if operand != nil {
-			cond, err = c.compare(OpEq, operand, cond)
+			cond, err = c.compare(parser.OpEq, operand, cond)
 		} else {
 			cond, err = c.asBool(cond)
 		}
@@ -341,7 +342,7 @@ func (c *vcompiler) unifyAll(xs []exec.Expr) (schema.Type, error) {
 }
 
 // funcCall compiles the scalar functions the vectorised engine has.
-func (c *vcompiler) funcCall(f *FuncCall) (exec.Expr, error) {
+func (c *vcompiler) funcCall(f *parser.FuncCall) (exec.Expr, error) {
 	if f.Star || f.Distinct {
 		return nil, rowEnginef("%s() with * or DISTINCT", f.Name)
 	}
@@ -491,7 +492,7 @@ func (c *vcompiler) funcCall(f *FuncCall) (exec.Expr, error) {
 		if err := nargs(2, 2); err != nil {
 			return nil, err
 		}
-		eq, err := c.compare(OpEq, args[0], args[1])
+		eq, err := c.compare(parser.OpEq, args[0], args[1])
 		if err != nil {
 			return nil, err
 		}
@@ -510,7 +511,7 @@ func (c *vcompiler) lit(t schema.Type, v schema.Value) *exec.Literal {
 	if !v.IsNull() {
 		text = renderValue(v, t, c.env.loc)
 		if t.IsString() || t.IsTemporal() {
-			text = QuoteString(text)
+			text = parser.QuoteString(text)
 		}
 	}
 	return &exec.Literal{Typ: t, Val: v, Text: text}
@@ -575,11 +576,11 @@ func (c *vcompiler) logic(and bool, l, r exec.Expr) (exec.Expr, error) {
 	return &exec.Logic{And: and, L: l, R: r}, nil
 }
 
-var cmpOps = map[BinaryOp]exec.CmpOp{
-	OpEq: exec.Eq, OpNe: exec.Ne, OpLt: exec.Lt, OpLe: exec.Le, OpGt: exec.Gt, OpGe: exec.Ge, OpNullSafeEq: exec.NullSafeEq,
+var cmpOps = map[parser.BinaryOp]exec.CmpOp{
+	parser.OpEq: exec.Eq, parser.OpNe: exec.Ne, parser.OpLt: exec.Lt, parser.OpLe: exec.Le, parser.OpGt: exec.Gt, parser.OpGe: exec.Ge, parser.OpNullSafeEq: exec.NullSafeEq,
 }
 
-func (c *vcompiler) compare(op BinaryOp, l, r exec.Expr) (exec.Expr, error) {
+func (c *vcompiler) compare(op parser.BinaryOp, l, r exec.Expr) (exec.Expr, error) {
 	// A text constant next to a DECIMAL is read as the exact number it
 	// spells, as Doris types such literals (the row engine's decimalText).
 	l, r = c.decimalText(l, r), c.decimalText(r, l)
@@ -601,7 +602,7 @@ func (c *vcompiler) compare(op BinaryOp, l, r exec.Expr) (exec.Expr, error) {
 	if isNullType(t) {
 		// One side is a NULL constant: <=> tests the other for NULL, every
 		// other comparison is NULL.
-		if op != OpNullSafeEq {
+		if op != parser.OpNullSafeEq {
 			return c.lit(boolType, schema.Null), nil
 		}
 		x := l
@@ -620,11 +621,11 @@ func (c *vcompiler) compare(op BinaryOp, l, r exec.Expr) (exec.Expr, error) {
 	return exec.NewCompare(cmpOps[op], l, r)
 }
 
-var arithOps = map[BinaryOp]exec.ArithOp{
-	OpAdd: exec.Add, OpSub: exec.Sub, OpMul: exec.Mul, OpDiv: exec.Div, OpMod: exec.Mod, OpIntDiv: exec.IntDiv,
+var arithOps = map[parser.BinaryOp]exec.ArithOp{
+	parser.OpAdd: exec.Add, parser.OpSub: exec.Sub, parser.OpMul: exec.Mul, parser.OpDiv: exec.Div, parser.OpMod: exec.Mod, parser.OpIntDiv: exec.IntDiv,
 }
 
-func (c *vcompiler) arith(op BinaryOp, l, r exec.Expr, text string) (exec.Expr, error) {
+func (c *vcompiler) arith(op parser.BinaryOp, l, r exec.Expr, text string) (exec.Expr, error) {
 	for _, x := range []exec.Expr{l, r} {
 		t := x.Type()
 		if t.IsTemporal() || (!isNumeric(t) && !t.IsString() && !isNullType(t)) {
@@ -636,7 +637,7 @@ func (c *vcompiler) arith(op BinaryOp, l, r exec.Expr, text string) (exec.Expr, 
 	}
 	intLike := func(t schema.Type) bool { return isIntLike(t) || isNullType(t) }
 	to := doubleType
-	if intLike(l.Type()) && intLike(r.Type()) && op != OpDiv {
+	if intLike(l.Type()) && intLike(r.Type()) && op != parser.OpDiv {
 		to = bigintType
 	}
 	l, err := c.convert(l, to)
@@ -649,7 +650,7 @@ func (c *vcompiler) arith(op BinaryOp, l, r exec.Expr, text string) (exec.Expr, 
 	return exec.NewArith(arithOps[op], l, r, text)
 }
 
-func (c *vcompiler) in(e *InExpr) (exec.Expr, error) {
+func (c *vcompiler) in(e *parser.InExpr) (exec.Expr, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
@@ -726,7 +727,7 @@ func decimalIn(x exec.Expr, items []exec.Expr) bool {
 func (c *vcompiler) inByComparisons(x exec.Expr, items []exec.Expr, not bool) (exec.Expr, error) {
 	var or exec.Expr
 	for _, it := range items {
-		eq, err := c.compare(OpEq, x, it)
+		eq, err := c.compare(parser.OpEq, x, it)
 		if err != nil {
 			return nil, err
 		}
@@ -742,7 +743,7 @@ func (c *vcompiler) inByComparisons(x exec.Expr, items []exec.Expr, not bool) (e
 	return or, nil
 }
 
-func (c *vcompiler) like(e *LikeExpr) (exec.Expr, error) {
+func (c *vcompiler) like(e *parser.LikeExpr) (exec.Expr, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
@@ -790,7 +791,7 @@ func (c *vcompiler) like(e *LikeExpr) (exec.Expr, error) {
 
 // dateArith types x ± INTERVAL n unit as the row engine's compileDateArith
 // does.
-func (c *vcompiler) dateArith(e *DateArith) (exec.Expr, error) {
+func (c *vcompiler) dateArith(e *parser.DateArith) (exec.Expr, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
@@ -830,7 +831,7 @@ func (c *vcompiler) dateArith(e *DateArith) (exec.Expr, error) {
 	default:
 		return nil, rowEnginef("INTERVAL arithmetic on %s", t)
 	}
-	return &exec.DateAdd{X: x, N: n, Unit: unit, Sub: e.Sub, Typ: t, Text: Format(e)}, nil
+	return &exec.DateAdd{X: x, N: n, Unit: unit, Sub: e.Sub, Typ: t, Text: parser.Format(e)}, nil
 }
 
 // decimalText is the vectorised form of the row engine's decimalText: a
@@ -877,7 +878,7 @@ func decimalOperandType(x exec.Expr) decimal.Type {
 // decimalArith is + - * / % DIV with a DECIMAL operand and an integer or
 // DECIMAL one, exact in Doris's result types, as the row engine computes
 // it.
-func (c *vcompiler) decimalArith(op BinaryOp, l, r exec.Expr, text string) (exec.Expr, error) {
+func (c *vcompiler) decimalArith(op parser.BinaryOp, l, r exec.Expr, text string) (exec.Expr, error) {
 	lt, rt := decimalOperandType(l), decimalOperandType(r)
 	l, err := c.widenExact(l)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -48,7 +49,7 @@ type relPlanner struct {
 type cteDef struct {
 	name  string
 	cols  []string
-	query QueryExpr
+	query parser.QueryExpr
 	outer []*cteDef
 }
 
@@ -67,7 +68,7 @@ func analytic(err error) error {
 }
 
 // needsRel reports whether a query block needs the relational planner.
-func (p *relPlanner) needsRel(st *Select) bool {
+func (p *relPlanner) needsRel(st *parser.Select) bool {
 	if !st.IsSimple() {
 		return true
 	}
@@ -75,7 +76,7 @@ func (p *relPlanner) needsRel(st *Select) bool {
 }
 
 // cte returns the CTE a table name refers to, or nil.
-func (p *relPlanner) cte(t TableName) *cteDef {
+func (p *relPlanner) cte(t parser.TableName) *cteDef {
 	if t.DB != "" {
 		return nil
 	}
@@ -89,21 +90,21 @@ func (p *relPlanner) cte(t TableName) *cteDef {
 
 // planQuery plans a query expression (a query block or a set operation)
 // with its WITH.
-func (p *relPlanner) planQuery(q QueryExpr) (relPlan, error) {
-	var with []*CTE
+func (p *relPlanner) planQuery(q parser.QueryExpr) (relPlan, error) {
+	var with []*parser.CTE
 	switch q := q.(type) {
-	case *Select:
+	case *parser.Select:
 		with = q.With
-	case *SetOp:
+	case *parser.SetOp:
 		with = q.With
 	}
 	saved := p.ctes
 	defer func() { p.ctes = saved }()
 	p.pushWith(with)
 	switch q := q.(type) {
-	case *Select:
+	case *parser.Select:
 		return p.planBlock(q)
-	case *SetOp:
+	case *parser.SetOp:
 		return p.planSetOp(q)
 	}
 	return nil, invalidf("unknown query %T", q)
@@ -111,7 +112,7 @@ func (p *relPlanner) planQuery(q QueryExpr) (relPlan, error) {
 
 // pushWith brings the CTEs of a WITH into scope, each seeing those
 // before it.
-func (p *relPlanner) pushWith(with []*CTE) {
+func (p *relPlanner) pushWith(with []*parser.CTE) {
 	for _, c := range with {
 		p.ctes = append(p.ctes[:len(p.ctes):len(p.ctes)], &cteDef{name: c.Name, cols: c.Columns, query: c.Query, outer: p.ctes})
 	}
@@ -119,7 +120,7 @@ func (p *relPlanner) pushWith(with []*CTE) {
 
 // planBlock plans one query block: the plain single-table shape through
 // planSelect, any other through planRelSelect.
-func (p *relPlanner) planBlock(st *Select) (relPlan, error) {
+func (p *relPlanner) planBlock(st *parser.Select) (relPlan, error) {
 	if p.needsRel(st) {
 		return p.planRelSelect(st)
 	}
@@ -143,7 +144,7 @@ type relNode struct {
 	est    int64
 	// pending are the conjuncts placed on the node: a leaf's filter, a
 	// join's condition beside its ON.
-	pending []Expr
+	pending []parser.Expr
 
 	// A table scan.
 	tbl       *table.Table
@@ -155,9 +156,9 @@ type relNode struct {
 	sub   relPlan
 	alias string
 	// A join.
-	kind        JoinKind
+	kind        parser.JoinKind
 	left, right *relNode
-	on          []Expr
+	on          []parser.Expr
 	using       []string
 	ekind       exec.JoinKind
 	swap        bool
@@ -176,7 +177,7 @@ type fromPlan struct {
 	// scope resolves names to root's output columns.
 	scope *scope
 	// above are the WHERE conjuncts no join or scan could take.
-	above []Expr
+	above []parser.Expr
 }
 
 // leafScope is the scope of a table reference's columns.
@@ -186,7 +187,7 @@ func leafScope(cols []column, name string) *scope {
 
 // planTree builds the node of a FROM reference; its leaves are appended to
 // fp.leaves.
-func (p *relPlanner) planTree(fp *fromPlan, ref *TableRef) (*relNode, error) {
+func (p *relPlanner) planTree(fp *fromPlan, ref *parser.TableRef) (*relNode, error) {
 	if ref.IsJoin() {
 		l, err := p.planTree(fp, ref.Join.Left)
 		if err != nil {
@@ -312,19 +313,19 @@ func (p *relPlanner) using(n *relNode, name string) error {
 	if err != nil {
 		return err
 	}
-	if n.kind == JoinFull {
+	if n.kind == parser.JoinFull {
 		return notYet("FULL JOIN with USING")
 	}
 	lc, rc := n.left.full[li], n.right.full[ri]
-	ref := func(c column) *ColumnRef {
-		r := &ColumnRef{Name: c.name}
+	ref := func(c column) *parser.ColumnRef {
+		r := &parser.ColumnRef{Name: c.name}
 		if len(c.quals) > 0 {
 			r.Table = c.quals[0]
 		}
 		return r
 	}
-	n.on = append(n.on, &BinaryExpr{Op: OpEq, L: ref(lc), R: ref(rc)})
-	if n.kind == JoinRight {
+	n.on = append(n.on, &parser.BinaryExpr{Op: parser.OpEq, L: ref(lc), R: ref(rc)})
+	if n.kind == parser.JoinRight {
 		n.full[li].merged = true
 	} else {
 		n.full[len(n.left.full)+ri].merged = true
@@ -333,7 +334,7 @@ func (p *relPlanner) using(n *relNode, name string) error {
 }
 
 // resolveMulti resolves a name in the scope of several table references.
-func (sc *scope) resolveMulti(ref *ColumnRef) (int, error) {
+func (sc *scope) resolveMulti(ref *parser.ColumnRef) (int, error) {
 	where := "field list"
 	if ref.Table != "" {
 		where = ref.Table
@@ -363,13 +364,13 @@ func (sc *scope) resolveMulti(ref *ColumnRef) (int, error) {
 			continue
 		}
 		if found >= 0 {
-			return 0, invalidf("Column '%s' in %s is ambiguous", Format(ref), where)
+			return 0, invalidf("Column '%s' in %s is ambiguous", parser.Format(ref), where)
 		}
 		found = i
 	}
 	if found < 0 {
 		if ref.Table != "" {
-			return 0, notFoundf("Unknown column '%s' in '%s'", Format(ref), where)
+			return 0, notFoundf("Unknown column '%s' in '%s'", parser.Format(ref), where)
 		}
 		return 0, notFoundf("Unknown column '%s' in 'field list'", ref.Name)
 	}
@@ -377,10 +378,10 @@ func (sc *scope) resolveMulti(ref *ColumnRef) (int, error) {
 }
 
 // colRefs returns the column references of e outside subqueries.
-func colRefs(e Expr) []*ColumnRef {
-	var out []*ColumnRef
-	Walk(e, func(x Expr) bool {
-		if r, ok := x.(*ColumnRef); ok {
+func colRefs(e parser.Expr) []*parser.ColumnRef {
+	var out []*parser.ColumnRef
+	parser.Walk(e, func(x parser.Expr) bool {
+		if r, ok := x.(*parser.ColumnRef); ok {
 			out = append(out, r)
 		}
 		return true
@@ -390,7 +391,7 @@ func colRefs(e Expr) []*ColumnRef {
 
 // leafSet returns the table references an expression reads, by their
 // index in FROM order (leafOf maps a full-scope slot to it).
-func leafSet(e Expr, sc *scope, leafOf []int) (map[int]bool, error) {
+func leafSet(e parser.Expr, sc *scope, leafOf []int) (map[int]bool, error) {
 	set := map[int]bool{}
 	for _, r := range colRefs(e) {
 		slot, err := sc.resolve(r)
@@ -420,7 +421,7 @@ func subset(a map[int]bool, leaves []int) bool {
 // planFrom plans the FROM clause of st. used lists every expression of
 // the statement whose columns must be read; stars asks for every visible
 // column of the references they name.
-func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
+func (p *relPlanner) planFrom(st *parser.Select, used []parser.Expr) (*fromPlan, error) {
 	fp := &fromPlan{}
 	root, err := p.planTree(fp, st.From)
 	if err != nil {
@@ -458,11 +459,11 @@ func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
 	// The outer columns a correlated EXISTS names are read too; a name
 	// that is not the outer query's is left to the subquery.
 	for _, conj := range conjuncts(st.Where) {
-		if u, ok := conj.(*UnaryExpr); ok && u.Op == OpNot {
+		if u, ok := conj.(*parser.UnaryExpr); ok && u.Op == parser.OpNot {
 			conj = u.X
 		}
-		if ex, ok := conj.(*ExistsExpr); ok {
-			if sub, ok := ex.Query.(*Select); ok {
+		if ex, ok := conj.(*parser.ExistsExpr); ok {
+			if sub, ok := ex.Query.(*parser.Select); ok {
 				for _, r := range colRefs(sub.Where) {
 					if slot, err := full.resolve(r); err == nil {
 						need[slot] = true
@@ -525,7 +526,7 @@ func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
 
 	// WHERE conjuncts go as far down as they may.
 	for _, conj := range conjuncts(st.Where) {
-		if ContainsSubquery(conj) || ContainsAggregate(conj) || ContainsWindow(conj) {
+		if parser.ContainsSubquery(conj) || parser.ContainsAggregate(conj) || parser.ContainsWindow(conj) {
 			fp.above = append(fp.above, conj)
 			continue
 		}
@@ -543,16 +544,16 @@ func (p *relPlanner) planFrom(st *Select, used []Expr) (*fromPlan, error) {
 		if n.isLeaf() {
 			return nil
 		}
-		var keep []Expr
+		var keep []parser.Expr
 		for _, conj := range n.on {
 			set, err := leafSet(conj, full, leafOf)
 			if err != nil {
 				return err
 			}
 			switch {
-			case len(set) > 0 && subset(set, n.right.leaves) && (n.kind == JoinInner || n.kind == JoinLeft):
+			case len(set) > 0 && subset(set, n.right.leaves) && (n.kind == parser.JoinInner || n.kind == parser.JoinLeft):
 				place(n.right, conj, set)
-			case len(set) > 0 && subset(set, n.left.leaves) && (n.kind == JoinInner || n.kind == JoinRight):
+			case len(set) > 0 && subset(set, n.left.leaves) && (n.kind == parser.JoinInner || n.kind == parser.JoinRight):
 				place(n.left, conj, set)
 			default:
 				keep = append(keep, conj)
@@ -589,16 +590,16 @@ func sameCol(a, b column) bool {
 // place puts a conjunct reading the leaves of set on the lowest node that
 // may evaluate it, and reports whether one could: never below the
 // NULL-extended side of an outer join, whose rows the join makes.
-func place(n *relNode, conj Expr, set map[int]bool) bool {
+func place(n *relNode, conj parser.Expr, set map[int]bool) bool {
 	if n.isLeaf() {
 		n.pending = append(n.pending, conj)
 		return true
 	}
-	inner := n.kind == JoinInner || n.kind == JoinCross || n.kind == JoinComma
+	inner := n.kind == parser.JoinInner || n.kind == parser.JoinCross || n.kind == parser.JoinComma
 	switch {
-	case subset(set, n.left.leaves) && (inner || n.kind == JoinLeft):
+	case subset(set, n.left.leaves) && (inner || n.kind == parser.JoinLeft):
 		return place(n.left, conj, set)
-	case subset(set, n.right.leaves) && (inner || n.kind == JoinRight):
+	case subset(set, n.right.leaves) && (inner || n.kind == parser.JoinRight):
 		return place(n.right, conj, set)
 	case inner:
 		n.pending = append(n.pending, conj)
@@ -618,17 +619,17 @@ func (p *relPlanner) compileTree(n *relNode, leafOf []int, full *scope) error {
 	if err := p.compileTree(n.right, leafOf, full); err != nil {
 		return err
 	}
-	conds := append(append([]Expr(nil), n.on...), n.pending...)
+	conds := append(append([]parser.Expr(nil), n.on...), n.pending...)
 	kind := n.kind
-	if (kind == JoinCross || kind == JoinComma) && len(conds) > 0 {
-		kind = JoinInner
+	if (kind == parser.JoinCross || kind == parser.JoinComma) && len(conds) > 0 {
+		kind = parser.JoinInner
 	}
 	ls := &scope{cols: n.left.cols, multi: true, showHidden: p.s.showHidden}
 	rs := &scope{cols: n.right.cols, multi: true, showHidden: p.s.showHidden}
-	var rest []Expr
+	var rest []parser.Expr
 	for _, conj := range conds {
-		b, ok := conj.(*BinaryExpr)
-		if ok && b.Op == OpEq {
+		b, ok := conj.(*parser.BinaryExpr)
+		if ok && b.Op == parser.OpEq {
 			lset, err := leafSet(b.L, full, leafOf)
 			if err != nil {
 				return err
@@ -649,7 +650,7 @@ func (p *relPlanner) compileTree(n *relNode, leafOf []int, full *scope) error {
 				if lk != nil {
 					n.lkeys = append(n.lkeys, lk)
 					n.rkeys = append(n.rkeys, rk)
-					n.keyText = append(n.keyText, Format(lx)+" = "+Format(rx))
+					n.keyText = append(n.keyText, parser.Format(lx)+" = "+parser.Format(rx))
 					continue
 				}
 			}
@@ -657,13 +658,13 @@ func (p *relPlanner) compileTree(n *relNode, leafOf []int, full *scope) error {
 		rest = append(rest, conj)
 	}
 	switch kind {
-	case JoinInner:
+	case parser.JoinInner:
 		n.ekind = exec.InnerJoin
-	case JoinLeft:
+	case parser.JoinLeft:
 		n.ekind = exec.LeftJoin
-	case JoinRight:
+	case parser.JoinRight:
 		n.ekind = exec.RightJoin
-	case JoinFull:
+	case parser.JoinFull:
 		n.ekind = exec.FullJoin
 	default:
 		n.ekind = exec.CrossJoin
@@ -725,7 +726,7 @@ func (p *relPlanner) compileTree(n *relNode, leafOf []int, full *scope) error {
 
 // joinKeys compiles an equality's two sides as hash keys of one type, or
 // returns nil keys when the equality must stay in the residual.
-func (p *relPlanner) joinKeys(ls, rs *scope, lx, rx Expr) (exec.Expr, exec.Expr, error) {
+func (p *relPlanner) joinKeys(ls, rs *scope, lx, rx parser.Expr) (exec.Expr, exec.Expr, error) {
 	lc := newVCompiler(p.env, ls)
 	l, err := lc.compile(lx)
 	if err != nil {
@@ -793,10 +794,10 @@ func bindRefs(c *vcompiler) {
 	}
 }
 
-func andAll(es []Expr) Expr {
+func andAll(es []parser.Expr) parser.Expr {
 	out := es[0]
 	for _, e := range es[1:] {
-		out = &BinaryExpr{Op: OpAnd, L: out, R: e}
+		out = &parser.BinaryExpr{Op: parser.OpAnd, L: out, R: e}
 	}
 	return out
 }
@@ -818,7 +819,7 @@ func (p *relPlanner) compileLeaf(n *relNode) error {
 		// An equality with a constant keeps few rows; anything else is
 		// guessed to keep half.
 		for _, e := range n.pending {
-			if b, ok := e.(*BinaryExpr); ok && b.Op == OpEq {
+			if b, ok := e.(*parser.BinaryExpr); ok && b.Op == parser.OpEq {
 				n.est = (n.est + 9) / 10
 			} else {
 				n.est = (n.est + 1) / 2
@@ -1060,11 +1061,11 @@ func joinName(k exec.JoinKind) string {
 // each reference's visible columns in FROM order, except that a join's
 // USING columns come first and once (as MySQL and Doris show them); t.*
 // is t's columns.
-func expandRelItems(st *Select, fp *fromPlan) []outItem {
+func expandRelItems(st *parser.Select, fp *fromPlan) []outItem {
 	sc := fp.scope
 	var items []outItem
 	add := func(c column) {
-		ref := &ColumnRef{Name: c.name}
+		ref := &parser.ColumnRef{Name: c.name}
 		if len(c.quals) > 0 {
 			ref.Table = c.quals[0]
 		}
@@ -1111,7 +1112,7 @@ func starCols(n *relNode, off int, cols []column) []int {
 	var out []int
 	kept := map[int]bool{}
 	from := l
-	if n.kind == JoinRight {
+	if n.kind == parser.JoinRight {
 		from = r
 	}
 	for _, u := range n.using {

@@ -4,14 +4,15 @@ import (
 	"context"
 
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // queryRows runs the query of INSERT ... SELECT: a plain query block on
 // the row engine as before, any other shape (joins, subqueries, set
 // operations, WITH, windows) through the relational planner, its rows
 // collected as values.
-func (s *Session) queryRows(ctx context.Context, env *stmtEnv, q QueryExpr) (*rowSet, error) {
-	if sel, ok := q.(*Select); ok && sel.IsSimple() {
+func (s *Session) queryRows(ctx context.Context, env *stmtEnv, q parser.QueryExpr) (*rowSet, error) {
+	if sel, ok := q.(*parser.Select); ok && sel.IsSimple() {
 		return s.runSelect(ctx, env, sel)
 	}
 	p, err := (&relPlanner{s: s, env: env}).planQuery(q)

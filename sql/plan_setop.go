@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // setOpPlan is UNION [ALL], INTERSECT or EXCEPT of two planned queries,
@@ -18,10 +19,10 @@ type setOpPlan struct {
 	cols         exec.Schema
 	keys         []exec.SortKey
 	keyText      []string
-	limit        *Limit
+	limit        *parser.Limit
 }
 
-func (p *relPlanner) planSetOp(q *SetOp) (relPlan, error) {
+func (p *relPlanner) planSetOp(q *parser.SetOp) (relPlan, error) {
 	l, err := p.planQuery(q.L)
 	if err != nil {
 		return nil, err
@@ -32,13 +33,13 @@ func (p *relPlanner) planSetOp(q *SetOp) (relPlan, error) {
 	}
 	sp := &setOpPlan{left: l, right: r, limit: q.Limit}
 	switch {
-	case q.Op == SetUnion && q.All:
+	case q.Op == parser.SetUnion && q.All:
 		sp.op = exec.UnionAll
-	case q.Op == SetUnion:
+	case q.Op == parser.SetUnion:
 		sp.op = exec.UnionDistinct
 	case q.All:
 		return nil, notYet(q.Op.String() + " ALL")
-	case q.Op == SetIntersect:
+	case q.Op == parser.SetIntersect:
 		sp.op = exec.Intersect
 	default:
 		sp.op = exec.Except
@@ -84,12 +85,12 @@ func (p *relPlanner) planSetOp(q *SetOp) (relPlan, error) {
 	for _, o := range q.OrderBy {
 		col := -1
 		switch e := o.Expr.(type) {
-		case *IntLit:
+		case *parser.IntLit:
 			if e.Val < 1 || int(e.Val) > len(sp.cols) {
 				return nil, invalidf("Unknown column '%d' in 'order clause'", e.Val)
 			}
 			col = int(e.Val) - 1
-		case *ColumnRef:
+		case *parser.ColumnRef:
 			for i, c := range sp.cols {
 				if e.Table == "" && strings.EqualFold(c.Name, e.Name) {
 					col = i
@@ -98,17 +99,17 @@ func (p *relPlanner) planSetOp(q *SetOp) (relPlan, error) {
 			}
 		}
 		if col < 0 {
-			return nil, notYet("ORDER BY " + Format(o.Expr) + " over a set operation (name an output column)")
+			return nil, notYet("ORDER BY " + parser.Format(o.Expr) + " over a set operation (name an output column)")
 		}
 		nf := !o.Desc
 		switch o.Nulls {
-		case NullsFirst:
+		case parser.NullsFirst:
 			nf = true
-		case NullsLast:
+		case parser.NullsLast:
 			nf = false
 		}
 		sp.keys = append(sp.keys, exec.SortKey{Column: col, Desc: o.Desc, NullsFirst: nf})
-		text := QuoteIdent(sp.cols[col].Name)
+		text := parser.QuoteIdent(sp.cols[col].Name)
 		if o.Desc {
 			text += " DESC"
 		}

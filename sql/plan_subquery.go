@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // Subqueries in expressions become joins above the FROM relation: a WHERE
@@ -36,18 +37,18 @@ type topJoin struct {
 }
 
 // planRelSelect plans a query block the row engine cannot run.
-func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
+func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 	if err := refuseRel(st); err != nil {
 		return nil, err
 	}
-	var used []Expr
+	var used []parser.Expr
 	for _, it := range st.Items {
 		if it.Expr != nil {
 			used = append(used, it.Expr)
 		}
 	}
 	if st.Where != nil {
-		if ContainsAggregate(st.Where) {
+		if parser.ContainsAggregate(st.Where) {
 			return nil, invalidf("aggregate functions are not allowed in WHERE")
 		}
 		used = append(used, st.Where)
@@ -75,7 +76,7 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 	}
 	sp := &selectPlan{from: fp, limit: st.Limit}
 	width := len(fp.root.cols)
-	var rest []Expr
+	var rest []parser.Expr
 	for _, conj := range fp.above {
 		tj, err := p.subqueryJoin(fp.scope, conj)
 		if err != nil {
@@ -88,7 +89,7 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 		sp.tops = append(sp.tops, tj)
 	}
 	c := newVCompiler(p.env, fp.scope)
-	c.subq = func(e *SubqueryExpr) (exec.Expr, error) {
+	c.subq = func(e *parser.SubqueryExpr) (exec.Expr, error) {
 		sub, err := p.planQuery(e.Query)
 		if err != nil {
 			return nil, err
@@ -103,11 +104,11 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 				idx++
 			}
 		}
-		sp.tops = append(sp.tops, &topJoin{kind: exec.CrossJoin, sub: sub, scalar: true, text: "(" + FormatQuery(e.Query) + ")"})
+		sp.tops = append(sp.tops, &topJoin{kind: exec.CrossJoin, sub: sub, scalar: true, text: "(" + parser.FormatQuery(e.Query) + ")"})
 		return &exec.ColumnRef{Index: idx, Name: cols[0].Name, Typ: cols[0].Type}, nil
 	}
 	if len(rest) > 0 {
-		if ContainsWindow(andAll(rest)) {
+		if parser.ContainsWindow(andAll(rest)) {
 			return nil, invalidf("window functions are not allowed in WHERE")
 		}
 		w, err := c.compile(andAll(rest))
@@ -122,10 +123,10 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 	items := expandRelItems(st, fp)
 	aggMode := len(st.GroupBy) > 0 || st.Having != nil
 	for _, it := range st.Items {
-		aggMode = aggMode || ContainsAggregate(it.Expr)
+		aggMode = aggMode || parser.ContainsAggregate(it.Expr)
 	}
 	for _, o := range st.OrderBy {
-		aggMode = aggMode || ContainsAggregate(o.Expr)
+		aggMode = aggMode || parser.ContainsAggregate(o.Expr)
 	}
 	// GROUP BY, HAVING, ORDER BY and DISTINCT are planned as for a single
 	// table, over the FROM relation's columns.
@@ -139,12 +140,12 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 	if out != c {
 		// Scalar subqueries join below the aggregation; over its output
 		// they would have to be group keys.
-		out.subq = func(*SubqueryExpr) (exec.Expr, error) {
+		out.subq = func(*parser.SubqueryExpr) (exec.Expr, error) {
 			return nil, notYet("a scalar subquery in a query with GROUP BY or aggregates")
 		}
 	}
 	wp := &windowPlan{}
-	out.win = func(w *WindowFunc) (exec.Expr, error) { return wp.window(out, st, w) }
+	out.win = func(w *parser.WindowFunc) (exec.Expr, error) { return wp.window(out, st, w) }
 	for _, it := range items {
 		x, err := out.compile(it.expr)
 		if err != nil {
@@ -176,15 +177,15 @@ func (p *relPlanner) planRelSelect(st *Select) (*selectPlan, error) {
 
 // refuseRel refuses what the relational planner does not plan yet, by
 // name.
-func refuseRel(st *Select) error {
+func refuseRel(st *parser.Select) error {
 	var err error
-	st.WalkExprs(func(e Expr) {
-		Walk(e, func(x Expr) bool {
+	st.WalkExprs(func(e parser.Expr) {
+		parser.Walk(e, func(x parser.Expr) bool {
 			if err != nil {
 				return false
 			}
 			switch x.(type) {
-			case *SubqueryExpr, *InSubquery, *ExistsExpr, *WindowFunc:
+			case *parser.SubqueryExpr, *parser.InSubquery, *parser.ExistsExpr, *parser.WindowFunc:
 				return true
 			}
 			err = refuseNode(x)
@@ -196,16 +197,16 @@ func refuseRel(st *Select) error {
 
 // subqueryJoin returns the join of a WHERE conjunct that is [NOT] IN
 // (query), EXISTS or NOT EXISTS, or nil for any other conjunct.
-func (p *relPlanner) subqueryJoin(outer *scope, conj Expr) (*topJoin, error) {
+func (p *relPlanner) subqueryJoin(outer *scope, conj parser.Expr) (*topJoin, error) {
 	not := false
 	x := conj
-	if u, ok := x.(*UnaryExpr); ok && u.Op == OpNot {
-		if _, ok := u.X.(*ExistsExpr); ok {
+	if u, ok := x.(*parser.UnaryExpr); ok && u.Op == parser.OpNot {
+		if _, ok := u.X.(*parser.ExistsExpr); ok {
 			not, x = true, u.X
 		}
 	}
 	switch e := x.(type) {
-	case *InSubquery:
+	case *parser.InSubquery:
 		sub, err := p.planQuery(e.Query)
 		if err != nil {
 			return nil, err
@@ -233,8 +234,8 @@ func (p *relPlanner) subqueryJoin(outer *scope, conj Expr) (*topJoin, error) {
 		if e.Not {
 			kind = exec.NullAwareAntiJoin
 		}
-		return &topJoin{kind: kind, sub: sub, keys: []exec.Expr{l}, subKeys: []exec.Expr{r}, text: Format(conj)}, nil
-	case *ExistsExpr:
+		return &topJoin{kind: kind, sub: sub, keys: []exec.Expr{l}, subKeys: []exec.Expr{r}, text: parser.Format(conj)}, nil
+	case *parser.ExistsExpr:
 		return p.existsJoin(outer, e, not, conj)
 	}
 	return nil, nil
@@ -244,25 +245,25 @@ func (p *relPlanner) subqueryJoin(outer *scope, conj Expr) (*topJoin, error) {
 // names outer columns is correlated: each conjunct equating an
 // expression of its own columns with one of the outer query's becomes a
 // key pair; any other conjunct naming an outer column joins the residual.
-func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr) (*topJoin, error) {
+func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, conj parser.Expr) (*topJoin, error) {
 	kind := exec.SemiJoin
 	if not {
 		kind = exec.AntiJoin
 	}
-	st, ok := e.Query.(*Select)
+	st, ok := e.Query.(*parser.Select)
 	if !ok || st.From == nil {
 		sub, err := p.planQuery(e.Query)
 		if err != nil {
 			return nil, err
 		}
-		return &topJoin{kind: kind, sub: sub, text: Format(conj)}, nil
+		return &topJoin{kind: kind, sub: sub, text: parser.Format(conj)}, nil
 	}
 	// The subquery's own scope decides which names are its own.
 	inner, err := p.fromScope(st)
 	if err != nil {
 		return nil, err
 	}
-	isInner := func(x Expr) bool {
+	isInner := func(x parser.Expr) bool {
 		for _, r := range colRefs(x) {
 			if _, err := inner.resolve(r); err != nil {
 				return false
@@ -270,7 +271,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 		}
 		return true
 	}
-	isOuter := func(x Expr) bool {
+	isOuter := func(x parser.Expr) bool {
 		refs := colRefs(x)
 		for _, r := range refs {
 			if _, err := outer.resolve(r); err != nil {
@@ -282,14 +283,14 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 		}
 		return len(refs) > 0
 	}
-	var own, innerKeys, outerKeys, resid []Expr
+	var own, innerKeys, outerKeys, resid []parser.Expr
 	for _, c := range conjuncts(st.Where) {
-		if ContainsSubquery(c) || isInner(c) {
+		if parser.ContainsSubquery(c) || isInner(c) {
 			own = append(own, c)
 			continue
 		}
-		b, ok := c.(*BinaryExpr)
-		if ok && b.Op == OpEq {
+		b, ok := c.(*parser.BinaryExpr)
+		if ok && b.Op == parser.OpEq {
 			switch {
 			case isInner(b.L) && isOuter(b.R):
 				innerKeys, outerKeys = append(innerKeys, b.L), append(outerKeys, b.R)
@@ -304,7 +305,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 	// The inner columns the other correlated conditions read are selected
 	// after the keys, for the join's residual.
 	var innerSlots []int
-	var innerRefs []*ColumnRef
+	var innerRefs []*parser.ColumnRef
 	for _, c := range resid {
 		for _, r := range colRefs(c) {
 			slot, err := inner.resolve(r)
@@ -323,19 +324,19 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 	}
 	q.Items = nil
 	for _, k := range innerKeys {
-		q.Items = append(q.Items, &SelectItem{Expr: k, Text: Format(k)})
+		q.Items = append(q.Items, &parser.SelectItem{Expr: k, Text: parser.Format(k)})
 	}
 	for _, r := range innerRefs {
-		q.Items = append(q.Items, &SelectItem{Expr: r, Text: Format(r)})
+		q.Items = append(q.Items, &parser.SelectItem{Expr: r, Text: parser.Format(r)})
 	}
 	if len(q.Items) == 0 {
-		q.Items = []*SelectItem{{Expr: &IntLit{Val: 1}, Text: "1"}}
+		q.Items = []*parser.SelectItem{{Expr: &parser.IntLit{Val: 1}, Text: "1"}}
 	}
 	sub, err := p.planQuery(&q)
 	if err != nil {
 		return nil, err
 	}
-	tj := &topJoin{kind: kind, sub: sub, text: Format(conj)}
+	tj := &topJoin{kind: kind, sub: sub, text: parser.Format(conj)}
 	cols := sub.outCols()
 	lc := newVCompiler(p.env, outer)
 	rc := newVCompiler(p.env, &scope{multi: true})
@@ -350,7 +351,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 			return nil, err
 		}
 		if l == nil {
-			return nil, notYet("a correlated equality of " + Format(ok) + " with " + cols[i].Type.String())
+			return nil, notYet("a correlated equality of " + parser.Format(ok) + " with " + cols[i].Type.String())
 		}
 		tj.keys = append(tj.keys, l)
 		tj.subKeys = append(tj.subKeys, r)
@@ -371,7 +372,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *ExistsExpr, not bool, conj Expr
 // (then the outer keys buildTops computes), then the subquery's columns,
 // the inner columns they read after its nKeys keys. A name resolves in the
 // subquery first, as SQL scopes it.
-func (p *relPlanner) existsResidual(outer, inner *scope, innerSlots []int, cols exec.Schema, nKeys int, keys []exec.Expr, resid []Expr) (exec.Expr, error) {
+func (p *relPlanner) existsResidual(outer, inner *scope, innerSlots []int, cols exec.Schema, nKeys int, keys []exec.Expr, resid []parser.Expr) (exec.Expr, error) {
 	rcols := append([]column(nil), outer.cols...)
 	for _, c := range cols {
 		// Reachable only through pre: hidden from every name.
@@ -379,7 +380,7 @@ func (p *relPlanner) existsResidual(outer, inner *scope, innerSlots []int, cols 
 	}
 	width := len(outer.cols)
 	sc := &scope{cols: rcols, multi: true, showHidden: outer.showHidden}
-	sc.pre = func(r *ColumnRef) (int, bool) {
+	sc.pre = func(r *parser.ColumnRef) (int, bool) {
 		slot, err := inner.resolve(r)
 		if err != nil {
 			return 0, false
@@ -414,7 +415,7 @@ func (p *relPlanner) existsResidual(outer, inner *scope, innerSlots []int, cols 
 
 // fromScope is the scope of a query block's FROM, for telling its names
 // from an outer query's.
-func (p *relPlanner) fromScope(st *Select) (*scope, error) {
+func (p *relPlanner) fromScope(st *parser.Select) (*scope, error) {
 	fp := &fromPlan{}
 	root, err := p.planTree(fp, st.From)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/fileformat"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // The table-valued function local(), as Doris spells it:
@@ -100,7 +101,7 @@ type localPlan struct {
 }
 
 // planTableFunc plans a table function of FROM.
-func (p *relPlanner) planTableFunc(f *TableFunc) (*localPlan, error) {
+func (p *relPlanner) planTableFunc(f *parser.TableFunc) (*localPlan, error) {
 	if f.Name != "local" {
 		return nil, unsupportedf("unknown table function %s(): only local() is supported", f.Name)
 	}
@@ -440,7 +441,7 @@ func (o *localOp) Close() {
 
 // tableFuncNode makes n the leaf of a table function: a derived table
 // whose plan is the function's source.
-func (p *relPlanner) tableFuncNode(n *relNode, ref *TableRef) (*relNode, error) {
+func (p *relPlanner) tableFuncNode(n *relNode, ref *parser.TableRef) (*relNode, error) {
 	lp, err := p.planTableFunc(ref.Func)
 	if err != nil {
 		return nil, err

@@ -15,12 +15,13 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
 // localQuery is a SELECT of everything local() reads from path.
 func localQuery(path, format string) string {
-	return fmt.Sprintf("SELECT * FROM local(\"file_path\" = %s, \"format\" = %q)", QuoteString(path), format)
+	return fmt.Sprintf("SELECT * FROM local(\"file_path\" = %s, \"format\" = %q)", parser.QuoteString(path), format)
 }
 
 // TestLocalFilesPolicy: a restricted session reads only under its
@@ -121,7 +122,7 @@ func TestLocalRoundTrip(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("files %v", files)
 	}
-	run("INSERT INTO b SELECT * FROM local(\"file_path\" = " + QuoteString(files[0]) + ", \"format\" = \"parquet\")")
+	run("INSERT INTO b SELECT * FROM local(\"file_path\" = " + parser.QuoteString(files[0]) + ", \"format\" = \"parquet\")")
 	want := run("SELECT * FROM a ORDER BY id")
 	got := run("SELECT * FROM b ORDER BY id")
 	if fmt.Sprint(got.Rows) != fmt.Sprint(want.Rows) || len(got.Rows) != 3000 {
@@ -187,7 +188,7 @@ func TestLocalForeignParquet(t *testing.T) {
 			defer db.Close()
 			s := NewSession(db)
 			s.SetAllocator(mem)
-			q := "SELECT i, u, ms, ls FROM local(\"file_path\" = " + QuoteString(path) + ", \"format\" = \"parquet\") WHERE i IN (0, 9, 1998, 2498) ORDER BY i"
+			q := "SELECT i, u, ms, ls FROM local(\"file_path\" = " + parser.QuoteString(path) + ", \"format\" = \"parquet\") WHERE i IN (0, 9, 1998, 2498) ORDER BY i"
 			res, err := s.Exec(context.Background(), q)
 			if err != nil {
 				t.Fatal(err)
@@ -196,7 +197,7 @@ func TestLocalForeignParquet(t *testing.T) {
 			if got := fmt.Sprint(res.Rows); got != want {
 				t.Fatalf("got  %s\nwant %s", got, want)
 			}
-			res, err = s.Exec(context.Background(), "SELECT count(*), sum(u) FROM local(\"file_path\" = "+QuoteString(path)+", \"format\" = \"parquet\")")
+			res, err = s.Exec(context.Background(), "SELECT count(*), sum(u) FROM local(\"file_path\" = "+parser.QuoteString(path)+", \"format\" = \"parquet\")")
 			if err != nil || fmt.Sprint(res.Rows) != "[[2500 9000002810250]]" {
 				t.Fatalf("count and sum: %v %v", res, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // Window functions run after WHERE (and, once a block aggregates, after
@@ -32,12 +33,12 @@ type windowPlan struct {
 }
 
 // window compiles a window function call into a reference to its output.
-func (wp *windowPlan) window(c *vcompiler, st *Select, w *WindowFunc) (exec.Expr, error) {
+func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFunc) (exec.Expr, error) {
 	spec, err := st.ResolveWindow(w.Over)
 	if err != nil {
 		return nil, err
 	}
-	arg := func(e Expr) (int, exec.Expr, error) {
+	arg := func(e parser.Expr) (int, exec.Expr, error) {
 		x, err := c.compile(e)
 		if err != nil {
 			return 0, nil, err
@@ -46,7 +47,7 @@ func (wp *windowPlan) window(c *vcompiler, st *Select, w *WindowFunc) (exec.Expr
 		return len(wp.args) - 1, x, nil
 	}
 	var ws exec.WindowSpec
-	ws.Name = Format(w)
+	ws.Name = parser.Format(w)
 	for _, p := range spec.PartitionBy {
 		i, _, err := arg(p)
 		if err != nil {
@@ -61,9 +62,9 @@ func (wp *windowPlan) window(c *vcompiler, st *Select, w *WindowFunc) (exec.Expr
 		}
 		k := exec.SortKey{Column: i, Desc: o.Desc, NullsFirst: !o.Desc}
 		switch o.Nulls {
-		case NullsFirst:
+		case parser.NullsFirst:
 			k.NullsFirst = true
-		case NullsLast:
+		case parser.NullsLast:
 			k.NullsFirst = false
 		}
 		ws.Order = append(ws.Order, k)
@@ -98,7 +99,7 @@ func (wp *windowPlan) window(c *vcompiler, st *Select, w *WindowFunc) (exec.Expr
 		ws.Arg, typ = i, x.Type()
 		ws.Offset = 1
 		if len(w.Args) > 1 {
-			n, ok := w.Args[1].(*IntLit)
+			n, ok := w.Args[1].(*parser.IntLit)
 			if !ok || n.Val < 0 {
 				return nil, invalidf("the offset of %s() must be a non-negative integer constant", w.Name)
 			}
@@ -187,30 +188,30 @@ func (wp *windowPlan) window(c *vcompiler, st *Select, w *WindowFunc) (exec.Expr
 
 // windowFrame translates a frame clause; RANGE frames other than SQL's
 // default (and the whole partition) are not computed yet.
-func windowFrame(spec *WindowSpec) (*exec.WindowFrame, error) {
+func windowFrame(spec *parser.WindowSpec) (*exec.WindowFrame, error) {
 	f := spec.Frame
 	if f == nil {
 		return nil, nil
 	}
-	bound := func(b FrameBound) exec.FrameBound {
+	bound := func(b parser.FrameBound) exec.FrameBound {
 		switch b.Kind {
-		case FrameUnboundedPreceding:
+		case parser.FrameUnboundedPreceding:
 			return exec.FrameBound{Kind: exec.UnboundedPreceding}
-		case FramePreceding:
+		case parser.FramePreceding:
 			return exec.FrameBound{Kind: exec.Preceding, Offset: b.N}
-		case FrameCurrentRow:
+		case parser.FrameCurrentRow:
 			return exec.FrameBound{Kind: exec.CurrentRow}
-		case FrameFollowing:
+		case parser.FrameFollowing:
 			return exec.FrameBound{Kind: exec.Following, Offset: b.N}
 		}
 		return exec.FrameBound{Kind: exec.UnboundedFollowing}
 	}
 	fr := &exec.WindowFrame{Start: bound(f.Start), End: bound(f.End)}
-	if f.Unit == FrameRange {
+	if f.Unit == parser.FrameRange {
 		switch {
-		case f.Start.Kind == FrameUnboundedPreceding && f.End.Kind == FrameUnboundedFollowing:
+		case f.Start.Kind == parser.FrameUnboundedPreceding && f.End.Kind == parser.FrameUnboundedFollowing:
 			return fr, nil
-		case f.Start.Kind == FrameUnboundedPreceding && f.End.Kind == FrameCurrentRow && len(spec.OrderBy) > 0:
+		case f.Start.Kind == parser.FrameUnboundedPreceding && f.End.Kind == parser.FrameCurrentRow && len(spec.OrderBy) > 0:
 			return nil, nil
 		}
 		return nil, notYet("a RANGE frame other than the default")

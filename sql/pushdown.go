@@ -5,6 +5,7 @@ import (
 
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // pushdown extracts from a WHERE clause the top-level conjuncts of the
@@ -17,7 +18,7 @@ import (
 // so are IN lists of more than maxPushedIn values, which the executor tests
 // with a sorted set (compileIn) while the scan would bind and test every
 // value on every page.
-func pushdown(env *stmtEnv, sc *scope, where Expr) query.Expr {
+func pushdown(env *stmtEnv, sc *scope, where parser.Expr) query.Expr {
 	var out []query.Expr
 	for _, e := range conjuncts(where) {
 		if q := pushOne(env, sc, e); q != nil {
@@ -30,19 +31,19 @@ func pushdown(env *stmtEnv, sc *scope, where Expr) query.Expr {
 // maxPushedIn is the longest IN list pushed into a scan.
 const maxPushedIn = 1024
 
-func conjuncts(e Expr) []Expr {
-	if b, ok := e.(*BinaryExpr); ok && b.Op == OpAnd {
+func conjuncts(e parser.Expr) []parser.Expr {
+	if b, ok := e.(*parser.BinaryExpr); ok && b.Op == parser.OpAnd {
 		return append(conjuncts(b.L), conjuncts(b.R)...)
 	}
 	if e == nil {
 		return nil
 	}
-	return []Expr{e}
+	return []parser.Expr{e}
 }
 
-var pushOps = map[BinaryOp]query.Op{
-	OpEq: query.Eq, OpNe: query.Ne, OpLt: query.Lt, OpLe: query.Le,
-	OpGt: query.Gt, OpGe: query.Ge, OpNullSafeEq: query.NullSafeEq,
+var pushOps = map[parser.BinaryOp]query.Op{
+	parser.OpEq: query.Eq, parser.OpNe: query.Ne, parser.OpLt: query.Lt, parser.OpLe: query.Le,
+	parser.OpGt: query.Gt, parser.OpGe: query.Ge, parser.OpNullSafeEq: query.NullSafeEq,
 }
 
 // flipped is the operator with its operands swapped.
@@ -52,8 +53,8 @@ var flipped = map[query.Op]query.Op{
 }
 
 // pushColumn returns the scan name and type of a column reference.
-func pushColumn(sc *scope, e Expr) (string, schema.Type, bool) {
-	ref, ok := e.(*ColumnRef)
+func pushColumn(sc *scope, e parser.Expr) (string, schema.Type, bool) {
+	ref, ok := e.(*parser.ColumnRef)
 	if !ok {
 		return "", nullType, false
 	}
@@ -67,7 +68,7 @@ func pushColumn(sc *scope, e Expr) (string, schema.Type, bool) {
 
 // pushConst evaluates a constant expression and converts it to the stored
 // domain of a column of type col; ok is false when that is not exact.
-func pushConst(env *stmtEnv, col schema.Type, e Expr) (any, bool) {
+func pushConst(env *stmtEnv, col schema.Type, e parser.Expr) (any, bool) {
 	c := newCompiler(env, nil)
 	x, err := c.compile(e)
 	if err != nil || !x.konst {
@@ -116,9 +117,9 @@ func pushConst(env *stmtEnv, col schema.Type, e Expr) (any, bool) {
 	return nil, false
 }
 
-func pushOne(env *stmtEnv, sc *scope, e Expr) query.Expr {
+func pushOne(env *stmtEnv, sc *scope, e parser.Expr) query.Expr {
 	switch e := e.(type) {
-	case *BinaryExpr:
+	case *parser.BinaryExpr:
 		op, ok := pushOps[e.Op]
 		if !ok {
 			return nil
@@ -133,14 +134,14 @@ func pushOne(env *stmtEnv, sc *scope, e Expr) query.Expr {
 				return query.Cmp{Column: name, Op: flipped[op], Value: v}
 			}
 		}
-	case *IsExpr:
-		if e.Test != IsNull {
+	case *parser.IsExpr:
+		if e.Test != parser.IsNull {
 			return nil
 		}
 		if name, _, ok := pushColumn(sc, e.X); ok {
 			return query.IsNull{Column: name, Negate: e.Not}
 		}
-	case *InExpr:
+	case *parser.InExpr:
 		if e.Not || len(e.List) > maxPushedIn {
 			return nil
 		}
@@ -157,11 +158,11 @@ func pushOne(env *stmtEnv, sc *scope, e Expr) query.Expr {
 			vals = append(vals, v)
 		}
 		return query.In{Column: name, Values: vals}
-	case *LikeExpr:
+	case *parser.LikeExpr:
 		// Only a string column against a literal pattern the scan takes
 		// (query.Like), with the default escape character, which it then
 		// must not hold.
-		lit, ok := e.Pattern.(*StringLit)
+		lit, ok := e.Pattern.(*parser.StringLit)
 		if !ok || e.Escape != nil || !scanLikePattern(lit.Val) {
 			return nil
 		}
@@ -174,7 +175,7 @@ func pushOne(env *stmtEnv, sc *scope, e Expr) query.Expr {
 			q = query.Not{Expr: q}
 		}
 		return q
-	case *BetweenExpr:
+	case *parser.BetweenExpr:
 		if e.Not {
 			return nil
 		}

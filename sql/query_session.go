@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // Query parses and runs one statement that yields a result set (SELECT,
@@ -26,7 +27,7 @@ import (
 // while it is open; it keeps reading the snapshot its scan took, at the
 // statement's now. A statement without a result set is refused (use Exec).
 func (s *Session) Query(ctx context.Context, text string) (array.RecordReader, error) {
-	stmt, err := Parse(text)
+	stmt, err := parser.Parse(text)
 	if err != nil {
 		return nil, err
 	}
@@ -43,9 +44,9 @@ func (s *Session) Query(ctx context.Context, text string) (array.RecordReader, e
 }
 
 // streams reports the statements Exec runs through Query.
-func streams(stmt Stmt) bool {
+func streams(stmt parser.Stmt) bool {
 	switch stmt.(type) {
-	case *Select, *SetOp, *Explain:
+	case *parser.Select, *parser.SetOp, *parser.Explain:
 		return true
 	}
 	return false
@@ -53,27 +54,27 @@ func streams(stmt Stmt) bool {
 
 // ReturnsRows reports whether a statement yields a result set, so that
 // Query (not Exec) runs it.
-func ReturnsRows(stmt Stmt) bool { return yieldsResultSet(stmt) }
+func ReturnsRows(stmt parser.Stmt) bool { return yieldsResultSet(stmt) }
 
 // yieldsResultSet reports the statements that return rows.
-func yieldsResultSet(stmt Stmt) bool {
+func yieldsResultSet(stmt parser.Stmt) bool {
 	switch stmt.(type) {
-	case *Select, *SetOp, *Explain, *ShowDatabases, *ShowCreateTable, *ShowTables, *ShowColumns, *Describe,
-		*ShowTableStats, *ShowRowsets, *SelectInto, *ShowVariables, *ShowProcesslist, *ShowData:
+	case *parser.Select, *parser.SetOp, *parser.Explain, *parser.ShowDatabases, *parser.ShowCreateTable, *parser.ShowTables, *parser.ShowColumns, *parser.Describe,
+		*parser.ShowTableStats, *parser.ShowRowsets, *parser.SelectInto, *parser.ShowVariables, *parser.ShowProcesslist, *parser.ShowData:
 		return true
 	}
 	return false
 }
 
-func stmtName(stmt Stmt) string {
+func stmtName(stmt parser.Stmt) string {
 	switch stmt.(type) {
-	case *Insert:
+	case *parser.Insert:
 		return "INSERT"
-	case *Update:
+	case *parser.Update:
 		return "UPDATE"
-	case *Delete:
+	case *parser.Delete:
 		return "DELETE"
-	case *Set:
+	case *parser.Set:
 		return "SET"
 	}
 	return "this statement"
@@ -84,7 +85,7 @@ func (s *Session) execEnv(env *stmtEnv) *exec.Env {
 	return &exec.Env{Mem: s.mem, Now: env.now, Loc: env.loc, Budget: exec.NewBudget(s.memLimit)}
 }
 
-func (s *Session) queryStmt(ctx context.Context, stmt Stmt) (array.RecordReader, error) {
+func (s *Session) queryStmt(ctx context.Context, stmt parser.Stmt) (array.RecordReader, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	env := s.envLocked()
@@ -95,9 +96,9 @@ func (s *Session) queryStmt(ctx context.Context, stmt Stmt) (array.RecordReader,
 	return r, nil
 }
 
-func (s *Session) queryLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (array.RecordReader, error) {
+func (s *Session) queryLocked(ctx context.Context, env *stmtEnv, stmt parser.Stmt) (array.RecordReader, error) {
 	switch st := stmt.(type) {
-	case *Select:
+	case *parser.Select:
 		p, err := s.planSelect(env, st)
 		if err == nil {
 			op, err := p.build(s.execEnv(env))
@@ -114,7 +115,7 @@ func (s *Session) queryLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (arr
 			return nil, err
 		}
 		return rowsReader(s.mem, rs, env.loc), nil
-	case *SetOp:
+	case *parser.SetOp:
 		p, err := (&relPlanner{s: s, env: env}).planQuery(st)
 		if err != nil {
 			return nil, err
@@ -124,7 +125,7 @@ func (s *Session) queryLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (arr
 			return nil, err
 		}
 		return newOpReader(ctx, op, env.loc, s.cleanError), nil
-	case *Explain:
+	case *parser.Explain:
 		res, err := s.explain(ctx, env, st)
 		if err != nil {
 			return nil, err
@@ -141,11 +142,11 @@ func (s *Session) queryLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (arr
 // explain returns the plan of a SELECT: which engine runs it and, for the
 // vectorised one, its operator tree. A SELECT that cannot run fails to
 // explain with its own error.
-func (s *Session) explain(ctx context.Context, env *stmtEnv, st *Explain) (*Result, error) {
+func (s *Session) explain(ctx context.Context, env *stmtEnv, st *parser.Explain) (*Result, error) {
 	res := &Result{Columns: []string{"Explain String"}, Rows: [][]string{}}
-	sel, ok := st.Stmt.(*Select)
+	sel, ok := st.Stmt.(*parser.Select)
 	if !ok {
-		p, err := (&relPlanner{s: s, env: env}).planQuery(st.Stmt.(QueryExpr))
+		p, err := (&relPlanner{s: s, env: env}).planQuery(st.Stmt.(parser.QueryExpr))
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +193,7 @@ type ScriptOptions struct {
 // returns the failures. A failure to write w stops the script and is
 // returned as werr.
 func (s *Session) RunScript(ctx context.Context, src string, o ScriptOptions, w io.Writer) (failed []*ScriptError, werr error) {
-	for _, p := range SplitStatements(src) {
+	for _, p := range parser.SplitStatements(src) {
 		if err := ctx.Err(); err != nil {
 			failed = append(failed, &ScriptError{Piece: p, Err: err})
 			break
@@ -201,7 +202,7 @@ func (s *Session) RunScript(ctx context.Context, src string, o ScriptOptions, w 
 		if err == nil {
 			continue
 		}
-		err = InScript(err, p)
+		err = parser.InScript(err, p)
 		if we, ok := err.(*writeError); ok {
 			return failed, we.err
 		}
@@ -221,8 +222,8 @@ type writeError struct{ err error }
 
 func (e *writeError) Error() string { return e.err.Error() }
 
-func (s *Session) runPiece(ctx context.Context, p Piece, o ScriptOptions, w io.Writer) error {
-	stmt, values, err := parseStream(p.Text)
+func (s *Session) runPiece(ctx context.Context, p parser.Piece, o ScriptOptions, w io.Writer) error {
+	stmt, values, err := parser.ParseStream(p.Text)
 	if err != nil {
 		return err
 	}

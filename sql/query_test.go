@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -249,9 +250,9 @@ func TestExprLimits(t *testing.T) {
 	if plan, err := s.Exec(context.Background(), "EXPLAIN SELECT "+chain(1100)+" FROM t"); err != nil || !strings.Contains(fmt.Sprint(plan.Rows), "engine: row") {
 		t.Fatalf("EXPLAIN of a chain of 1100: %v %v", err, plan)
 	}
-	_, err = s.Exec(context.Background(), "SELECT "+chain(maxExprHeight)+" FROM t")
+	_, err = s.Exec(context.Background(), "SELECT "+chain(parser.MaxExprHeight)+" FROM t")
 	if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "expression too large") {
-		t.Fatalf("chain of %d: %v", maxExprHeight, err)
+		t.Fatalf("chain of %d: %v", parser.MaxExprHeight, err)
 	}
 	// A wide, shallow expression of more than 10000 nodes.
 	var terms []string

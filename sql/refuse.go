@@ -2,6 +2,7 @@ package sql
 
 import (
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // The row-at-a-time executor of this package runs the plain query block
@@ -17,10 +18,10 @@ func notYet(construct string) error {
 
 // refuseQuery returns the refusal of the first construct of q that the
 // executor cannot run, or nil for a plain query block.
-func refuseQuery(q QueryExpr) error {
-	s, ok := q.(*Select)
+func refuseQuery(q parser.QueryExpr) error {
+	s, ok := q.(*parser.Select)
 	if !ok {
-		return notYet(q.(*SetOp).Op.String())
+		return notYet(q.(*parser.SetOp).Op.String())
 	}
 	if len(s.With) > 0 {
 		return notYet("WITH")
@@ -28,7 +29,7 @@ func refuseQuery(q QueryExpr) error {
 	if r := s.From; r != nil {
 		switch {
 		case r.IsJoin():
-			if r.Join.Kind == JoinComma {
+			if r.Join.Kind == parser.JoinComma {
 				return notYet("JOIN (a comma-separated FROM list)")
 			}
 			return notYet(r.Join.Kind.String())
@@ -40,7 +41,7 @@ func refuseQuery(q QueryExpr) error {
 		return notYet("WINDOW")
 	}
 	var err error
-	s.WalkExprs(func(e Expr) {
+	s.WalkExprs(func(e parser.Expr) {
 		if err == nil {
 			err = refuseExpr(e)
 		}
@@ -50,9 +51,9 @@ func refuseQuery(q QueryExpr) error {
 
 // refuseExpr returns the refusal of the first construct of e that the
 // executor cannot compute, or nil.
-func refuseExpr(e Expr) error {
+func refuseExpr(e parser.Expr) error {
 	var err error
-	Walk(e, func(x Expr) bool {
+	parser.Walk(e, func(x parser.Expr) bool {
 		err = refuseNode(x)
 		return err == nil
 	})
@@ -60,24 +61,24 @@ func refuseExpr(e Expr) error {
 }
 
 // refuseNode returns the refusal of the node x itself, or nil.
-func refuseNode(x Expr) error {
+func refuseNode(x parser.Expr) error {
 	switch x := x.(type) {
-	case *SubqueryExpr:
+	case *parser.SubqueryExpr:
 		return notYet("a scalar subquery")
-	case *InSubquery:
+	case *parser.InSubquery:
 		if x.Not {
 			return notYet("NOT IN (subquery)")
 		}
 		return notYet("IN (subquery)")
-	case *ExistsExpr:
+	case *parser.ExistsExpr:
 		return notYet("EXISTS")
-	case *WindowFunc:
+	case *parser.WindowFunc:
 		return notYet("the window function " + x.Name + "() OVER")
-	case *RegexpExpr:
+	case *parser.RegexpExpr:
 		return notYet("REGEXP")
-	case *TimestampDiff:
+	case *parser.TimestampDiff:
 		return notYet("TIMESTAMPDIFF")
-	case *ExtractExpr:
+	case *parser.ExtractExpr:
 		return notYet("EXTRACT")
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -39,7 +40,7 @@ func TestRefusalsAreNotSupported(t *testing.T) {
 		{"SELECT EXTRACT(DAY FROM '2026-01-01')", "EXTRACT"},
 		{"DELETE FROM t WHERE id IN (SELECT id FROM u)", "IN (subquery)"},
 	} {
-		stmt, err := Parse(tc.src)
+		stmt, err := parser.Parse(tc.src)
 		if err != nil {
 			t.Errorf("%s: %v", tc.src, err)
 			continue
@@ -47,7 +48,7 @@ func TestRefusalsAreNotSupported(t *testing.T) {
 		// REGEXP, TIMESTAMPDIFF and EXTRACT are expressions of a plain
 		// block that only this executor lacks.
 		expr := tc.construct == "REGEXP" || tc.construct == "TIMESTAMPDIFF" || tc.construct == "EXTRACT"
-		if sel, ok := stmt.(*Select); ok && sel.IsSimple() != expr {
+		if sel, ok := stmt.(*parser.Select); ok && sel.IsSimple() != expr {
 			t.Errorf("%s: IsSimple = %v", tc.src, !expr)
 		}
 		_, err = s.Exec(ctx, tc.src)
@@ -72,11 +73,11 @@ func TestRefusalsAreNotSupported(t *testing.T) {
 		"SELECT 1",
 		"SELECT id, count(*) FROM t AS x WHERE v IN (1, 2) GROUP BY id HAVING count(*) > 1 ORDER BY 1 LIMIT 2",
 	} {
-		stmt, err := Parse(src)
+		stmt, err := parser.Parse(src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !stmt.(*Select).IsSimple() {
+		if !stmt.(*parser.Select).IsSimple() {
 			t.Errorf("%s: IsSimple is false", src)
 		}
 		if _, err := s.Exec(ctx, src); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -189,7 +190,7 @@ func (s *Session) nowLocked() time.Time {
 // starts and uses it throughout: NOW(), CURRENT_TIMESTAMP, defaults and the
 // TTL check of every row it reads.
 func (s *Session) Exec(ctx context.Context, text string) (*Result, error) {
-	stmt, values, err := parseStream(text)
+	stmt, values, err := parser.ParseStream(text)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ func (s *Session) Exec(ctx context.Context, text string) (*Result, error) {
 
 // execStmt runs a parsed statement; values streams the rows of an INSERT
 // ... VALUES parsed by parseStream (nil otherwise).
-func (s *Session) execStmt(ctx context.Context, stmt Stmt, values *valuesStream) (*Result, error) {
+func (s *Session) execStmt(ctx context.Context, stmt parser.Stmt, values *parser.ValuesStream) (*Result, error) {
 	if streams(stmt) {
 		r, err := s.queryStmt(ctx, stmt)
 		if err != nil {
@@ -224,7 +225,7 @@ func (s *Session) execStmt(ctx context.Context, stmt Stmt, values *valuesStream)
 
 // ScriptError reports a failed statement of a script.
 type ScriptError struct {
-	Piece Piece
+	Piece parser.Piece
 	Err   error
 }
 
@@ -235,9 +236,9 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 // (when not nil) after each with its result or error. It goes on after a
 // failed statement unless bail is set, and returns the errors of the
 // failed statements.
-func (s *Session) ExecScript(ctx context.Context, src string, bail bool, fn func(p Piece, res *Result, err error)) []*ScriptError {
+func (s *Session) ExecScript(ctx context.Context, src string, bail bool, fn func(p parser.Piece, res *Result, err error)) []*ScriptError {
 	var failed []*ScriptError
-	for _, p := range SplitStatements(src) {
+	for _, p := range parser.SplitStatements(src) {
 		if err := ctx.Err(); err != nil {
 			failed = append(failed, &ScriptError{Piece: p, Err: err})
 			break
@@ -353,13 +354,13 @@ type cleanedError struct {
 func (e *cleanedError) Error() string { return e.msg }
 func (e *cleanedError) Unwrap() error { return e.err }
 
-func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Result, error) {
+func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt parser.Stmt) (*Result, error) {
 	switch st := stmt.(type) {
-	case *SelectInto:
+	case *parser.SelectInto:
 		return s.selectInto(ctx, env, st)
-	case *CreateDatabase:
+	case *parser.CreateDatabase:
 		return nil, s.db.CreateDatabase(st.Name, st.IfNotExists)
-	case *DropDatabase:
+	case *parser.DropDatabase:
 		if err := s.db.DropDatabase(st.Name, st.IfExists); err != nil {
 			return nil, err
 		}
@@ -367,7 +368,7 @@ func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Res
 			s.curDB = table.DefaultDatabase
 		}
 		return nil, nil
-	case *Use:
+	case *parser.Use:
 		ok, err := s.db.HasDatabase(st.DB)
 		if err != nil {
 			return nil, err
@@ -377,7 +378,7 @@ func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Res
 		}
 		s.curDB = st.DB
 		return nil, nil
-	case *ShowDatabases:
+	case *parser.ShowDatabases:
 		names, err := s.db.Databases()
 		if err != nil {
 			return nil, err
@@ -387,60 +388,60 @@ func (s *Session) execLocked(ctx context.Context, env *stmtEnv, stmt Stmt) (*Res
 			res.Rows = append(res.Rows, []string{n})
 		}
 		return res, nil
-	case *CreateTable:
+	case *parser.CreateTable:
 		return nil, s.createTable(ctx, st)
-	case *CreateTableLike:
+	case *parser.CreateTableLike:
 		return nil, s.createTableLike(st)
-	case *DropTable:
+	case *parser.DropTable:
 		db, name := s.qualify(st.Table)
 		return nil, s.db.DropTable(db, name, st.IfExists)
-	case *TruncateTable:
+	case *parser.TruncateTable:
 		return s.truncate(ctx, env, st)
-	case *AlterTable:
+	case *parser.AlterTable:
 		return nil, s.alterTable(ctx, st)
-	case *Insert:
+	case *parser.Insert:
 		return s.insert(ctx, env, st)
-	case *SetOp:
+	case *parser.SetOp:
 		return nil, refuseQuery(st)
-	case *Update:
+	case *parser.Update:
 		return s.update(ctx, env, st)
-	case *Delete:
+	case *parser.Delete:
 		return s.delete(ctx, env, st)
-	case *ShowCreateTable:
+	case *parser.ShowCreateTable:
 		return s.showCreateTable(st)
-	case *ShowTables:
+	case *parser.ShowTables:
 		return s.showTables(st)
-	case *ShowColumns:
+	case *parser.ShowColumns:
 		return s.describe(st.Table)
-	case *Describe:
+	case *parser.Describe:
 		return s.describe(st.Table)
-	case *ShowTableStats:
+	case *parser.ShowTableStats:
 		return s.showTableStats(ctx, env, st)
-	case *ShowRowsets:
+	case *parser.ShowRowsets:
 		return s.showRowsets(ctx, env, st)
-	case *ShowVariables:
+	case *parser.ShowVariables:
 		return s.showVariables(env, st)
-	case *ShowProcesslist:
+	case *parser.ShowProcesslist:
 		return s.showProcesslist(st), nil
-	case *ShowData:
+	case *parser.ShowData:
 		return s.showData(ctx, env, st)
-	case *Set:
+	case *parser.Set:
 		return nil, s.set(st)
-	case *AdminCompact:
+	case *parser.AdminCompact:
 		return nil, s.adminCompact(ctx, env, st)
 	}
 	return nil, unsupportedf("statement %T is not supported", stmt)
 }
 
 // qualify returns the database and name a table name refers to.
-func (s *Session) qualify(t TableName) (string, string) {
+func (s *Session) qualify(t parser.TableName) (string, string) {
 	if t.DB != "" {
 		return t.DB, t.Name
 	}
 	return s.curDB, t.Name
 }
 
-func (s *Session) openTable(t TableName) (*table.Table, string, string, error) {
+func (s *Session) openTable(t parser.TableName) (*table.Table, string, string, error) {
 	db, name := s.qualify(t)
 	tbl, err := s.db.Table(db, name)
 	if err != nil {
@@ -452,7 +453,7 @@ func (s *Session) openTable(t TableName) (*table.Table, string, string, error) {
 // ---------------------------------------------------------------------------
 // SET
 
-func (s *Session) set(st *Set) error {
+func (s *Session) set(st *parser.Set) error {
 	for _, v := range st.Vars {
 		if err := s.setVar(v); err != nil {
 			return err
@@ -462,27 +463,27 @@ func (s *Session) set(st *Set) error {
 }
 
 // setText returns the value of a SET as text; def reports DEFAULT.
-func setText(v *SetVar) (text string, def bool, err error) {
+func setText(v *parser.SetVar) (text string, def bool, err error) {
 	switch x := v.Value.(type) {
-	case *DefaultExpr:
+	case *parser.DefaultExpr:
 		return "", true, nil
-	case *StringLit:
+	case *parser.StringLit:
 		return x.Val, false, nil
-	case *IntLit:
+	case *parser.IntLit:
 		return fmt.Sprint(x.Val), false, nil
-	case *BoolLit:
+	case *parser.BoolLit:
 		if x.Val {
 			return "true", false, nil
 		}
 		return "false", false, nil
-	case *DecimalLit:
+	case *parser.DecimalLit:
 		return x.Text, false, nil
-	case *FloatLit:
+	case *parser.FloatLit:
 		return x.Text, false, nil
-	case *NullLit:
+	case *parser.NullLit:
 		return "", true, nil
 	}
-	return "", false, invalidf("SET %s takes a literal value, not %s", v.Name, Format(v.Value))
+	return "", false, invalidf("SET %s takes a literal value, not %s", v.Name, parser.Format(v.Value))
 }
 
 func parseBoolVar(name, text string) (bool, error) {
@@ -495,7 +496,7 @@ func parseBoolVar(name, text string) (bool, error) {
 	return false, invalidf("Variable '%s' can't be set to the value of '%s'", name, text)
 }
 
-func (s *Session) setVar(v *SetVar) error {
+func (s *Session) setVar(v *parser.SetVar) error {
 	if v.Scope == "GLOBAL" {
 		return unsupportedf("SET GLOBAL is not supported; variables belong to the session")
 	}

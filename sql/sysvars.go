@@ -9,6 +9,7 @@ import (
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // The variables a session shows (SHOW VARIABLES, SELECT @@name): those it
@@ -135,7 +136,7 @@ func sysVarValue(env *stmtEnv, name string) (*compiled, error) {
 // showVariables lists the session's variables sorted by name; LIKE
 // matches names ignoring case, WHERE is a condition on the columns
 // Variable_name and Value.
-func (s *Session) showVariables(env *stmtEnv, st *ShowVariables) (*Result, error) {
+func (s *Session) showVariables(env *stmtEnv, st *parser.ShowVariables) (*Result, error) {
 	res := &Result{Columns: []string{"Variable_name", "Value"}, Rows: [][]string{}}
 	var where *compiled
 	if st.Where != nil {

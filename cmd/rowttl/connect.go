@@ -13,6 +13,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 	"golang.org/x/term"
 )
 
@@ -59,7 +60,7 @@ func (r *remote) Close() error {
 
 // RunScript has the contract of sql.Session.RunScript.
 func (r *remote) RunScript(ctx context.Context, src string, o sql.ScriptOptions, w io.Writer) (failed []*sql.ScriptError, werr error) {
-	for _, p := range sql.SplitStatements(src) {
+	for _, p := range parser.SplitStatements(src) {
 		if err := ctx.Err(); err != nil {
 			failed = append(failed, &sql.ScriptError{Piece: p, Err: err})
 			break
@@ -97,14 +98,14 @@ func remoteMessage(err error) string {
 	return err.Error()
 }
 
-func (r *remote) runPiece(ctx context.Context, p sql.Piece, o sql.ScriptOptions, w io.Writer) error {
+func (r *remote) runPiece(ctx context.Context, p parser.Piece, o sql.ScriptOptions, w io.Writer) error {
 	// Results of SELECT and EXPLAIN are escaped as `mysql -B` escapes
 	// them; SHOW and DESC print their text as it is (SHOW CREATE TABLE
 	// keeps its lines), as the local shell does.
 	escape := true
-	if stmt, err := sql.Parse(p.Text); err == nil {
+	if stmt, err := parser.Parse(p.Text); err == nil {
 		switch stmt.(type) {
-		case *sql.Select, *sql.Explain:
+		case *parser.Select, *parser.Explain:
 		default:
 			escape = false
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 	"github.com/rowttl/rowttl/ttlcol"
 	"github.com/spf13/cobra"
@@ -252,14 +253,14 @@ func (m *migration) table(ctx context.Context, dbName, name string) (tableResult
 	sess := sql.NewSession(m.src)
 	defer sess.Close()
 	sess.FreezeNow(m.st.Now)
-	ddl, err := sess.Exec(ctx, fmt.Sprintf("SHOW CREATE TABLE %s.%s", sql.QuoteIdent(dbName), sql.QuoteIdent(name)))
+	ddl, err := sess.Exec(ctx, fmt.Sprintf("SHOW CREATE TABLE %s.%s", parser.QuoteIdent(dbName), parser.QuoteIdent(name)))
 	if err != nil {
 		return res, err
 	}
-	if err := m.exec(ctx, "CREATE DATABASE IF NOT EXISTS "+sql.QuoteIdent(dbName)); err != nil {
+	if err := m.exec(ctx, "CREATE DATABASE IF NOT EXISTS "+parser.QuoteIdent(dbName)); err != nil {
 		return res, err
 	}
-	if err := m.exec(ctx, "USE "+sql.QuoteIdent(dbName)); err != nil {
+	if err := m.exec(ctx, "USE "+parser.QuoteIdent(dbName)); err != nil {
 		return res, err
 	}
 	// A rerun finds the table made by the run before.
@@ -278,7 +279,7 @@ func (m *migration) table(ctx context.Context, dbName, name string) (tableResult
 	if frozen {
 		defer m.exec(ctx, "SET session_now = DEFAULT")
 	}
-	q := fmt.Sprintf("SELECT count(*) FROM %s.%s", sql.QuoteIdent(dbName), sql.QuoteIdent(name))
+	q := fmt.Sprintf("SELECT count(*) FROM %s.%s", parser.QuoteIdent(dbName), parser.QuoteIdent(name))
 	if err := m.target.conn.QueryRowContext(ctx, q).Scan(&res.targetRows); err != nil {
 		return res, err
 	}

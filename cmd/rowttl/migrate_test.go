@@ -15,6 +15,7 @@ import (
 	"github.com/rowttl/rowttl/load"
 	mysqlserver "github.com/rowttl/rowttl/server/mysql"
 	"github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -82,7 +83,7 @@ DISTRIBUTED BY HASH(id) BUCKETS 2 PROPERTIES ("enable_unique_key_merge_on_write"
 INSERT INTO app.users VALUES (1, 'ann', 1.25, '1990-01-02'), (2, 'bob', NULL, NULL), (3, 'cy', -3.5, '2000-12-31');
 INSERT INTO app.users VALUES (2, 'bob2', 7.00, '1985-05-05');
 `
-	if failed := s.ExecScript(context.Background(), script, true, func(sql.Piece, *sql.Result, error) {}); len(failed) > 0 {
+	if failed := s.ExecScript(context.Background(), script, true, func(parser.Piece, *sql.Result, error) {}); len(failed) > 0 {
 		t.Fatalf("source: %v", failed[0])
 	}
 	if err := db.Close(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chzyer/readline"
 	"github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 )
 
 // runner runs statements and prints their outcome, in script mode or for
@@ -38,13 +39,13 @@ func (e *outputError) Unwrap() error { return e.err }
 // statement runs one statement of a script and prints its result set (or,
 // with the summary, what it did). A failed statement prints its ERROR line
 // and returns its error; an *outputError means the output failed.
-func (r *runner) statement(ctx context.Context, p sql.Piece, vertical bool) error {
+func (r *runner) statement(ctx context.Context, p parser.Piece, vertical bool) error {
 	err := r.run(ctx, p, vertical)
 	var oe *outputError
 	if err == nil || errors.As(err, &oe) {
 		return err
 	}
-	err = sql.InScript(err, p)
+	err = parser.InScript(err, p)
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		msg = "Query execution was interrupted"
@@ -59,15 +60,15 @@ func (r *runner) statement(ctx context.Context, p sql.Piece, vertical bool) erro
 	return err
 }
 
-func (r *runner) run(ctx context.Context, p sql.Piece, vertical bool) error {
-	stmt, err := sql.Parse(p.Text)
+func (r *runner) run(ctx context.Context, p parser.Piece, vertical bool) error {
+	stmt, err := parser.Parse(p.Text)
 	if err != nil {
 		return err
 	}
 	start := r.now()
 	if !sql.ReturnsRows(stmt) {
 		stop := func() {}
-		if ac, ok := stmt.(*sql.AdminCompact); ok {
+		if ac, ok := stmt.(*parser.AdminCompact); ok {
 			stop = elapsedTicker(r.progress, "compacting "+ac.Table.String())
 		}
 		res, err := r.sess.Exec(ctx, p.Text)
@@ -241,11 +242,11 @@ func (sh *shell) line(ctx context.Context, line string) (quit bool, err error) {
 		// \G ends a statement like ';' but shows its rows vertically, unless
 		// it is inside a quote (then the ';' put in its place ends nothing).
 		cand := t[:len(t)-2] + ";"
-		if done, rest := sql.CompleteStatements(cand); len(done) > 0 && rest == "" {
+		if done, rest := parser.CompleteStatements(cand); len(done) > 0 && rest == "" {
 			src, vertical = cand, strings.HasSuffix(t, `\G`)
 		}
 	}
-	done, rest := sql.CompleteStatements(src)
+	done, rest := parser.CompleteStatements(src)
 	sh.pending = rest
 	if len(done) == 0 {
 		return false, nil
@@ -271,7 +272,7 @@ func (sh *shell) save(entry string) {
 
 // exec runs one statement; Ctrl-C cancels its context. Only a failure to
 // write the output is returned.
-func (sh *shell) exec(ctx context.Context, p sql.Piece, vertical bool) error {
+func (sh *shell) exec(ctx context.Context, p parser.Piece, vertical bool) error {
 	// A Ctrl-C that came while nothing ran is not for this statement.
 	for drained := false; !drained; {
 		select {

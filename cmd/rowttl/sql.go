@@ -14,6 +14,7 @@ import (
 	"github.com/chzyer/readline"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -249,7 +250,7 @@ func remoteShell(ctx context.Context, s scriptRunner, out io.Writer) error {
 		}
 		buf.WriteString(line)
 		buf.WriteByte('\n')
-		done, rest := sql.CompleteStatements(buf.String())
+		done, rest := parser.CompleteStatements(buf.String())
 		if len(done) == 0 {
 			continue
 		}
@@ -277,7 +278,7 @@ func runScripts(ctx context.Context, local *sql.Session, s scriptRunner, o sqlOp
 			}
 			failed += len(errs)
 		} else {
-			for _, p := range sql.SplitStatements(src) {
+			for _, p := range parser.SplitStatements(src) {
 				err := r.statement(ctx, p, false)
 				var oe *outputError
 				if errors.As(err, &oe) {
@@ -349,15 +350,15 @@ func openDB(dir string, o *table.Options, stderr io.Writer) (*table.DB, error) {
 // statement that does not parse changes nothing (it fails).
 func scriptsWrite(scripts []string) bool {
 	for _, src := range scripts {
-		for _, p := range sql.SplitStatements(src) {
-			stmt, err := sql.Parse(p.Text)
+		for _, p := range parser.SplitStatements(src) {
+			stmt, err := parser.Parse(p.Text)
 			if err != nil {
 				continue
 			}
 			switch stmt.(type) {
-			case *sql.Select, *sql.ShowDatabases, *sql.ShowTables, *sql.ShowCreateTable, *sql.ShowColumns,
-				*sql.Describe, *sql.ShowTableStats, *sql.ShowRowsets, *sql.Set, *sql.Use,
-				*sql.ShowVariables, *sql.ShowProcesslist, *sql.ShowData, *sql.Explain:
+			case *parser.Select, *parser.ShowDatabases, *parser.ShowTables, *parser.ShowCreateTable, *parser.ShowColumns,
+				*parser.Describe, *parser.ShowTableStats, *parser.ShowRowsets, *parser.Set, *parser.Use,
+				*parser.ShowVariables, *parser.ShowProcesslist, *parser.ShowData, *parser.Explain:
 			default:
 				return true
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/rowttl/rowttl"
-	rsql "github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 	"vitess.io/vitess/go/mysql/sqlerror"
 )
 
@@ -25,7 +25,7 @@ func sqlError(err error) *sqlerror.SQLError {
 
 func errorCode(err error) (sqlerror.ErrorCode, string) {
 	msg := err.Error()
-	var pe *rsql.ParseError
+	var pe *parser.ParseError
 	switch {
 	case errors.As(err, &pe):
 		return sqlerror.ERParseError, sqlerror.SSClientError

@@ -21,6 +21,7 @@ import (
 	rexec "github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 	rsql "github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 )
 
@@ -110,7 +111,7 @@ func compareGolden(t *testing.T, client, path string) {
 				mask = a.Vals
 			}
 		}
-		for _, p := range rsql.SplitStatements(d.Input) {
+		for _, p := range parser.SplitStatements(d.Input) {
 			pieces = append(pieces, goldenPiece{text: p.Text, want: localOutput(t, ctx, local, p), mask: mask, line: p.Line})
 		}
 		return d.Expected // the golden output itself is sql's TestExec's to check
@@ -210,12 +211,12 @@ func applyMask(s string, mask []string) string {
 
 // localOutput is what `rowttl sql -f` prints for one statement, with the
 // intended differences of the protocol applied.
-func localOutput(t *testing.T, ctx context.Context, s *rsql.Session, p rsql.Piece) string {
+func localOutput(t *testing.T, ctx context.Context, s *rsql.Session, p parser.Piece) string {
 	var b bytes.Buffer
-	stmt, perr := rsql.Parse(p.Text)
+	stmt, perr := parser.Parse(p.Text)
 	isSelect := false
 	switch stmt.(type) {
-	case *rsql.Select, *rsql.SetOp:
+	case *parser.Select, *parser.SetOp:
 		isSelect = true
 	}
 	if perr == nil && isSelect {
@@ -231,7 +232,7 @@ func localOutput(t *testing.T, ctx context.Context, s *rsql.Session, p rsql.Piec
 		t.Fatal(err)
 	}
 	out := b.String()
-	if _, ok := stmt.(*rsql.ShowCreateTable); ok && perr == nil && !strings.HasPrefix(out, "ERROR: ") {
+	if _, ok := stmt.(*parser.ShowCreateTable); ok && perr == nil && !strings.HasPrefix(out, "ERROR: ") {
 		if i := strings.IndexByte(out, '\n'); i >= 0 {
 			body := strings.TrimSuffix(out[i+1:], "\n")
 			out = out[:i+1] + strings.ReplaceAll(body, "\n", `\n`) + "\n"

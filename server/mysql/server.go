@@ -17,6 +17,7 @@ import (
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/query"
 	rsql "github.com/rowttl/rowttl/sql"
+	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
 	vtmysql "vitess.io/vitess/go/mysql"
 	"vitess.io/vitess/go/mysql/replication"
@@ -338,10 +339,10 @@ func (h *handler) ComQueryMulti(c *vtmysql.Conn, text string, callback func(qr s
 	st := h.s.ensureState(c)
 	var pieces []string
 	if c.Capabilities&vtmysql.CapabilityClientMultiStatements != 0 {
-		for _, p := range rsql.SplitStatements(text) {
+		for _, p := range parser.SplitStatements(text) {
 			pieces = append(pieces, p.Text)
 		}
-	} else if p := rsql.SplitStatements(text); len(p) > 0 {
+	} else if p := parser.SplitStatements(text); len(p) > 0 {
 		pieces = []string{text}
 	}
 	if len(pieces) == 0 {

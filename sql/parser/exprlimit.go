@@ -1,4 +1,4 @@
-package sql
+package parser
 
 import "fmt"
 
@@ -12,8 +12,8 @@ import "fmt"
 // count bounds the memory and time of compiling one expression; an IN list
 // counts each value. Variables, so that tests can lower them.
 var (
-	maxExprHeight = 32 << 10
-	maxExprSize   = 4 << 20
+	MaxExprHeight = 32 << 10
+	MaxExprSize   = 4 << 20
 )
 
 // children calls fn on each direct subexpression of e, in source order.
@@ -63,8 +63,8 @@ func children(e Expr, fn func(Expr)) {
 	}
 }
 
-// checkExprSize returns an error when e is taller than maxExprHeight or
-// has more than maxExprSize nodes. It walks with a stack of its own, so
+// checkExprSize returns an error when e is taller than MaxExprHeight or
+// has more than MaxExprSize nodes. It walks with a stack of its own, so
 // that the check itself cannot exhaust the goroutine's.
 func checkExprSize(e Expr) error {
 	type item struct {
@@ -76,26 +76,26 @@ func checkExprSize(e Expr) error {
 	for len(stack) > 0 {
 		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if nodes++; nodes > maxExprSize {
-			return fmt.Errorf("expression too large: more than %d terms", maxExprSize)
+		if nodes++; nodes > MaxExprSize {
+			return fmt.Errorf("expression too large: more than %d terms", MaxExprSize)
 		}
-		if it.height > maxExprHeight {
-			return fmt.Errorf("expression too large: more than %d operators deep", maxExprHeight)
+		if it.height > MaxExprHeight {
+			return fmt.Errorf("expression too large: more than %d operators deep", MaxExprHeight)
 		}
 		children(it.e, func(x Expr) {
 			if isLeaf(x) {
 				// Counted here rather than stacked: an IN list of
 				// millions of literals needs no stack of millions.
 				nodes++
-				if it.height+1 > maxExprHeight {
+				if it.height+1 > MaxExprHeight {
 					stack = append(stack, item{x, it.height + 1})
 				}
 				return
 			}
 			stack = append(stack, item{x, it.height + 1})
 		})
-		if nodes > maxExprSize {
-			return fmt.Errorf("expression too large: more than %d terms", maxExprSize)
+		if nodes > MaxExprSize {
+			return fmt.Errorf("expression too large: more than %d terms", MaxExprSize)
 		}
 	}
 	return nil
@@ -110,16 +110,16 @@ func isLeaf(e Expr) bool {
 	return false
 }
 
-// exprSizes remembers the node count of expressions, so that asking it of
+// ExprSizes remembers the node count of expressions, so that asking it of
 // every node of a tree costs time linear in the tree.
-type exprSizes map[Expr]int
+type ExprSizes map[Expr]int
 
-func (m exprSizes) of(e Expr) int {
+func (m ExprSizes) Of(e Expr) int {
 	if n, ok := m[e]; ok {
 		return n
 	}
 	n := 1
-	children(e, func(x Expr) { n += m.of(x) })
+	children(e, func(x Expr) { n += m.Of(x) })
 	m[e] = n
 	return n
 }

@@ -1,10 +1,10 @@
-package sql
+package parser
 
-// parseStream parses one statement like Parse, except that the rows of an
+// ParseStream parses one statement like Parse, except that the rows of an
 // INSERT ... VALUES are left unparsed: the returned stream reads them one
 // at a time, so that a statement of millions of rows never holds them all
 // (nor their tokens). vs is nil for any other statement.
-func parseStream(src string) (stmt Stmt, vs *valuesStream, err error) {
+func ParseStream(src string) (stmt Stmt, vs *ValuesStream, err error) {
 	p, err := newParser(src)
 	if err != nil {
 		return nil, nil, err
@@ -16,22 +16,22 @@ func parseStream(src string) (stmt Stmt, vs *valuesStream, err error) {
 	}
 	s := p.parseStatement()
 	if p.streamRows {
-		return s, &valuesStream{p: p}, nil
+		return s, &ValuesStream{p: p}, nil
 	}
 	p.finish()
 	return s, nil, nil
 }
 
-// valuesStream reads the rows of an INSERT ... VALUES from its parser.
-type valuesStream struct {
+// ValuesStream reads the rows of an INSERT ... VALUES from its parser.
+type ValuesStream struct {
 	p    *parser
 	rows int
 	done bool
 }
 
-// next returns the next row, or nil at the end of the statement (which
+// Next returns the next row, or nil at the end of the statement (which
 // must then end: trailing tokens are a syntax error, as with Parse).
-func (vs *valuesStream) next() (row []Expr, err error) {
+func (vs *ValuesStream) Next() (row []Expr, err error) {
 	if vs.done {
 		return nil, nil
 	}

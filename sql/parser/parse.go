@@ -1,4 +1,4 @@
-package sql
+package parser
 
 import (
 	"fmt"
@@ -63,7 +63,7 @@ type parser struct {
 	// within its query; a subquery starts again from 0 (checkExprSize).
 	exprLevel int
 	// stream makes INSERT ... VALUES stop before its rows, which
-	// valuesStream then reads one at a time; streamRows says it did.
+	// ValuesStream then reads one at a time; streamRows says it did.
 	stream, streamRows bool
 }
 
