@@ -86,7 +86,7 @@ func (ag *aggregator) sameExpr(a, b parser.Expr) bool {
 	if ag.sizes.Of(a) != ag.sizes.Of(b) {
 		return false
 	}
-	return parser.Format(a) == parser.Format(b)
+	return parser.FormatExpr(a) == parser.FormatExpr(b)
 }
 
 func (ag *aggregator) subst(e parser.Expr) (*compiled, bool, error) {
@@ -117,13 +117,13 @@ func (ag *aggregator) subst(e parser.Expr) (*compiled, bool, error) {
 			}
 			return nil, true, err
 		}
-		return nil, true, invalidf("'%s' must appear in the GROUP BY clause or be used in an aggregate function", parser.Format(ref))
+		return nil, true, invalidf("'%s' must appear in the GROUP BY clause or be used in an aggregate function", parser.FormatExpr(ref))
 	}
 	return nil, false, nil
 }
 
 func (ag *aggregator) addAgg(f *parser.FuncCall) (int, schema.Type, error) {
-	text := parser.Format(f)
+	text := parser.FormatExpr(f)
 	for i, a := range ag.aggs {
 		if a.text == text {
 			return len(ag.groupExprs) + i, a.t, nil
@@ -401,7 +401,7 @@ func (s *Session) runAggregate(ctx context.Context, env *stmtEnv, st *parser.Sel
 			}
 		}
 		if parser.ContainsAggregate(e) {
-			return nil, invalidf("GROUP BY cannot contain aggregate functions: %s", parser.Format(e))
+			return nil, invalidf("GROUP BY cannot contain aggregate functions: %s", parser.FormatExpr(e))
 		}
 		x, err := base.compile(e)
 		if err != nil {

@@ -90,7 +90,7 @@ func (sc *scope) resolve(ref *parser.ColumnRef) (int, error) {
 			}
 		}
 		if !ok || (ref.DB != "" && ref.DB != sc.db) {
-			return 0, notFoundf("Unknown column '%s' in '%s'", parser.Format(ref), sc.tableName)
+			return 0, notFoundf("Unknown column '%s' in '%s'", parser.FormatExpr(ref), sc.tableName)
 		}
 	}
 	if schema.IsTTLName(ref.Name) {
@@ -129,7 +129,7 @@ func (f lazyText) String() string { return f() }
 
 // lazyFormat returns the lazy text of e.
 func lazyFormat(e parser.Expr) lazyText {
-	return sync.OnceValue(func() string { return parser.Format(e) })
+	return sync.OnceValue(func() string { return parser.FormatExpr(e) })
 }
 
 func constant(t schema.Type, v schema.Value) *compiled {
@@ -236,7 +236,7 @@ func (c *compiler) compileNode(e parser.Expr) (*compiled, error) {
 	if err := refuseNode(e); err != nil {
 		return nil, err
 	}
-	return nil, unsupportedf("unsupported expression %s", parser.Format(e))
+	return nil, unsupportedf("unsupported expression %s", parser.FormatExpr(e))
 }
 
 // convert wraps x in a cast to t.

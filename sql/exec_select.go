@@ -104,9 +104,9 @@ func resolveOrderOutput(o parser.Expr, items []outItem) (int, bool, error) {
 			}
 		}
 	}
-	text := parser.Format(o)
+	text := parser.FormatExpr(o)
 	for i, it := range items {
-		if it.expr != nil && parser.Format(it.expr) == text {
+		if it.expr != nil && parser.FormatExpr(it.expr) == text {
 			return i, true, nil
 		}
 	}

@@ -507,7 +507,7 @@ func (s *Session) update(ctx context.Context, env *stmtEnv, st *parser.Update) (
 				ok = ok || strings.EqualFold(q, ref.Table)
 			}
 			if !ok {
-				return nil, notFoundf("Unknown column '%s' in 'field list'", parser.Format(ref))
+				return nil, notFoundf("Unknown column '%s' in 'field list'", parser.FormatExpr(ref))
 			}
 		}
 		var tg writeTarget

@@ -242,7 +242,7 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 			t := bigintType
 			return c.unary(f, t, t, func(v schema.Value) (schema.Value, error) {
 				if v.Int == math.MinInt64 {
-					return schema.Null, invalidf("BIGINT value is out of range in '%s'", parser.Format(f))
+					return schema.Null, invalidf("BIGINT value is out of range in '%s'", parser.FormatExpr(f))
 				}
 				if v.Int < 0 {
 					return schema.IntVal(-v.Int), nil
@@ -398,7 +398,7 @@ func (c *compiler) compileRounding(f *parser.FuncCall) (*compiled, error) {
 		}
 		if t.Kind == schema.BigInt {
 			if math.IsNaN(r) || r < -9.223372036854775e18 || r >= 9.223372036854775e18 {
-				return schema.Null, invalidf("BIGINT value is out of range in '%s'", parser.Format(f))
+				return schema.Null, invalidf("BIGINT value is out of range in '%s'", parser.FormatExpr(f))
 			}
 			return schema.IntVal(int64(r)), nil
 		}
@@ -429,7 +429,7 @@ func decimalRounding(f *parser.FuncCall, x *compiled, digits int) (*compiled, er
 		}
 		n, ok := decimal.RoundTo(v.Decimal(), in.Scale, digits, mode, t.Precision)
 		if !ok {
-			return schema.Null, invalidf("DECIMAL value is out of range in '%s'", parser.Format(f))
+			return schema.Null, invalidf("DECIMAL value is out of range in '%s'", parser.FormatExpr(f))
 		}
 		return schema.DecimalVal(n), nil
 	}}, nil

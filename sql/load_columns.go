@@ -120,7 +120,7 @@ func CompileLoadColumnsTyped(spec string, def *table.Definition, pol ttlcol.Poli
 			}
 			key = strings.ToLower(schema.TTLColumn)
 		} else if def.Schema.Index(it.Name) < 0 {
-			return nil, notFoundf("columns: unknown column %s in %s = %s", it.Name, it.Name, parser.Format(it.Expr))
+			return nil, notFoundf("columns: unknown column %s in %s = %s", it.Name, it.Name, parser.FormatExpr(it.Expr))
 		}
 		if derived[key] {
 			return nil, invalidf("columns: column %s is derived twice", it.Name)
@@ -169,13 +169,13 @@ func CompileLoadColumnsTyped(spec string, def *table.Definition, pol ttlcol.Poli
 		c := newCompiler(env, sc)
 		x, err := c.compile(it.Expr)
 		if err != nil {
-			return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.Format(it.Expr), err)
+			return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.FormatExpr(it.Expr), err)
 		}
-		tg := LoadTarget{Field: -1, Expr: it.Name + "=" + parser.Format(it.Expr)}
+		tg := LoadTarget{Field: -1, Expr: it.Name + "=" + parser.FormatExpr(it.Expr)}
 		if schema.IsTTLName(it.Name) {
 			eval, err := ttlEvaluator(x, loc)
 			if err != nil {
-				return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.Format(it.Expr), err)
+				return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.FormatExpr(it.Expr), err)
 			}
 			tg.Eval = eval
 		} else {
@@ -183,7 +183,7 @@ func CompileLoadColumnsTyped(spec string, def *table.Definition, pol ttlcol.Poli
 			tg.Column = &cols[j]
 			x, err = c.convert(x, cols[j].Type)
 			if err != nil {
-				return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.Format(it.Expr), err)
+				return nil, fmt.Errorf("columns: %s = %s: %w", it.Name, parser.FormatExpr(it.Expr), err)
 			}
 			tg.Eval = x.eval
 		}

@@ -196,7 +196,7 @@ func (p *selectPlan) planOrder(st *parser.Select, items []outItem, c *vcompiler)
 			}
 			k.Column = len(p.exprs)
 			p.exprs = append(p.exprs, x)
-			p.names = append(p.names, parser.Format(o.Expr))
+			p.names = append(p.names, parser.FormatExpr(o.Expr))
 		}
 		p.order = append(p.order, k)
 	}

@@ -96,7 +96,7 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 		}
 		a.groups = append(a.groups, len(a.pre))
 		a.pre = append(a.pre, x)
-		a.preNames = append(a.preNames, parser.Format(e))
+		a.preNames = append(a.preNames, parser.FormatExpr(e))
 		groupExprs = append(groupExprs, e)
 	}
 	nGroups := len(a.groups)
@@ -116,13 +116,13 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 		if sizes.Of(x) != sizes.Of(y) {
 			return false
 		}
-		return parser.Format(x) == parser.Format(y)
+		return parser.FormatExpr(x) == parser.FormatExpr(y)
 	}
 	post := newVCompiler(env, src.sc)
 	inAlias := map[string]bool{}
 	post.subst = func(e parser.Expr) (exec.Expr, bool, error) {
 		if f, ok := e.(*parser.FuncCall); ok && parser.IsAggregate(f.Name) {
-			text := parser.Format(f)
+			text := parser.FormatExpr(f)
 			for i, t := range aggTexts {
 				if t == text {
 					return &exec.ColumnRef{Index: nGroups + i, Name: text, Typ: aggTypes[i]}, true, nil
@@ -139,12 +139,12 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 		}
 		for i, g := range groupExprs {
 			if sameExpr(e, g) {
-				return &exec.ColumnRef{Index: i, Name: parser.Format(g), Typ: a.pre[i].Type()}, true, nil
+				return &exec.ColumnRef{Index: i, Name: parser.FormatExpr(g), Typ: a.pre[i].Type()}, true, nil
 			}
 		}
 		if ref, ok := e.(*parser.ColumnRef); ok {
 			if _, err := src.sc.resolve(ref); err == nil {
-				return nil, true, rowEnginef("'%s' is neither grouped nor aggregated", parser.Format(ref))
+				return nil, true, rowEnginef("'%s' is neither grouped nor aggregated", parser.FormatExpr(ref))
 			}
 			// HAVING and ORDER BY may name a select item by its alias.
 			key := strings.ToLower(ref.Name)
@@ -158,7 +158,7 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 					}
 				}
 			}
-			return nil, true, rowEnginef("unknown column %s", parser.Format(ref))
+			return nil, true, rowEnginef("unknown column %s", parser.FormatExpr(ref))
 		}
 		return nil, false, nil
 	}
@@ -229,6 +229,6 @@ func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (
 	}
 	ag.Arg = len(a.pre)
 	a.pre = append(a.pre, x)
-	a.preNames = append(a.preNames, parser.Format(f.Args[0]))
+	a.preNames = append(a.preNames, parser.FormatExpr(f.Args[0]))
 	return ag, out, nil
 }

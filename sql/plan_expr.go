@@ -175,7 +175,7 @@ func (c *vcompiler) compile(e parser.Expr) (exec.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &exec.Neg{X: x, Text: parser.Format(e)}, nil
+		return &exec.Neg{X: x, Text: parser.FormatExpr(e)}, nil
 	case *parser.BinaryExpr:
 		l, err := c.compile(e.L)
 		if err != nil {
@@ -191,7 +191,7 @@ func (c *vcompiler) compile(e parser.Expr) (exec.Expr, error) {
 		case e.Op.IsComparison():
 			return c.compare(e.Op, l, r)
 		}
-		return c.arith(e.Op, l, r, parser.Format(e))
+		return c.arith(e.Op, l, r, parser.FormatExpr(e))
 	case *parser.IsExpr:
 		x, err := c.compile(e.X)
 		if err != nil {
@@ -266,7 +266,7 @@ func (c *vcompiler) compile(e parser.Expr) (exec.Expr, error) {
 	case *parser.ExistsExpr:
 		return nil, rowEnginef("EXISTS other than a WHERE conjunct or its negation")
 	}
-	return nil, rowEnginef("expression %s", parser.Format(e))
+	return nil, rowEnginef("expression %s", parser.FormatExpr(e))
 }
 
 // caseExpr compiles CASE as the row engine does: with an operand, each
@@ -831,7 +831,7 @@ func (c *vcompiler) dateArith(e *parser.DateArith) (exec.Expr, error) {
 	default:
 		return nil, rowEnginef("INTERVAL arithmetic on %s", t)
 	}
-	return &exec.DateAdd{X: x, N: n, Unit: unit, Sub: e.Sub, Typ: t, Text: parser.Format(e)}, nil
+	return &exec.DateAdd{X: x, N: n, Unit: unit, Sub: e.Sub, Typ: t, Text: parser.FormatExpr(e)}, nil
 }
 
 // decimalText is the vectorised form of the row engine's decimalText: a

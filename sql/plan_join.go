@@ -364,13 +364,13 @@ func (sc *scope) resolveMulti(ref *parser.ColumnRef) (int, error) {
 			continue
 		}
 		if found >= 0 {
-			return 0, invalidf("Column '%s' in %s is ambiguous", parser.Format(ref), where)
+			return 0, invalidf("Column '%s' in %s is ambiguous", parser.FormatExpr(ref), where)
 		}
 		found = i
 	}
 	if found < 0 {
 		if ref.Table != "" {
-			return 0, notFoundf("Unknown column '%s' in '%s'", parser.Format(ref), where)
+			return 0, notFoundf("Unknown column '%s' in '%s'", parser.FormatExpr(ref), where)
 		}
 		return 0, notFoundf("Unknown column '%s' in 'field list'", ref.Name)
 	}
@@ -650,7 +650,7 @@ func (p *relPlanner) compileTree(n *relNode, leafOf []int, full *scope) error {
 				if lk != nil {
 					n.lkeys = append(n.lkeys, lk)
 					n.rkeys = append(n.rkeys, rk)
-					n.keyText = append(n.keyText, parser.Format(lx)+" = "+parser.Format(rx))
+					n.keyText = append(n.keyText, parser.FormatExpr(lx)+" = "+parser.FormatExpr(rx))
 					continue
 				}
 			}

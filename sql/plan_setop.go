@@ -99,7 +99,7 @@ func (p *relPlanner) planSetOp(q *parser.SetOp) (relPlan, error) {
 			}
 		}
 		if col < 0 {
-			return nil, notYet("ORDER BY " + parser.Format(o.Expr) + " over a set operation (name an output column)")
+			return nil, notYet("ORDER BY " + parser.FormatExpr(o.Expr) + " over a set operation (name an output column)")
 		}
 		nf := !o.Desc
 		switch o.Nulls {

@@ -234,7 +234,7 @@ func (p *relPlanner) subqueryJoin(outer *scope, conj parser.Expr) (*topJoin, err
 		if e.Not {
 			kind = exec.NullAwareAntiJoin
 		}
-		return &topJoin{kind: kind, sub: sub, keys: []exec.Expr{l}, subKeys: []exec.Expr{r}, text: parser.Format(conj)}, nil
+		return &topJoin{kind: kind, sub: sub, keys: []exec.Expr{l}, subKeys: []exec.Expr{r}, text: parser.FormatExpr(conj)}, nil
 	case *parser.ExistsExpr:
 		return p.existsJoin(outer, e, not, conj)
 	}
@@ -256,7 +256,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 		if err != nil {
 			return nil, err
 		}
-		return &topJoin{kind: kind, sub: sub, text: parser.Format(conj)}, nil
+		return &topJoin{kind: kind, sub: sub, text: parser.FormatExpr(conj)}, nil
 	}
 	// The subquery's own scope decides which names are its own.
 	inner, err := p.fromScope(st)
@@ -324,10 +324,10 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 	}
 	q.Items = nil
 	for _, k := range innerKeys {
-		q.Items = append(q.Items, &parser.SelectItem{Expr: k, Text: parser.Format(k)})
+		q.Items = append(q.Items, &parser.SelectItem{Expr: k, Text: parser.FormatExpr(k)})
 	}
 	for _, r := range innerRefs {
-		q.Items = append(q.Items, &parser.SelectItem{Expr: r, Text: parser.Format(r)})
+		q.Items = append(q.Items, &parser.SelectItem{Expr: r, Text: parser.FormatExpr(r)})
 	}
 	if len(q.Items) == 0 {
 		q.Items = []*parser.SelectItem{{Expr: &parser.IntLit{Val: 1}, Text: "1"}}
@@ -336,7 +336,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 	if err != nil {
 		return nil, err
 	}
-	tj := &topJoin{kind: kind, sub: sub, text: parser.Format(conj)}
+	tj := &topJoin{kind: kind, sub: sub, text: parser.FormatExpr(conj)}
 	cols := sub.outCols()
 	lc := newVCompiler(p.env, outer)
 	rc := newVCompiler(p.env, &scope{multi: true})
@@ -351,7 +351,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 			return nil, err
 		}
 		if l == nil {
-			return nil, notYet("a correlated equality of " + parser.Format(ok) + " with " + cols[i].Type.String())
+			return nil, notYet("a correlated equality of " + parser.FormatExpr(ok) + " with " + cols[i].Type.String())
 		}
 		tj.keys = append(tj.keys, l)
 		tj.subKeys = append(tj.subKeys, r)

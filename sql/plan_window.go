@@ -47,7 +47,7 @@ func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFu
 		return len(wp.args) - 1, x, nil
 	}
 	var ws exec.WindowSpec
-	ws.Name = parser.Format(w)
+	ws.Name = parser.FormatExpr(w)
 	for _, p := range spec.PartitionBy {
 		i, _, err := arg(p)
 		if err != nil {

@@ -483,7 +483,7 @@ func setText(v *parser.SetVar) (text string, def bool, err error) {
 	case *parser.NullLit:
 		return "", true, nil
 	}
-	return "", false, invalidf("SET %s takes a literal value, not %s", v.Name, parser.Format(v.Value))
+	return "", false, invalidf("SET %s takes a literal value, not %s", v.Name, parser.FormatExpr(v.Value))
 }
 
 func parseBoolVar(name, text string) (bool, error) {

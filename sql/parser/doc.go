@@ -1,6 +1,6 @@
 // Package parser owns the text of the Doris-compatible SQL dialect of SPEC
 // §4: the lexer, the AST, the parser, the statement splitter, the canonical
-// formatter (Format, FormatQuery: the inverse of ParseExpr and Parse) and
+// formatter (FormatExpr, FormatQuery: the inverse of ParseExpr and Parse) and
 // the limits on the size of one expression.
 //
 // It must never know a table, a session or a value's storage: it imports
@@ -62,7 +62,7 @@
 // is <>; IS UNKNOWN is IS NULL; RLIKE is REGEXP; expr ± INTERVAL n unit,
 // DATE_ADD/DATE_SUB/ADDDATE/SUBDATE, TIMESTAMPADD and the Doris days_add
 // style functions are all DateArith; DATE 'x', DATETIME 'x' and TIMESTAMP
-// 'x' are casts. Format writes an expression back as canonical SQL that
+// 'x' are casts. FormatExpr writes an expression back as canonical SQL that
 // ParseExpr reads to the same tree.
 //
 // DEFAULT is accepted only as a whole value in INSERT VALUES, UPDATE SET and

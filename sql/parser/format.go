@@ -7,12 +7,12 @@ import (
 	"github.com/rowttl/rowttl/schema"
 )
 
-// Format renders an expression as canonical SQL: keywords in upper case,
+// FormatExpr renders an expression as canonical SQL: keywords in upper case,
 // function names in lower case, strings in single quotes, names backquoted
 // only when they need it, and parentheses only where precedence requires
-// them. ParseExpr(Format(e)) yields an expression that formats identically.
+// them. ParseExpr(FormatExpr(e)) yields an expression that formats identically.
 // A nil expression formats as the empty string.
-func Format(e Expr) string {
+func FormatExpr(e Expr) string {
 	var b strings.Builder
 	formatExpr(&b, e, 0)
 	return b.String()
@@ -109,7 +109,7 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		}
 		b.WriteByte('-')
 		// Never write "--", which starts a comment.
-		s := Format(e.X)
+		s := FormatExpr(e.X)
 		if precedence(e.X) < precNeg || strings.HasPrefix(s, "-") {
 			s = "(" + s + ")"
 		}
@@ -327,7 +327,7 @@ func QuoteIdent(name string) string {
 }
 
 // FormatQuery renders a query as canonical SQL on one line, with the
-// expression conventions of Format; parentheses appear around set
+// expression conventions of FormatExpr; parentheses appear around set
 // operation operands only where precedence or an operand's own WITH,
 // ORDER BY or LIMIT requires them. Parse(FormatQuery(q)) yields a query
 // that formats identically.

@@ -34,8 +34,8 @@ func TestFormat(t *testing.T) {
 			t.Errorf("ParseExpr(%q): %v", tc.in, err)
 			continue
 		}
-		if got := Format(e); got != tc.want {
-			t.Errorf("Format(ParseExpr(%q)) = %q, want %q", tc.in, got, tc.want)
+		if got := FormatExpr(e); got != tc.want {
+			t.Errorf("FormatExpr(ParseExpr(%q)) = %q, want %q", tc.in, got, tc.want)
 		}
 		if err := checkExpr(e); err != nil {
 			t.Errorf("%q: %v", tc.in, err)

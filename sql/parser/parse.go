@@ -26,7 +26,7 @@ func Parse(src string) (stmt Stmt, err error) {
 	return s, nil
 }
 
-// ParseExpr parses one expression, as Format writes it.
+// ParseExpr parses one expression, as FormatExpr writes it.
 func ParseExpr(src string) (e Expr, err error) {
 	p, err := newParser(src)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 func setShape(q QueryExpr) string {
 	switch q := q.(type) {
 	case *Select:
-		s := Format(q.Items[0].Expr)
+		s := FormatExpr(q.Items[0].Expr)
 		if q.OrderBy != nil || q.Limit != nil {
 			s += "+tail"
 		}
@@ -77,7 +77,7 @@ func joinShape(r *TableRef) string {
 		j := r.Join
 		s := "(" + joinShape(j.Left) + " " + j.Kind.String() + " " + joinShape(j.Right)
 		if j.On != nil {
-			s += " ON " + Format(j.On)
+			s += " ON " + FormatExpr(j.On)
 		}
 		if j.Using != nil {
 			s += " USING " + strings.Join(j.Using, ",")
@@ -132,7 +132,7 @@ func windowShape(w *WindowFunc) string {
 		parts = append(parts, "partition="+formatExprs(o.PartitionBy))
 	}
 	for _, it := range o.OrderBy {
-		parts = append(parts, fmt.Sprintf("order=%s desc=%v nulls=%v", Format(it.Expr), it.Desc, it.Nulls))
+		parts = append(parts, fmt.Sprintf("order=%s desc=%v nulls=%v", FormatExpr(it.Expr), it.Desc, it.Nulls))
 	}
 	if f := o.Frame; f != nil {
 		parts = append(parts, fmt.Sprintf("%v %v/%d..%v/%d", f.Unit, f.Start.Kind, f.Start.N, f.End.Kind, f.End.N))

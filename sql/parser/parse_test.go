@@ -65,7 +65,7 @@ func TestParse(t *testing.T) {
 						t.Errorf("%s: %v", d.Pos, err)
 					}
 					var b strings.Builder
-					fmt.Fprintf(&b, "%s\n", Format(e))
+					fmt.Fprintf(&b, "%s\n", FormatExpr(e))
 					dumpTree(&b, e, 0)
 					return b.String()
 				case "split":
@@ -88,13 +88,13 @@ func checkExpr(e Expr) error {
 	if _, ok := e.(*DefaultExpr); ok {
 		return nil
 	}
-	s := Format(e)
+	s := FormatExpr(e)
 	e2, err := ParseExpr(s)
 	if err != nil {
-		return fmt.Errorf("Format output %q does not parse: %v", s, err)
+		return fmt.Errorf("FormatExpr output %q does not parse: %v", s, err)
 	}
-	if s2 := Format(e2); s2 != s {
-		return fmt.Errorf("Format is not stable: %q reparses as %q", s, s2)
+	if s2 := FormatExpr(e2); s2 != s {
+		return fmt.Errorf("FormatExpr is not stable: %q reparses as %q", s, s2)
 	}
 	if !sameTree(e, e2) {
 		return fmt.Errorf("%q reparses to a different tree", s)
@@ -209,8 +209,8 @@ func checkRoundTrip(src string, stmt Stmt) error {
 			e, err := ParseExpr(v.Text)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("select item text %q does not parse: %v", v.Text, err))
-			} else if Format(e) != Format(v.Expr) {
-				errs = append(errs, fmt.Errorf("select item text %q parses as %q, not %q", v.Text, Format(e), Format(v.Expr)))
+			} else if FormatExpr(e) != FormatExpr(v.Expr) {
+				errs = append(errs, fmt.Errorf("select item text %q parses as %q, not %q", v.Text, FormatExpr(e), FormatExpr(v.Expr)))
 			}
 		}
 	})
@@ -285,10 +285,10 @@ func dumpFields(b *strings.Builder, v reflect.Value, depth int) {
 // dumpInline renders values that fit on one line.
 func dumpInline(f reflect.Value) (string, bool) {
 	if f.Kind() == reflect.Interface && f.Type() == exprType {
-		return Format(f.Interface().(Expr)), true
+		return FormatExpr(f.Interface().(Expr)), true
 	}
 	if f.Kind() == reflect.Pointer && f.Type().Implements(exprType) {
-		return Format(f.Interface().(Expr)), true
+		return FormatExpr(f.Interface().(Expr)), true
 	}
 	switch x := f.Interface().(type) {
 	case schema.Type:
@@ -320,7 +320,7 @@ func dumpInline(f reflect.Value) (string, bool) {
 func formatExprs(list []Expr) string {
 	s := make([]string, len(list))
 	for i, e := range list {
-		s[i] = Format(e)
+		s[i] = FormatExpr(e)
 	}
 	return strings.Join(s, ", ")
 }
