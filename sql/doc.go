@@ -74,8 +74,7 @@
 //     compilation fails, so that errors keep the row engine's texts. It also
 //     runs the aggregates it reduces inside the scan (count(*), count and
 //     sum of integer columns under a WHERE that pushes down whole: zone maps
-//     answer whole pages, sql/agg.go) and INSERT ... SELECT of a plain
-//     query block. DISTINCT ordered by an expression that is not selected
+//     answer whole pages, sql/agg.go). DISTINCT ordered by an expression that is not selected
 //     runs vectorised: each distinct output keeps the value of its first
 //     row in scan order (exec.NewDistinctOn), as the row engine's
 //     distinctRows does.
@@ -108,10 +107,13 @@
 // built by their statements and printed as they are (SHOW CREATE TABLE
 // keeps its lines).
 //
-// In UPDATE, DELETE and INSERT ... SELECT, expressions are compiled once
-// per statement (compiler, eval.go) into closures over rows of
-// schema.Value with a static type, constants folded; UPDATE and DELETE
-// evaluate the whole WHERE in the table's Matcher.
+// In UPDATE and DELETE, expressions are compiled once per statement
+// (compiler, eval.go) into closures over rows of schema.Value with a
+// static type, constants folded, and the whole WHERE is evaluated in the
+// table's Matcher. INSERT ... SELECT runs its query as SELECT does and
+// streams the batches into a table.LoadWriter, insertBatchRows rows at a
+// time as INSERT ... VALUES does: one version, memory bounded by a few
+// batches whatever the number of rows.
 //
 // # INTO OUTFILE
 //
@@ -219,8 +221,7 @@
 // what it does not plan yet is refused by name with ErrNotSupported ("the
 // window function ntile() is not supported yet", ...) before any table is
 // read or written, as are REGEXP, TIMESTAMPDIFF and EXTRACT, which neither
-// engine computes yet (refuse.go). INSERT ... SELECT and the WHERE of
-// UPDATE and DELETE still take plain query blocks only.
+// engine computes yet (refuse.go). UPDATE and DELETE refuse subqueries.
 //
 // # Joins, subqueries, set operations and windows
 //

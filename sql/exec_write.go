@@ -250,32 +250,98 @@ func (s *Session) insert(ctx context.Context, env *stmtEnv, st *parser.Insert) (
 	if st.SetOp != nil {
 		q = st.SetOp
 	}
-	rs, err := s.queryRows(ctx, env, q)
+	return s.insertSelect(ctx, env, q, tbl, targets, wo)
+}
+
+// insertSelect writes the rows of INSERT ... SELECT as one version,
+// streaming them: each batch the query's operators produce is converted
+// to the target columns and handed to a table.LoadWriter, so that memory
+// stays bounded by a few batches whatever the number of rows (the query
+// reads its snapshot, so INSERT INTO t SELECT ... FROM t sees none of the
+// rows it writes). An error in any row writes nothing.
+func (s *Session) insertSelect(ctx context.Context, env *stmtEnv, q parser.QueryExpr, tbl *table.Table, targets []writeTarget, wo table.WriteOptions) (*Result, error) {
+	op, err := s.queryOperator(ctx, env, q)
 	if err != nil {
 		return nil, err
 	}
-	if len(rs.types) != len(targets) {
-		return nil, invalidf("Column count doesn't match value count: %d columns, the SELECT gives %d", len(targets), len(rs.types))
+	defer op.Close()
+	in := op.Schema()
+	if len(in) != len(targets) {
+		return nil, invalidf("Column count doesn't match value count: %d columns, the SELECT gives %d", len(targets), len(in))
 	}
+	lw, err := tbl.NewLoadWriter(ctx, wo)
+	if err != nil {
+		return nil, err
+	}
+	defer lw.Abort() // nothing once committed
 	cols := make([][]typedValue, len(targets))
-	for r, row := range rs.rows {
-		for i, v := range row {
-			tv, err := storeValue(targets[i], typedValue{v: v, t: rs.types[i]}, env.loc, r+1)
-			if err != nil {
-				return nil, err
+	casts := make([]castCache, len(targets))
+	// Rows are gathered into batches of insertBatchRows, as INSERT ...
+	// VALUES writes them; the converted values may point into the
+	// buffers of the query's batches, which are held until written.
+	var held []arrow.RecordBatch
+	n, batch := 0, 0
+	release := func() {
+		for _, b := range held {
+			b.Release()
+		}
+		held = held[:0]
+	}
+	defer release()
+	flush := func() error {
+		if batch == 0 {
+			return nil
+		}
+		rec, err := buildBatch(s.mem, targets, cols, batch, env.loc)
+		if err != nil {
+			return err
+		}
+		err = lw.Write(rec)
+		rec.Release()
+		release()
+		for i := range cols {
+			cols[i] = cols[i][:0]
+		}
+		batch = 0
+		return err
+	}
+	for {
+		b, err := op.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil {
+			break
+		}
+		held = append(held, b)
+		// Row by row, so that the error is the first bad row's.
+		for r := range int(b.NumRows()) {
+			n++
+			for i, tg := range targets {
+				tv, err := casts[i].store(tg, typedValue{v: schema.ValueAt(b.Column(i), r), t: in[i].Type}, env.loc, n)
+				if err != nil {
+					return nil, err
+				}
+				cols[i] = append(cols[i], tv)
 			}
-			cols[i] = append(cols[i], tv)
+			if batch++; batch >= insertBatchRows {
+				// The rows of b not yet converted keep b alive.
+				b.Retain()
+				err := flush()
+				held = append(held, b)
+				if err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
-	rec, err := buildBatch(s.mem, targets, cols, len(rs.rows), env.loc)
-	if err != nil {
+	if err := flush(); err != nil {
 		return nil, err
 	}
-	defer rec.Release()
-	if err := tbl.WriteWith(ctx, rec, wo); err != nil {
+	if err := lw.Commit(); err != nil {
 		return nil, err
 	}
-	return &Result{RowsAffected: int64(len(rs.rows))}, nil
+	return &Result{RowsAffected: int64(n)}, nil
 }
 
 // insertBatchRows is how many rows of INSERT ... VALUES are converted
