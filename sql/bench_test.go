@@ -70,12 +70,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// BenchmarkEngines runs queries of the suite that the vectorised engine
-// covers, printed as `rowttl sql` prints them (to io.Discard), on the
-// vectorised engine and on the row engine:
+// BenchmarkQueries runs queries of the suite, printed as `rowttl sql`
+// prints them (to io.Discard):
 //
-//	go test ./sql -run '^$' -bench Engines -benchtime 3x
-func BenchmarkEngines(b *testing.B) {
+//	go test ./sql -run '^$' -bench Queries -benchtime 3x
+func BenchmarkQueries(b *testing.B) {
 	dir := benchEvents(b)
 	queries := []struct{ name, text string }{
 		{"point", "SELECT * FROM events WHERE id = 123457"},
@@ -95,19 +94,16 @@ func BenchmarkEngines(b *testing.B) {
 	}
 	defer db.Close()
 	for _, q := range queries {
-		for _, engine := range []string{"vectorised", "row"} {
-			b.Run(q.name+"/"+engine, func(b *testing.B) {
-				s := NewSession(db)
-				s.FreezeNow(bench.Now)
-				s.rowEngineOnly = engine == "row"
-				ctx := context.Background()
-				for b.Loop() {
-					failed, err := s.RunScript(ctx, q.text, ScriptOptions{}, io.Discard)
-					if err != nil || len(failed) > 0 {
-						b.Fatalf("%s: %v %v", q.text, err, failed)
-					}
+		b.Run(q.name, func(b *testing.B) {
+			s := NewSession(db)
+			s.FreezeNow(bench.Now)
+			ctx := context.Background()
+			for b.Loop() {
+				failed, err := s.RunScript(ctx, q.text, ScriptOptions{}, io.Discard)
+				if err != nil || len(failed) > 0 {
+					b.Fatalf("%s: %v %v", q.text, err, failed)
 				}
-			})
-		}
+			}
+		})
 	}
 }

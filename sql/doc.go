@@ -39,49 +39,55 @@
 //
 // # How SELECT runs
 //
-// Two engines run SELECT; planSelect (plan.go) alone decides which:
+// Every SELECT — and the query of INSERT ... SELECT — is planned onto the
+// vectorised operators of package exec (plan*.go); there is no other
+// engine:
 //
-//   - The vectorised engine (plan*.go over package exec) runs single-table and
-//     table-less SELECTs whose expressions vcompiler compiles (column
-//     references, constants, arithmetic, comparisons, AND/OR/NOT, IS, IN lists
-//     (a set of constants, else the OR of the comparisons), BETWEEN, LIKE (a
+//   - A single-table or table-less query block (planSelect) compiles its
+//     expressions with vcompiler into kernels (column references,
+//     constants, arithmetic, comparisons, AND/OR/NOT, IS, IN lists (a set
+//     of constants, else the OR of the comparisons), BETWEEN, LIKE (a
 //     pattern per row too), CASE, IF, NULLIF, COALESCE/IFNULL, date parts,
-//     INTERVAL arithmetic, datediff, date_trunc, upper, lower, trim, length,
-//     concat, substr, CAST between the kinds exec.Cast implements; DECIMAL
-//     comparison and arithmetic through exec.DecimalCompare and
-//     exec.DecimalArith, which call package decimal as eval.go does), with
-//     WHERE, GROUP BY (expressions, aliases, positions), HAVING,
-//     count/sum/min/max/avg (DISTINCT too; sum and avg of DECIMAL through
-//     decimal.Acc, with the row engine's result types and error), DISTINCT,
-//     ORDER BY (positions, aliases, expressions, NULLS FIRST/LAST) and
-//     LIMIT/OFFSET. The plan is a scan (its projection the columns the
-//     statement names, the simple WHERE conjuncts pushed into
-//     query.Request.Filter so that zone maps skip pages), a Filter with the
-//     whole WHERE, then either a Limit (below the projection when nothing
-//     sorts, de-duplicates or aggregates: no select item is evaluated on a row
-//     the limit drops) and a Project, or a Project of the group keys and
-//     aggregate arguments, a HashAggregate, a Filter for HAVING and a Project
-//     of the select items; then Distinct, Sort (TopN when LIMIT is given) and a
-//     last Project dropping the ORDER BY keys that are not selected. Rows
-//     stream from the scan to the caller a batch at a time, and a closed reader
-//     stops the scan. Constant subexpressions are folded with the row engine's
-//     compiler, and the row engine's type rules (comparisonType, unify,
-//     castFunc, its aggregate result types) decide every conversion, so both
-//     engines agree. GROUP BY without ORDER BY returns its groups in the hash
-//     table's order.
-//   - The row engine (exec_select.go, agg.go, eval.go: closures over rows of
-//     schema.Value) runs everything else, and every statement whose
-//     compilation fails, so that errors keep the row engine's texts. It also
-//     runs the aggregates it reduces inside the scan (count(*), count and
-//     sum of integer columns under a WHERE that pushes down whole: zone maps
-//     answer whole pages, sql/agg.go). DISTINCT ordered by an expression that is not selected
-//     runs vectorised: each distinct output keeps the value of its first
-//     row in scan order (exec.NewDistinctOn), as the row engine's
-//     distinctRows does.
+//     INTERVAL arithmetic, datediff, date_trunc, upper, lower, trim,
+//     length, concat, substr, CAST between the kinds exec.Cast implements;
+//     DECIMAL comparison and arithmetic through exec.DecimalCompare and
+//     exec.DecimalArith), with WHERE, GROUP BY (expressions, aliases,
+//     positions), HAVING, count/sum/min/max/avg (DISTINCT too, count of
+//     several DISTINCT arguments counting their tuples; sum and avg of
+//     DECIMAL through decimal.Acc), DISTINCT, ORDER BY (positions, aliases,
+//     expressions, NULLS FIRST/LAST) and LIMIT/OFFSET. The plan is a scan
+//     (its projection the columns the statement names, the simple WHERE
+//     conjuncts pushed into query.Request.Filter so that zone maps skip
+//     pages), a Filter with the whole WHERE, then either a Limit (below the
+//     projection when nothing sorts, de-duplicates or aggregates: no select
+//     item is evaluated on a row the limit drops) and a Project, or a
+//     Project of the group keys and aggregate arguments, a HashAggregate, a
+//     Filter for HAVING and a Project of the select items; then Distinct
+//     (an ORDER BY key that is not selected keeps the value of the first
+//     row of each distinct output, exec.NewDistinctOn), Sort (TopN when
+//     LIMIT is given) and a last Project dropping the ORDER BY keys that
+//     are not selected. count(*), and count and sum of integer columns,
+//     without GROUP BY and under a WHERE that pushes down whole, are read
+//     from the scan's totals (ScanAggregate, plan_scanagg.go: zone maps
+//     answer whole pages), the operators above standing by for a sum past
+//     BIGINT. Rows stream from the scan to the caller a batch at a time,
+//     and a closed reader stops the scan. GROUP BY without ORDER BY returns
+//     its groups in the hash table's order.
+//   - One compiler, eval.go's, holds the dialect's type rules
+//     (comparisonType, unify, castFunc, the aggregate result types) and
+//     evaluates row at a time: constant subexpressions are folded with it,
+//     and an expression no kernel computes (abs(), round(), from_unixtime()
+//     and the other functions of funcs.go without one; an expression
+//     larger or deeper than kernels are built for) is evaluated by it
+//     inside the plan, over the batch's rows (plan_rowexpr.go; EXPLAIN
+//     shows it as row(...)), so that values and errors are the same
+//     whichever evaluates them. The row-at-a-time statements (VALUES rows,
+//     UPDATE SET, the WHERE of UPDATE and DELETE, load column lists) use the
+//     same compiler.
 //   - Joins, derived tables, WITH, subqueries, set operations and window
-//     functions run on the vectorised engine only (see "Joins, subqueries,
-//     set operations and windows"): there is no row engine to fall back
-//     on, so what it does not compile is refused with ErrNotSupported.
+//     functions go through the relational planner (see "Joins, subqueries,
+//     set operations and windows"); what it does not compile is refused
+//     with ErrNotSupported.
 //
 // # Client statements
 //
@@ -96,11 +102,11 @@
 // gives per table the visible rows, the bytes on disk and the expired rows
 // and bytes awaiting reclaim. version(), database(), current_user() are
 // constants of the statement; date_format() takes the MySQL specifiers
-// (exec.AppendDateFormat, shared by both engines).
+// (exec.AppendDateFormat).
 //
-// EXPLAIN <query> prints which engine runs a statement and, for the
-// vectorised one, its operator tree with the pushed filter, the projection
-// and the limit.
+// EXPLAIN <query> prints "engine: vectorised" (the line front ends have
+// always read) and the operator tree with the pushed filter, the
+// projection and the limit.
 //
 // Result values are formatted in one place (exec.ColumnFormatter): strings
 // are escaped as `mysql -B` does (SPEC §4). SHOW and DESC results are text
@@ -215,13 +221,12 @@
 // # What the planner takes
 //
 // The plain query block keeps its shape (parser.Select.From naming one
-// table; Select.IsSimple) and is what the row engine runs. Every other
-// shape runs on the vectorised engine only, planned by the relational
-// planner (see "Joins, subqueries, set operations and windows" below);
+// table; Select.IsSimple) and is what planSelect plans. Every other
+// shape is planned by the relational planner (see "Joins, subqueries, set operations and windows" below);
 // what it does not plan yet is refused by name with ErrNotSupported ("the
 // window function ntile() is not supported yet", ...) before any table is
 // read or written, as are REGEXP, TIMESTAMPDIFF and EXTRACT, which neither
-// engine computes yet (refuse.go). UPDATE and DELETE refuse subqueries.
+// kernel computes yet (refuse.go). UPDATE and DELETE refuse subqueries.
 //
 // # Joins, subqueries, set operations and windows
 //

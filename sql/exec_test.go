@@ -69,9 +69,6 @@ func runExecFile(t *testing.T, path string) {
 				}
 			}
 			var b strings.Builder
-			for _, p := range parser.SplitStatements(d.Input) {
-				compareEngines(t, s, p)
-			}
 			if len(mask) == 0 {
 				// Exactly what `rowttl sql -f` prints, streamed.
 				if _, err := s.RunScript(ctx, d.Input, ScriptOptions{Bail: bail}, &b); err != nil {
@@ -111,34 +108,4 @@ func maskColumns(res *Result, mask []string) *Result {
 		out.Rows = append(out.Rows, r)
 	}
 	return out
-}
-
-// compareEngines runs a SELECT on both engines and fails the test when
-// their rows or errors differ: the golden files are the oracle of the
-// vectorised engine too.
-func compareEngines(t *testing.T, s *Session, p parser.Piece) {
-	t.Helper()
-	stmt, err := parser.Parse(p.Text)
-	if err != nil {
-		return
-	}
-	if _, ok := stmt.(*parser.Select); !ok {
-		return
-	}
-	ctx := context.Background()
-	s.rowEngineOnly = true
-	rowRes, rowErr := s.Exec(ctx, p.Text)
-	s.rowEngineOnly = false
-	vecRes, vecErr := s.Exec(ctx, p.Text)
-	show := func(r *Result, err error) string {
-		if err != nil {
-			return "ERROR: " + err.Error()
-		}
-		var b strings.Builder
-		r.WriteTSV(&b)
-		return b.String()
-	}
-	if a, b := show(rowRes, rowErr), show(vecRes, vecErr); a != b {
-		t.Errorf("line %d: %s\nrow engine:\n%s\nvectorised engine:\n%s", p.Line, p.Text, a, b)
-	}
 }

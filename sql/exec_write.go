@@ -751,3 +751,44 @@ func (s *Session) applySet(env *stmtEnv, def *table.Definition, sc *scope, assig
 	}
 	return array.NewRecordBatch(arrow.NewSchema(outFields, nil), outCols, int64(n)), nil
 }
+
+// keeps says whether a compiled WHERE (nil: none) keeps row: TRUE, not
+// FALSE or NULL.
+func (where *compiled) keeps(row []schema.Value) (bool, error) {
+	if where == nil {
+		return true, nil
+	}
+	v, err := where.eval(row)
+	if err != nil {
+		return false, err
+	}
+	return !v.IsNull() && v.Int != 0, nil
+}
+
+// rowsOf converts a batch to input rows of sc, matching columns by name.
+func rowsOf(rec arrow.RecordBatch, sc *scope, fn func(i int, row []schema.Value) error) error {
+	idx := make([]int, len(sc.cols))
+	for slot, c := range sc.cols {
+		idx[slot] = -1
+		for j, f := range rec.Schema().Fields() {
+			if strings.EqualFold(f.Name, c.name) {
+				idx[slot] = j
+				break
+			}
+		}
+	}
+	row := make([]schema.Value, len(sc.cols))
+	for i := 0; i < int(rec.NumRows()); i++ {
+		for slot, j := range idx {
+			if j >= 0 {
+				row[slot] = schema.ValueAt(rec.Column(j), i)
+			} else {
+				row[slot] = schema.Null
+			}
+		}
+		if err := fn(i, row); err != nil {
+			return err
+		}
+	}
+	return nil
+}

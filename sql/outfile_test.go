@@ -67,7 +67,7 @@ func TestSelectIntoOutfile(t *testing.T) {
 	if pr.NumRows() != 2 {
 		t.Fatalf("%d rows in the file", pr.NumRows())
 	}
-	// CSV with a separator, through the row engine (ORDER BY).
+	// CSV with a separator, sorted (ORDER BY).
 	res = run(`SELECT id, s, d, ts FROM t ORDER BY id DESC INTO OUTFILE "file://` + out + `/csv_" FORMAT AS CSV PROPERTIES ("column_separator" = ",")`)
 	text, err := os.ReadFile(strings.TrimPrefix(res.Rows[0][3], "file://") + "0.csv")
 	if err != nil {

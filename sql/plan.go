@@ -42,6 +42,8 @@ type selectPlan struct {
 	tops []*topJoin
 	// win computes the block's window functions after the filter.
 	win *windowPlan
+	// scanAgg, when set, answers agg from the scan (plan_scanagg.go).
+	scanAgg *scanAgg
 }
 
 // aggPlan is the aggregation of a plan: a projection of the group keys and
@@ -54,36 +56,45 @@ type aggPlan struct {
 	having   exec.Expr
 }
 
-// planSelect decides which engine runs a SELECT, and plans it for the
-// vectorised one. An error wrapping errRowEngine says the row engine runs
-// it (and why); so does any error of resolution or typing, which the row
-// engine then reports with its own text. Today the vectorised engine runs
-// single-table and table-less SELECTs without GROUP BY, HAVING, aggregates,
-// ORDER BY or DISTINCT whose expressions it compiles (see vcompiler.compile).
+// planSelect plans a SELECT onto exec operators: the plain query block
+// here, every other shape through the relational planner.
 func (s *Session) planSelect(env *stmtEnv, st *parser.Select) (*selectPlan, error) {
 	if !st.IsSimple() {
-		// Joins, derived tables, WITH and subqueries: the row engine
-		// never runs them.
+		// Joins, derived tables, WITH and subqueries.
 		p := &relPlanner{s: s, env: env}
 		p.pushWith(st.With)
 		return p.planRelSelect(st)
 	}
-	if s.rowEngineOnly {
-		return nil, rowEnginef("the row engine is forced")
+	p, err := s.planSelectSimple(env, st)
+	if err != nil {
+		return nil, planError(err)
 	}
-	return s.planSelectSimple(env, st)
+	return p, nil
+}
+
+// planError turns an error of the vectorised compiler into what the
+// statement reports: the resolution or typing error itself, or the
+// construct no kernel computes yet.
+func planError(err error) error {
+	var re *rowEngineError
+	if !errors.As(err, &re) {
+		return err
+	}
+	if re.err != nil {
+		return re.err
+	}
+	return notYet(re.reason)
 }
 
 // planSelectSimple plans the plain single-table query block.
 func (s *Session) planSelectSimple(env *stmtEnv, st *parser.Select) (*selectPlan, error) {
-	// Window functions, REGEXP and the like are planned by neither engine
-	// yet: refused by name, as the row engine would.
+	// Window functions, REGEXP and the like are not planned here: refused
+	// by name.
 	if err := refuseQuery(st); err != nil {
 		return nil, err
 	}
-	switch {
-	case parser.ContainsAggregate(st.Where):
-		return nil, rowEnginef("an aggregate in WHERE")
+	if parser.ContainsAggregate(st.Where) {
+		return nil, invalidf("aggregate functions are not allowed in WHERE")
 	}
 	aggMode := len(st.GroupBy) > 0 || st.Having != nil
 	for _, it := range st.Items {
@@ -94,16 +105,11 @@ func (s *Session) planSelectSimple(env *stmtEnv, st *parser.Select) (*selectPlan
 	}
 	src, err := s.selectSource(st)
 	if err != nil {
-		return nil, rowEngineErr(err)
+		return nil, err
 	}
 	items, err := expandItems(st, src.sc)
 	if err != nil {
-		return nil, rowEngineErr(err)
-	}
-	if aggMode && scanReducible(env, st, src) {
-		// Decided before compiling anything: the row engine compiles the
-		// statement again.
-		return nil, rowEnginef("count and sum reduced in the scan")
+		return nil, err
 	}
 	p := &selectPlan{tbl: src.tbl, limit: st.Limit}
 	c := newVCompiler(env, src.sc)
@@ -122,6 +128,7 @@ func (s *Session) planSelectSimple(env *stmtEnv, st *parser.Select) (*selectPlan
 			return nil, err
 		}
 	}
+	reducible := aggMode && scanReducible(env, st, src)
 	for _, it := range items {
 		x, err := out.compile(it.expr)
 		if err != nil {
@@ -142,6 +149,9 @@ func (s *Session) planSelectSimple(env *stmtEnv, st *parser.Select) (*selectPlan
 	}
 	if err := p.planOrder(st, items, out); err != nil {
 		return nil, err
+	}
+	if reducible {
+		p.scanAgg = planScanAgg(env, st, src, p.agg)
 	}
 	if src.tbl == nil {
 		return p, nil
@@ -166,10 +176,7 @@ func (s *Session) planSelectSimple(env *stmtEnv, st *parser.Select) (*selectPlan
 	return p, nil
 }
 
-// isRowEngine reports an error that sends a statement to the row engine.
-func isRowEngine(err error) bool { return errors.Is(err, errRowEngine) }
-
-// planOrder resolves ORDER BY as the row engine's compileOrder does: a
+// planOrder resolves ORDER BY: a
 // position, an alias or the text of a select item sorts on that output
 // column; any other expression is evaluated beside the outputs and dropped
 // after the sort. NULLs sort first ascending and last descending unless
@@ -185,7 +192,7 @@ func (p *selectPlan) planOrder(st *parser.Select, items []outItem, c *vcompiler)
 		}
 		idx, ok, err := resolveOrderOutput(o.Expr, items)
 		if err != nil {
-			return rowEngineErr(err)
+			return err
 		}
 		if ok {
 			k.Column = idx
@@ -205,7 +212,7 @@ func (p *selectPlan) planOrder(st *parser.Select, items []outItem, c *vcompiler)
 
 // limitBelowProject reports a plan whose limit applies right above the
 // filter: without ORDER BY and DISTINCT, no select item is evaluated on a
-// row the limit drops, as the row engine never evaluates them either.
+// row the limit drops.
 func (p *selectPlan) limitBelowProject() bool {
 	return p.limit != nil && len(p.order) == 0 && !p.distinct && p.agg == nil && p.win == nil
 }
@@ -244,6 +251,9 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 		}
 		if op, err = exec.NewHashAggregate(env, op, a.groups, a.aggs); err != nil {
 			return nil, err
+		}
+		if p.scanAgg != nil {
+			op = &scanAggOp{tbl: p.tbl, sa: p.scanAgg, fallback: op, env: env}
 		}
 		if a.having != nil {
 			if op, err = exec.NewFilter(env, op, a.having); err != nil {
@@ -401,6 +411,15 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 		aggs := make([]string, len(a.aggs))
 		for i, ag := range a.aggs {
 			aggs[i] = ag.Name
+		}
+		if p.scanAgg != nil {
+			est, _ := estimateRows(p.tbl, &stmtEnv{now: p.req.Now})
+			add(d, "ScanAggregate: %s of %s columns [%s] (estimated rows %d)", strings.Join(aggs, ", "), p.tableName,
+				strings.Join(p.scanAgg.req.Columns, ", "), est)
+			if f := p.scanAgg.req.Filter; f != nil {
+				add(d+1, "pushed filter: %s", f)
+			}
+			return
 		}
 		pres := make(exec.Schema, len(a.pre))
 		for i, e := range a.pre {

@@ -9,8 +9,8 @@ import (
 	"github.com/rowttl/rowttl/sql/parser"
 )
 
-// scanReducible reports an aggregate query the row engine answers inside
-// the scan (pushedAggregate): no GROUP BY or HAVING, only count(*) and
+// scanReducible reports an aggregate query the scan answers (planScanAgg):
+// no GROUP BY or HAVING, only count(*) and
 // count and sum of bare integer columns, and a WHERE whose every conjunct
 // pushes down exactly. Zone maps then count and sum whole pages without
 // decoding them, which no operator above the scan can match.
@@ -63,8 +63,7 @@ func scanReducible(env *stmtEnv, st *parser.Select, src *selectSource) bool {
 
 var aggFuncs = map[string]exec.AggFunc{"count": exec.Count, "sum": exec.Sum, "min": exec.Min, "max": exec.Max, "avg": exec.Avg}
 
-// planAggregate plans GROUP BY and the aggregates as the row engine's
-// runAggregate resolves them (positions and aliases in GROUP BY, aliases
+// planAggregate plans GROUP BY and the aggregates, resolving them (positions and aliases in GROUP BY, aliases
 // in HAVING and ORDER BY, one aggregate per distinct call text) and returns
 // the compiler of the expressions over the aggregation's output.
 func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectSource, items []outItem, in *vcompiler) (*vcompiler, error) {
@@ -75,7 +74,7 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 		e := g
 		if lit, ok := g.(*parser.IntLit); ok {
 			if lit.Val < 1 || int(lit.Val) > len(items) {
-				return nil, rowEnginef("GROUP BY position %d", lit.Val)
+				return nil, notFoundf("Unknown column '%d' in 'group statement'", lit.Val)
 			}
 			e = items[lit.Val-1].expr
 		} else if ref, ok := g.(*parser.ColumnRef); ok && ref.Table == "" {
@@ -88,7 +87,7 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 			}
 		}
 		if parser.ContainsAggregate(e) {
-			return nil, rowEnginef("an aggregate in GROUP BY")
+			return nil, invalidf("GROUP BY cannot contain aggregate functions: %s", parser.FormatExpr(e))
 		}
 		x, err := in.compile(e)
 		if err != nil {
@@ -143,8 +142,9 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 			}
 		}
 		if ref, ok := e.(*parser.ColumnRef); ok {
-			if _, err := src.sc.resolve(ref); err == nil {
-				return nil, true, rowEnginef("'%s' is neither grouped nor aggregated", parser.FormatExpr(ref))
+			_, rerr := src.sc.resolve(ref)
+			if rerr == nil {
+				return nil, true, invalidf("'%s' must appear in the GROUP BY clause or be used in an aggregate function", parser.FormatExpr(ref))
 			}
 			// HAVING and ORDER BY may name a select item by its alias.
 			key := strings.ToLower(ref.Name)
@@ -158,7 +158,7 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 					}
 				}
 			}
-			return nil, true, rowEnginef("unknown column %s", parser.FormatExpr(ref))
+			return nil, true, rerr
 		}
 		return nil, false, nil
 	}
@@ -166,7 +166,7 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 }
 
 // addAggregate compiles one aggregate call's argument over the input and
-// returns its description and result type, with the row engine's types:
+// returns its description and result type:
 // count BIGINT, sum BIGINT over integers, DECIMAL(38,s) over DECIMAL(p,s)
 // and DOUBLE otherwise, avg DOUBLE, min and max the argument's type.
 func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (exec.Aggregate, schema.Type, error) {
@@ -174,18 +174,37 @@ func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (
 	ag := exec.Aggregate{Func: aggFuncs[name], Distinct: f.Distinct, Name: text}
 	for _, x := range f.Args {
 		if parser.ContainsAggregate(x) {
-			return ag, nullType, rowEnginef("nested aggregates")
+			return ag, nullType, invalidf("aggregate functions cannot be nested: %s", text)
 		}
 	}
 	if f.Star {
 		if name != "count" || f.Distinct {
-			return ag, nullType, rowEnginef("%s(*)", name)
+			return ag, nullType, invalidf("%s(*) is not supported; only count(*)", name)
 		}
 		ag.Func = exec.CountStar
 		return ag, bigintType, nil
 	}
-	if len(f.Args) != 1 {
-		return ag, nullType, rowEnginef("%s() of %d arguments", name, len(f.Args))
+	if len(f.Args) == 0 || (len(f.Args) > 1 && !(name == "count" && f.Distinct)) {
+		return ag, nullType, invalidf("%s() takes one argument", name)
+	}
+	var x exec.Expr
+	if len(f.Args) > 1 {
+		// count(DISTINCT a, b, ...) counts the distinct tuples.
+		k := &tupleKey{}
+		texts := make([]string, len(f.Args))
+		for i, arg := range f.Args {
+			ax, err := in.compile(arg)
+			if err != nil {
+				return ag, nullType, err
+			}
+			k.args = append(k.args, ax)
+			texts[i] = parser.FormatExpr(arg)
+		}
+		k.text = strings.Join(texts, ", ")
+		ag.Arg = len(a.pre)
+		a.pre = append(a.pre, k)
+		a.preNames = append(a.preNames, k.String())
+		return ag, bigintType, nil
 	}
 	x, err := in.compile(f.Args[0])
 	if err != nil {
@@ -204,7 +223,7 @@ func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (
 			}
 			out = bigintType
 		case t.Kind == schema.Decimal:
-			// Exact, through decimal.Acc as on the row engine.
+			// Exact, through decimal.Acc.
 			rt := decimal.SumType(t.Decimal())
 			if name == "avg" {
 				rt = decimal.AvgType(t.Decimal())
@@ -216,16 +235,19 @@ func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (
 			}
 			out = doubleType
 		default:
-			return ag, nullType, rowEnginef("%s() of %s", name, t)
+			return ag, nullType, invalidf("%s() does not take a %s argument", name, t)
 		}
 		if name == "avg" && out.Kind != schema.Decimal {
 			out = doubleType
 		}
 	case "min", "max":
 		if isNullType(t) {
-			return ag, nullType, rowEnginef("%s(NULL)", name)
+			// Of nothing but NULLs: NULL, typed as its argument.
+			if x, err = in.convert(x, bigintType); err != nil {
+				return ag, nullType, err
+			}
 		}
-		out = t
+		out = x.Type()
 	}
 	ag.Arg = len(a.pre)
 	a.pre = append(a.pre, x)

@@ -11,17 +11,20 @@ import (
 	"github.com/rowttl/rowttl/sql/parser"
 )
 
-// errRowEngine marks what the vectorised planner does not handle (yet): the
-// statement runs on the row engine instead, which also produces every
-// error of name resolution and typing, so that both engines fail alike.
-var errRowEngine = errors.New("runs on the row engine")
+// errRowEngine marks what no kernel computes: the row compiler evaluates
+// it inside the plan (plan_rowexpr.go) where it can, and the statement is
+// refused where it cannot (planError).
+var errRowEngine = errors.New("evaluated by the row compiler")
 
-// rowEngineError sends a statement to the row engine: reason says why;
-// err, when set, is the error of resolution or typing the row engine will
-// report.
+// rowEngineError is what the vectorised compiler cannot compile: reason
+// says why; err, when set, is the error of resolution or typing the
+// statement reports.
 type rowEngineError struct {
 	reason string
 	err    error
+	// whole marks an expression too large or too deep for kernels: the
+	// row compiler takes it from its root rather than node by node.
+	whole bool
 }
 
 func (e *rowEngineError) Error() string { return e.reason }
@@ -31,22 +34,23 @@ func rowEnginef(format string, args ...any) error {
 	return &rowEngineError{reason: fmt.Sprintf(format, args...)}
 }
 
-// rowEngineErr sends a statement that fails to compile to the row engine,
-// which reports the failure in its own words.
+// rowEngineErr wraps an error of resolution or typing (the row compiler's
+// words) for the statement to report.
 func rowEngineErr(err error) error {
 	return &rowEngineError{reason: err.Error(), err: err}
 }
 
-// maxExprNodes bounds the size of one compiled expression: compile time is
-// linear in it, and a larger expression goes to the row engine, which
-// compiles any expression the parser accepts (parser.MaxExprSize) in linear time.
+// maxExprNodes bounds the size of one expression compiled into kernels
+// (their texts make compiling quadratic past it); a larger one goes to the
+// row compiler whole, which compiles any expression the parser accepts
+// (parser.MaxExprSize) in linear time.
 const maxExprNodes = 10000
 
 // vcompiler turns AST expressions into vectorised exec expressions over the
-// columns of one scope. It reuses the row engine's type rules
+// columns of one scope. It reuses the row compiler's type rules
 // (comparisonType, unify, castFunc, sameRepr) and folds every constant
-// subexpression with the row engine's compiler, so constants get exactly
-// the row engine's values and errors.
+// subexpression with the row compiler, so constants get exactly its
+// values and errors.
 type vcompiler struct {
 	env *stmtEnv
 	sc  *scope
@@ -75,7 +79,7 @@ func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
 }
 
 // maxExprDepth bounds the nesting of one vectorised expression; a deeper one
-// goes to the row engine.
+// goes to the row compiler whole.
 const maxExprDepth = 1000
 
 // markConst records in konst whether e and each of its subexpressions is
@@ -113,14 +117,50 @@ func markConst(e parser.Expr, konst map[parser.Expr]bool, depth int) bool {
 }
 
 func (c *vcompiler) compile(e parser.Expr) (exec.Expr, error) {
+	if c.depth == 0 && c.nodes+countNodes(e, maxExprNodes+1) > maxExprNodes {
+		// Too large for kernels: straight to the row compiler, before
+		// markConst memoises every node.
+		err := error(&rowEngineError{reason: fmt.Sprintf("expression of more than %d nodes", maxExprNodes), whole: true})
+		if c.rowFallback(e, err) {
+			return c.compileRow(e)
+		}
+	}
+	x, err := c.compileVec(e)
+	if f, ok := e.(*parser.FuncCall); ok && err != nil && !parser.IsAggregate(f.Name) {
+		if re, ok := err.(*rowEngineError); ok && re.err == nil && !re.whole {
+			return c.compileRowCall(f)
+		}
+	}
+	if err != nil && c.rowFallback(e, err) {
+		if re := err.(*rowEngineError); re.whole && c.depth > 0 {
+			return nil, err
+		}
+		return c.compileRow(e)
+	}
+	return x, err
+}
+
+// countNodes counts the nodes of e, stopping at limit.
+func countNodes(e parser.Expr, limit int) int {
+	n := 0
+	parser.Walk(e, func(parser.Expr) bool {
+		n++
+		return n < limit
+	})
+	return n
+}
+
+// compileVec compiles e into kernels; an error wrapping errRowEngine
+// without an inner error says that e has none (see rowFallback).
+func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 	c.nodes++
 	if c.nodes > maxExprNodes {
-		return nil, rowEnginef("expression of more than %d nodes", maxExprNodes)
+		return nil, &rowEngineError{reason: fmt.Sprintf("expression of more than %d nodes", maxExprNodes), whole: true}
 	}
 	c.depth++
 	defer func() { c.depth-- }()
 	if c.depth > maxExprDepth {
-		return nil, rowEnginef("expression nested more than %d levels", maxExprDepth)
+		return nil, &rowEngineError{reason: fmt.Sprintf("expression nested more than %d levels", maxExprDepth), whole: true}
 	}
 	if c.subst != nil {
 		if x, ok, err := c.subst(e); ok || err != nil {
@@ -269,7 +309,7 @@ func (c *vcompiler) compile(e parser.Expr) (exec.Expr, error) {
 	return nil, rowEnginef("expression %s", parser.FormatExpr(e))
 }
 
-// caseExpr compiles CASE as the row engine does: with an operand, each
+// caseExpr compiles CASE as the row compiler does: with an operand, each
 // WHEN is operand = value; the results are converted to their unified type.
 func (c *vcompiler) caseExpr(e *parser.CaseExpr) (exec.Expr, error) {
 	var operand exec.Expr
@@ -397,7 +437,7 @@ func (c *vcompiler) funcCall(f *parser.FuncCall) (exec.Expr, error) {
 		if err := nargs(2, 2); err != nil {
 			return nil, err
 		}
-		unit, err := newCompiler(c.env, nil).truncUnit(f)
+		unit, err := newCompiler(c.env, c.sc).truncUnit(f)
 		if err != nil {
 			return nil, rowEngineErr(err)
 		}
@@ -518,7 +558,7 @@ func (c *vcompiler) lit(t schema.Type, v schema.Value) *exec.Literal {
 }
 
 // convert returns x as a value of type t: constants are converted now, by
-// the row engine's castFunc; columns through an exec.Cast when it
+// the row compiler's castFunc; columns through an exec.Cast when it
 // implements the conversion.
 func (c *vcompiler) convert(x exec.Expr, t schema.Type) (exec.Expr, error) {
 	from := x.Type()
@@ -552,7 +592,7 @@ func (c *vcompiler) convert(x exec.Expr, t schema.Type) (exec.Expr, error) {
 	return &exec.Cast{X: x, To: t}, nil
 }
 
-// asBool converts x for a logical context, as the row engine's asBool.
+// asBool converts x for a logical context, as the row compiler's asBool.
 func (c *vcompiler) asBool(x exec.Expr) (exec.Expr, error) {
 	t := x.Type()
 	if t.Kind == schema.Boolean || isNullType(t) {
@@ -582,7 +622,7 @@ var cmpOps = map[parser.BinaryOp]exec.CmpOp{
 
 func (c *vcompiler) compare(op parser.BinaryOp, l, r exec.Expr) (exec.Expr, error) {
 	// A text constant next to a DECIMAL is read as the exact number it
-	// spells, as Doris types such literals (the row engine's decimalText).
+	// spells, as Doris types such literals (the row compiler's decimalText).
 	l, r = c.decimalText(l, r), c.decimalText(r, l)
 	if isDecimalPair(l.Type(), r.Type()) && !isNullType(l.Type()) && !isNullType(r.Type()) {
 		l, err := c.widenExact(l)
@@ -679,7 +719,7 @@ func (c *vcompiler) in(e *parser.InExpr) (exec.Expr, error) {
 		return c.lit(nullType, schema.Null), nil
 	}
 	// A set needs constants of one comparison type; any other list is the
-	// OR of its comparisons, each pair compared as the row engine does.
+	// OR of its comparisons, each pair compared as the row compiler does.
 	if !allConst || mixed || decimalIn(x, items) {
 		return c.inByComparisons(x, items, e.Not)
 	}
@@ -723,7 +763,7 @@ func decimalIn(x exec.Expr, items []exec.Expr) bool {
 
 // inByComparisons is x IN (items) as the OR of x = item in three-valued
 // logic (TRUE on a match, else NULL if a comparison was NULL), each pair
-// compared as the row engine compares it.
+// compared as the row compiler compares it.
 func (c *vcompiler) inByComparisons(x exec.Expr, items []exec.Expr, not bool) (exec.Expr, error) {
 	var or exec.Expr
 	for _, it := range items {
@@ -789,7 +829,7 @@ func (c *vcompiler) like(e *parser.LikeExpr) (exec.Expr, error) {
 	return exec.NewLike(x, string(pv.Bytes), esc, e.Not)
 }
 
-// dateArith types x ± INTERVAL n unit as the row engine's compileDateArith
+// dateArith types x ± INTERVAL n unit as the row compiler's compileDateArith
 // does.
 func (c *vcompiler) dateArith(e *parser.DateArith) (exec.Expr, error) {
 	x, err := c.compile(e.X)
@@ -834,7 +874,7 @@ func (c *vcompiler) dateArith(e *parser.DateArith) (exec.Expr, error) {
 	return &exec.DateAdd{X: x, N: n, Unit: unit, Sub: e.Sub, Typ: t, Text: parser.FormatExpr(e)}, nil
 }
 
-// decimalText is the vectorised form of the row engine's decimalText: a
+// decimalText is the vectorised form of the row compiler's decimalText: a
 // text constant beside a DECIMAL that spells an exact number of at most 38
 // digits becomes that DECIMAL constant.
 func (c *vcompiler) decimalText(x, other exec.Expr) exec.Expr {
@@ -858,7 +898,7 @@ func (c *vcompiler) widenExact(x exec.Expr) (exec.Expr, error) {
 	return c.convert(x, bigintType)
 }
 
-// decimalOperandType is the row engine's decimalOperand over a compiled
+// decimalOperandType is the row compiler's decimalOperand over a compiled
 // operand: its DECIMAL type, an integer constant counting the digits of the
 // smallest integer type that holds it, DECIMAL(1,0) for NULL.
 func decimalOperandType(x exec.Expr) decimal.Type {
@@ -876,7 +916,7 @@ func decimalOperandType(x exec.Expr) decimal.Type {
 }
 
 // decimalArith is + - * / % DIV with a DECIMAL operand and an integer or
-// DECIMAL one, exact in Doris's result types, as the row engine computes
+// DECIMAL one, exact in Doris's result types, as the row compiler computes
 // it.
 func (c *vcompiler) decimalArith(op parser.BinaryOp, l, r exec.Expr, text string) (exec.Expr, error) {
 	lt, rt := decimalOperandType(l), decimalOperandType(r)

@@ -13,7 +13,7 @@ import (
 	"github.com/rowttl/rowttl/table"
 )
 
-// The relational planner runs the query shapes the row engine never will:
+// The relational planner runs the query shapes beyond one table:
 // FROM with joins and derived tables, WITH, subqueries in expressions and
 // set operations. It plans every table reference onto a scan at the
 // statement's one now (so the TTL rule applies per table), pushes each
@@ -54,7 +54,7 @@ type cteDef struct {
 }
 
 // analytic turns an error of the vectorised compiler into what a query
-// the row engine cannot run reports: the resolution or typing error
+// of these shapes reports: the resolution or typing error
 // itself, or the construct the vectorised engine does not compute yet.
 func analytic(err error) error {
 	var re *rowEngineError
@@ -748,7 +748,7 @@ func (p *relPlanner) joinKeys(ls, rs *scope, lx, rx parser.Expr) (exec.Expr, exe
 
 // sameKeyType converts two key expressions to their comparison type.
 // DECIMALs pair only when their types are identical (the exact
-// comparison across scales is the row engine's).
+// comparison across scales is the row compiler's).
 func (p *relPlanner) sameKeyType(lc, rc *vcompiler, l, r exec.Expr) (exec.Expr, exec.Expr, error) {
 	lt, rt := l.Type(), r.Type()
 	if lt.Kind == schema.Decimal || rt.Kind == schema.Decimal {

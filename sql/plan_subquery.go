@@ -36,7 +36,7 @@ type topJoin struct {
 	scalar   bool
 }
 
-// planRelSelect plans a query block the row engine cannot run.
+// planRelSelect plans a query block beyond one table.
 func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 	if err := refuseRel(st); err != nil {
 		return nil, err

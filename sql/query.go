@@ -155,7 +155,14 @@ func (r *opReader) Next() bool {
 	return true
 }
 
-// rowsReader streams typed rows of the row engine as one batch.
+// rowSet is a typed result set, before formatting.
+type rowSet struct {
+	names []string
+	types []schema.Type
+	rows  [][]schema.Value
+}
+
+// rowsReader streams typed rows as one batch.
 func rowsReader(mem memory.Allocator, rs *rowSet, loc *time.Location) array.RecordReader {
 	sch := resultSchema(rs.names, rs.types, loc)
 	builders := make([]array.Builder, len(rs.types))

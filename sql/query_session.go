@@ -2,7 +2,6 @@ package sql
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,11 +15,9 @@ import (
 
 // Query parses and runs one statement that yields a result set (SELECT,
 // EXPLAIN, SHOW, DESC) and returns its rows as Arrow record batches; the
-// caller releases the reader. A SELECT the vectorised engine runs streams
-// from its plan: rows are read as the caller pulls batches, and releasing
-// the reader early stops the scan. Other statements (and the SELECTs the
-// row engine runs, see planSelect) build their result before Query
-// returns. Column types are in the field metadata (FieldType), the session
+// caller releases the reader. A SELECT streams from its plan: rows are
+// read as the caller pulls batches, and releasing the reader early stops
+// the scan. Other statements build their result before Query returns. Column types are in the field metadata (FieldType), the session
 // time zone in the schema's (ResultZone).
 //
 // The reader holds no session lock: the session may run other statements
@@ -100,21 +97,14 @@ func (s *Session) queryLocked(ctx context.Context, env *stmtEnv, stmt parser.Stm
 	switch st := stmt.(type) {
 	case *parser.Select:
 		p, err := s.planSelect(env, st)
-		if err == nil {
-			op, err := p.build(s.execEnv(env))
-			if err != nil {
-				return nil, err
-			}
-			return newOpReader(ctx, op, env.loc, s.cleanError), nil
-		}
-		if !isRowEngine(err) {
-			return nil, err
-		}
-		rs, err := s.runSelect(ctx, env, st)
 		if err != nil {
 			return nil, err
 		}
-		return rowsReader(s.mem, rs, env.loc), nil
+		op, err := p.build(s.execEnv(env))
+		if err != nil {
+			return nil, err
+		}
+		return newOpReader(ctx, op, env.loc, s.cleanError), nil
 	case *parser.SetOp:
 		p, err := (&relPlanner{s: s, env: env}).planQuery(st)
 		if err != nil {
@@ -158,15 +148,7 @@ func (s *Session) explain(ctx context.Context, env *stmtEnv, st *parser.Explain)
 	}
 	p, err := s.planSelect(env, sel)
 	if err != nil {
-		var re *rowEngineError
-		if !errors.As(err, &re) {
-			return nil, err
-		}
-		if re.err != nil {
-			return nil, re.err
-		}
-		res.Rows = append(res.Rows, []string{"engine: row (" + re.reason + ")"})
-		return res, nil
+		return nil, err
 	}
 	res.Rows = append(res.Rows, []string{"engine: vectorised"})
 	for _, l := range p.explain() {

@@ -68,9 +68,6 @@ type Session struct {
 	// frozen is the instant SET session_now froze the clock at, nil when
 	// the wall clock runs.
 	frozen *time.Time
-	// rowEngineOnly sends every SELECT to the row engine (benchmarks
-	// compare the engines with it).
-	rowEngineOnly bool
 	// memLimit is exec_mem_limit: the bytes one query's blocking
 	// operators may hold (exec.Budget).
 	memLimit int64
