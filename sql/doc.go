@@ -81,9 +81,8 @@
 //     larger or deeper than kernels are built for) is evaluated by it
 //     inside the plan, over the batch's rows (plan_rowexpr.go; EXPLAIN
 //     shows it as row(...)), so that values and errors are the same
-//     whichever evaluates them. The row-at-a-time statements (VALUES rows,
-//     UPDATE SET, the WHERE of UPDATE and DELETE, load column lists) use the
-//     same compiler.
+//     whichever evaluates them. What runs row at a time (VALUES rows,
+//     UPDATE SET, load column lists) uses the same compiler.
 //   - Joins, derived tables, WITH, subqueries, set operations and window
 //     functions go through the relational planner (see "Joins, subqueries,
 //     set operations and windows"); what it does not compile is refused
@@ -113,10 +112,11 @@
 // built by their statements and printed as they are (SHOW CREATE TABLE
 // keeps its lines).
 //
-// In UPDATE and DELETE, expressions are compiled once per statement
-// (compiler, eval.go) into closures over rows of schema.Value with a
-// static type, constants folded, and the whole WHERE is evaluated in the
-// table's Matcher. INSERT ... SELECT runs its query as SELECT does and
+// The WHERE of UPDATE and DELETE is compiled as SELECT's (vcompiler) and
+// evaluated on each batch the table's Matcher reads, its simple conjuncts
+// pushed into the Matcher's filter; UPDATE's SET expressions are compiled
+// once per statement by the row compiler (eval.go) and evaluated row by
+// row, so that an error names the row's key. INSERT ... SELECT runs its query as SELECT does and
 // streams the batches into a table.LoadWriter, insertBatchRows rows at a
 // time as INSERT ... VALUES does: one version, memory bounded by a few
 // batches whatever the number of rows.

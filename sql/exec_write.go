@@ -3,6 +3,7 @@ package sql
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -475,29 +476,10 @@ func defaultTyped(tg writeTarget, env *stmtEnv) (typedValue, error) {
 	return tv, err
 }
 
-// whereMask returns the Matcher.Rows function evaluating a WHERE clause on
-// the batches UPDATE and DELETE match, or nil for no WHERE.
-func (s *Session) whereMask(sc *scope, where *compiled) func(rec arrow.RecordBatch) (*array.Boolean, error) {
-	if where == nil {
-		return nil
-	}
-	return func(rec arrow.RecordBatch) (*array.Boolean, error) {
-		b := array.NewBooleanBuilder(s.mem)
-		defer b.Release()
-		b.Reserve(int(rec.NumRows()))
-		err := rowsOf(rec, sc, func(_ int, row []schema.Value) error {
-			keep, err := where.keeps(row)
-			b.UnsafeAppend(keep)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return b.NewBooleanArray(), nil
-	}
-}
-
-// matcher compiles the WHERE of an UPDATE or DELETE.
+// matcher plans the WHERE of an UPDATE or DELETE: the conjuncts the scan
+// takes go to the Matcher's Filter (zone maps skip pages), and the whole
+// WHERE is a vectorised expression, as SELECT compiles it, evaluated on
+// each matched batch (Matcher.Rows).
 func (s *Session) matcher(env *stmtEnv, sc *scope, where parser.Expr) (table.Matcher, error) {
 	var m table.Matcher
 	if where == nil {
@@ -506,16 +488,66 @@ func (s *Session) matcher(env *stmtEnv, sc *scope, where parser.Expr) (table.Mat
 	if parser.ContainsAggregate(where) {
 		return m, invalidf("aggregate functions are not allowed in WHERE")
 	}
-	c := newCompiler(env, sc)
+	if err := refuseExpr(where); err != nil {
+		return m, err
+	}
+	c := newVCompiler(env, sc)
 	w, err := c.compile(where)
+	if err == nil {
+		w, err = c.asBool(w)
+	}
 	if err != nil {
-		return m, err
+		return m, planError(err)
 	}
-	if w, err = c.asBool(w); err != nil {
-		return m, err
+	// The expression reads a batch of the columns it names, in slot
+	// order, picked by name from the matched batch.
+	slots := make([]int, 0, len(c.refs))
+	for slot := range c.refs {
+		slots = append(slots, slot)
 	}
+	sort.Ints(slots)
+	for i, slot := range slots {
+		for _, ref := range c.refs[slot] {
+			ref.Index = i
+		}
+	}
+	xenv := s.execEnv(env)
 	m.Filter = pushdown(env, sc, where)
-	m.Rows = s.whereMask(sc, w)
+	m.Rows = func(rec arrow.RecordBatch) (*array.Boolean, error) {
+		cols := make([]arrow.Array, len(slots))
+		fields := make([]arrow.Field, len(slots))
+		for i, slot := range slots {
+			name := sc.cols[slot].name
+			j := -1
+			for k, f := range rec.Schema().Fields() {
+				if strings.EqualFold(f.Name, name) {
+					j = k
+					break
+				}
+			}
+			if j < 0 {
+				return nil, invalidf("column %s is missing from the matched rows", name)
+			}
+			cols[i] = rec.Column(j)
+			fields[i] = rec.Schema().Field(j)
+		}
+		in := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, rec.NumRows())
+		defer in.Release()
+		a, err := w.Eval(xenv, in)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		// NULL keeps no row.
+		mask := a.(*array.Boolean)
+		b := array.NewBooleanBuilder(s.mem)
+		defer b.Release()
+		b.Reserve(mask.Len())
+		for i := range mask.Len() {
+			b.UnsafeAppend(mask.IsValid(i) && mask.Value(i))
+		}
+		return b.NewBooleanArray(), nil
+	}
 	return m, nil
 }
 
@@ -750,19 +782,6 @@ func (s *Session) applySet(env *stmtEnv, def *table.Definition, sc *scope, assig
 		outFields[i] = arrow.Field{Name: targets[i].name, Type: outCols[i].DataType(), Nullable: true}
 	}
 	return array.NewRecordBatch(arrow.NewSchema(outFields, nil), outCols, int64(n)), nil
-}
-
-// keeps says whether a compiled WHERE (nil: none) keeps row: TRUE, not
-// FALSE or NULL.
-func (where *compiled) keeps(row []schema.Value) (bool, error) {
-	if where == nil {
-		return true, nil
-	}
-	v, err := where.eval(row)
-	if err != nil {
-		return false, err
-	}
-	return !v.IsNull() && v.Int != 0, nil
 }
 
 // rowsOf converts a batch to input rows of sc, matching columns by name.

@@ -168,3 +168,16 @@ func (s *Session) showVariables(env *stmtEnv, st *parser.ShowVariables) (*Result
 	}
 	return res, nil
 }
+
+// keeps says whether a compiled WHERE (nil: none) keeps row: TRUE, not
+// FALSE or NULL. SHOW VARIABLES filters its few rows with it.
+func (where *compiled) keeps(row []schema.Value) (bool, error) {
+	if where == nil {
+		return true, nil
+	}
+	v, err := where.eval(row)
+	if err != nil {
+		return false, err
+	}
+	return !v.IsNull() && v.Int != 0, nil
+}
