@@ -32,10 +32,26 @@ const (
 	Lead
 	// WindowAgg is the aggregate Agg of Arg over the row's frame.
 	WindowAgg
+	// NTile is the bucket (1 to Offset) of the row when the partition's
+	// rows are dealt in order into Offset buckets whose sizes differ by
+	// at most one, the larger first.
+	NTile
+	// PercentRank is (rank - 1) / (rows of the partition - 1), 0 for a
+	// partition of one row; CumeDist is the fraction of the partition's
+	// rows up to the row's last peer.
+	PercentRank
+	CumeDist
+	// FirstValue, LastValue and NthValue are Arg of the first, the last
+	// and the Offset-th (from 1) row of the row's frame; NULL when the
+	// frame has no such row.
+	FirstValue
+	LastValue
+	NthValue
 )
 
 var windowFuncNames = [...]string{RowNumber: "row_number", Rank: "rank", DenseRank: "dense_rank", Lag: "lag",
-	Lead: "lead", WindowAgg: "aggregate"}
+	Lead: "lead", WindowAgg: "aggregate", NTile: "ntile", PercentRank: "percent_rank", CumeDist: "cume_dist",
+	FirstValue: "first_value", LastValue: "last_value", NthValue: "nth_value"}
 
 func (f WindowFunc) String() string {
 	if int(f) < len(windowFuncNames) && windowFuncNames[f] != "" {
@@ -77,14 +93,29 @@ func (b FrameBound) String() string {
 	return boundNames[b.Kind]
 }
 
-// WindowFrame is ROWS BETWEEN Start AND End, within the row's partition.
-// A frame may be empty (1 PRECEDING AND 2 PRECEDING, or near the edge of
-// a partition): count is 0 there, the other aggregates NULL.
+// WindowFrame is ROWS (or RANGE) BETWEEN Start AND End, within the row's
+// partition. A frame may be empty (1 PRECEDING AND 2 PRECEDING, or near
+// the edge of a partition): count is 0 there, the other aggregates NULL.
+//
+// A RANGE frame counts in values of the one ORDER BY key rather than in
+// rows: CURRENT ROW is the row's first peer (as a start) or last peer (as
+// an end), n PRECEDING the first row whose key is at most n before the
+// row's (after, ordered DESC) and n FOLLOWING the last row at most n
+// after. The key must then be an integer, a date (n days), FLOAT or
+// DOUBLE; a row whose key is NULL has its NULL peers as the frame of an
+// offset bound, and NULLs are never within n of a value.
 type WindowFrame struct {
+	Range      bool
 	Start, End FrameBound
 }
 
-func (f WindowFrame) String() string { return fmt.Sprintf("ROWS BETWEEN %s AND %s", f.Start, f.End) }
+func (f WindowFrame) String() string {
+	unit := "ROWS"
+	if f.Range {
+		unit = "RANGE"
+	}
+	return fmt.Sprintf("%s BETWEEN %s AND %s", unit, f.Start, f.End)
+}
 
 // WindowSpec is one window function of a Window operator, naming input
 // columns by index.
@@ -97,7 +128,8 @@ type WindowSpec struct {
 	// CountStar; the others ignore it.
 	Arg int
 	// Offset is how many rows back (Lag) or forward (Lead), >= 0: the
-	// planner passes SQL's default 1 when the query gives none.
+	// planner passes SQL's default 1 when the query gives none. It is the
+	// number of buckets of NTile and the row of NthValue, both >= 1.
 	Offset int64
 	// Default is Lag and Lead's value when the row Offset away is outside
 	// the partition: nil for NULL, or an array of length 1 of Arg's Arrow
@@ -108,11 +140,12 @@ type WindowSpec struct {
 	Partition []int
 	// Order are the ORDER BY keys within a partition.
 	Order []SortKey
-	// Frame is the ROWS frame of an aggregate. nil is SQL's default: with
-	// ORDER BY, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (the rows
-	// up to the current row's last peer, so peers share the value);
-	// without, the whole partition. RowNumber, Rank, DenseRank, Lag and
-	// Lead ignore it, as SQL does.
+	// Frame is the frame of an aggregate, FirstValue, LastValue and
+	// NthValue. nil is SQL's default: with ORDER BY, RANGE BETWEEN
+	// UNBOUNDED PRECEDING AND CURRENT ROW (the rows up to the current
+	// row's last peer, so peers share the value); without, the whole
+	// partition. The ranking functions, Lag and Lead ignore it, as SQL
+	// does.
 	Frame *WindowFrame
 	// Name is the output column's name.
 	Name string
@@ -168,9 +201,39 @@ func NewWindow(env *Env, in Operator, specs []WindowSpec) (Operator, error) {
 			}
 		}
 		c := Column{Name: s.Name}
+		if s.Frame != nil {
+			if err := checkFrame(*s.Frame); err != nil {
+				return nil, err
+			}
+			if s.Frame.Range && (s.Frame.Start.Kind == Preceding || s.Frame.Start.Kind == Following ||
+				s.Frame.End.Kind == Preceding || s.Frame.End.Kind == Following) {
+				if len(s.Order) != 1 || !rangeKeyType(is[s.Order[0].Column].Type) {
+					return nil, rowttl.Errorf(rowttl.ErrInvalidArgument,
+						"Window: %s needs exactly one ORDER BY key of a numeric or date type", s.Frame)
+				}
+			}
+		}
 		switch s.Func {
 		case RowNumber, Rank, DenseRank:
 			c.Type = schema.BigIntType
+		case NTile:
+			if s.Offset < 1 {
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: ntile of %d buckets", s.Offset)
+			}
+			c.Type = schema.BigIntType
+		case PercentRank, CumeDist:
+			c.Type = schema.DoubleType
+		case FirstValue, LastValue, NthValue:
+			if err := col(name+" argument", s.Arg); err != nil {
+				return nil, err
+			}
+			if s.Func == NthValue && s.Offset < 1 {
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: nth_value of row %d", s.Offset)
+			}
+			if !keyTypeSupported(is[s.Arg].Type.Arrow()) {
+				return nil, rowttl.Errorf(rowttl.ErrNotSupported, "Window: %s of %s", s.Func, is[s.Arg].Type)
+			}
+			c.Type, c.Nullable = is[s.Arg].Type, true
 		case Lag, Lead:
 			if err := col(name+" argument", s.Arg); err != nil {
 				return nil, err
@@ -190,11 +253,6 @@ func NewWindow(env *Env, in Operator, specs []WindowSpec) (Operator, error) {
 			c.Type = arg.Type
 			c.Nullable = arg.Nullable || s.Default == nil || s.Default.IsNull(0)
 		case WindowAgg:
-			if s.Frame != nil {
-				if err := checkFrame(*s.Frame); err != nil {
-					return nil, err
-				}
-			}
 			if s.Agg == CountStar {
 				c.Type = schema.BigIntType
 				break
@@ -255,6 +313,12 @@ func windowAggType(agg AggFunc, arg Column) (schema.Type, bool, error) {
 	return schema.Type{}, false, rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: %s of %s (%s)", agg, arg.Name, t)
 }
 
+// rangeKeyType reports the ORDER BY key types a RANGE frame with an
+// offset measures: integers, DATE (in days), FLOAT and DOUBLE.
+func rangeKeyType(t schema.Type) bool {
+	return t.IsInteger() || t.Kind == schema.Date || t.Kind == schema.Float || t.Kind == schema.Double
+}
+
 func boundRank(k FrameBoundKind) int {
 	if k < UnboundedPreceding || k > UnboundedFollowing {
 		return -1
@@ -275,6 +339,8 @@ func checkFrame(f WindowFrame) error {
 		return rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: frame %s starts after it ends", f)
 	case f.Start.Offset < 0 || f.End.Offset < 0:
 		return rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: frame %s has a negative offset", f)
+	case f.Range && (f.Start.Kind == Following || f.End.Kind == Preceding):
+		return rowttl.Errorf(rowttl.ErrNotSupported, "Window: %s: a RANGE frame starting after or ending before the current row", f)
 	}
 	return nil
 }
@@ -472,6 +538,40 @@ func (w *window) evaluate(si int, perm []int32, partStart, peerStart []bool) err
 				res.ints[r] = rank
 			default:
 				res.ints[r] = dense
+			}
+		}
+		return nil
+	case NTile, PercentRank, CumeDist:
+		if err := w.grow(int64(n) * 8); err != nil {
+			return err
+		}
+		w.distribute(s, res, perm, partStart, peerStart)
+		return nil
+	case FirstValue, LastValue, NthValue:
+		if err := w.grow(int64(n) * 16); err != nil {
+			return err
+		}
+		fs, fe, err := w.frames(s, perm, partStart, peerStart)
+		if err != nil {
+			return err
+		}
+		res.refs = make([]rowRef, n)
+		for i, r := range perm {
+			j := -1
+			switch s.Func {
+			case FirstValue:
+				j = int(fs[i])
+			case LastValue:
+				j = int(fe[i]) - 1
+			default:
+				if s.Offset <= int64(fe[i]-fs[i]) {
+					j = int(fs[i]) + int(s.Offset) - 1
+				}
+			}
+			if fs[i] < fe[i] && j >= int(fs[i]) && j < int(fe[i]) {
+				res.refs[r] = w.refs[perm[j]]
+			} else {
+				res.refs[r] = nullRef
 			}
 		}
 		return nil

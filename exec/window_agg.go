@@ -27,15 +27,9 @@ func partitions(partStart []bool) iter.Seq2[int, int] {
 	}
 }
 
-// frameBounds returns the frame [fs, fe) of position i in partition
-// [ps, pe): f's ROWS frame, or SQL's default one.
-func frameBounds(f *WindowFrame, i, ps, pe int, peerEnd []int32) (int, int) {
-	if f == nil {
-		if peerEnd != nil {
-			return ps, int(peerEnd[i])
-		}
-		return ps, pe
-	}
+// frameBounds returns the ROWS frame f of position i in partition
+// [ps, pe).
+func frameBounds(f *WindowFrame, i, ps, pe int) (int, int) {
 	// Offsets past the partition all mean the same: clamp them so that
 	// the sums below cannot overflow.
 	off := func(b FrameBound) int { return int(min(b.Offset, int64(pe-ps+1))) }
@@ -217,16 +211,9 @@ func (s *frameState) floatSum() float64 {
 func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32, partStart, peerStart []bool) error {
 	s := w.specs[si]
 	n := len(perm)
-	var peerEnd []int32
-	if s.Frame == nil && len(s.Order) > 0 {
-		peerEnd = make([]int32, n)
-		for i := n - 1; i >= 0; i-- {
-			if i == n-1 || peerStart[i+1] {
-				peerEnd[i] = int32(i + 1)
-			} else {
-				peerEnd[i] = peerEnd[i+1]
-			}
-		}
+	fss, fes, err := w.frames(s, perm, partStart, peerStart)
+	if err != nil {
+		return err
 	}
 	var argType, outType schema.Type
 	if s.Agg != CountStar {
@@ -251,8 +238,7 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 		st.reset()
 		curS, curE := ps, ps
 		for i := ps; i < pe; i++ {
-			fs, fe := frameBounds(s.Frame, i, ps, pe, peerEnd)
-			fe = max(fe, fs)
+			fs, fe := int(fss[i]), int(fes[i])
 			for ; curE < fe; curE++ {
 				st.add(curE)
 			}

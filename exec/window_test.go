@@ -25,7 +25,8 @@ var windowAggsByName = map[string]AggFunc{"count_star": CountStar, "count": Coun
 	"max": Max, "avg": Avg}
 
 var windowFuncsByName = map[string]WindowFunc{"row_number": RowNumber, "rank": Rank, "dense_rank": DenseRank,
-	"lag": Lag, "lead": Lead}
+	"lag": Lag, "lead": Lead, "ntile": NTile, "percent_rank": PercentRank, "cume_dist": CumeDist,
+	"first_value": FirstValue, "last_value": LastValue, "nth_value": NthValue}
 
 // parseBound reads up, uf, cr, Np (N PRECEDING) or Nf (N FOLLOWING).
 func parseBound(s string) (FrameBound, error) {
@@ -54,8 +55,9 @@ func parseBound(s string) (FrameBound, error) {
 }
 
 // parseWindowSpec reads one line: NAME FUNC [arg=i] [off=n] [default=v]
-// [part=i,j] [order=i[:desc][:nf|:nl],...] [frame=START:END]. SQL's NULL
-// order is the default: first ascending, last descending.
+// [part=i,j] [order=i[:desc][:nf|:nl],...] [frame=START:END]
+// [range=START:END]. SQL's NULL order is the default: first ascending,
+// last descending.
 func parseWindowSpec(mem memory.Allocator, in Schema, line string) (WindowSpec, error) {
 	f := strings.Fields(line)
 	if len(f) < 2 {
@@ -108,9 +110,9 @@ func parseWindowSpec(mem memory.Allocator, in Schema, line string) (WindowSpec, 
 				}
 				s.Order = append(s.Order, key)
 			}
-		case "frame":
+		case "frame", "range":
 			a, b, _ := strings.Cut(v, ":")
-			fr := &WindowFrame{}
+			fr := &WindowFrame{Range: k == "range"}
 			if fr.Start, err = parseBound(a); err == nil {
 				fr.End, err = parseBound(b)
 			}
@@ -296,29 +298,54 @@ func windowModelValue(in rel, s WindowSpec, def any, part []int, p int, cmpOrder
 			return def, nil
 		}
 		return in.rows[part[q]][s.Arg], nil
-	}
-	// The frame, inclusive.
-	lo, hi := 0, len(part)-1
-	if f := s.Frame; f != nil {
-		bound := func(b FrameBound) int {
-			switch b.Kind {
-			case UnboundedPreceding:
-				return -1 << 40
-			case Preceding:
-				return p - int(b.Offset)
-			case CurrentRow:
-				return p
-			case Following:
-				return p + int(b.Offset)
+	case NTile:
+		// Deal the rows one by one into the smallest-numbered bucket
+		// that is not full, the first m%n buckets holding one more.
+		m, n := int64(len(part)), s.Offset
+		b, left := int64(1), m/n
+		if m%n > 0 {
+			left++
+		}
+		for q := 0; q < p; q++ {
+			if left--; left == 0 {
+				b++
+				left = m / n
+				if b <= m%n {
+					left++
+				}
 			}
-			return 1 << 40
 		}
-		lo, hi = max(lo, bound(f.Start)), min(hi, bound(f.End))
-	} else if len(s.Order) > 0 {
-		hi = p
-		for hi+1 < len(part) && cmpOrder(part[hi+1], part[p]) == 0 {
-			hi++
+		return b, nil
+	case PercentRank:
+		if len(part) == 1 {
+			return 0.0, nil
 		}
+		r := p
+		for r > 0 && cmpOrder(part[r-1], part[p]) == 0 {
+			r--
+		}
+		return float64(r) / float64(len(part)-1), nil
+	case CumeDist:
+		q := p
+		for q+1 < len(part) && cmpOrder(part[q+1], part[p]) == 0 {
+			q++
+		}
+		return float64(q+1) / float64(len(part)), nil
+	}
+	lo, hi := windowModelFrame(in, s, part, p, cmpOrder)
+	switch s.Func {
+	case FirstValue, LastValue, NthValue:
+		q := lo
+		switch s.Func {
+		case LastValue:
+			q = hi
+		case NthValue:
+			q = lo + int(s.Offset) - 1
+		}
+		if lo > hi || q > hi {
+			return nil, nil
+		}
+		return in.rows[part[q]][s.Arg], nil
 	}
 	var vals []any
 	count := int64(0)
@@ -396,6 +423,111 @@ func windowModelValue(in rel, s WindowSpec, def any, part []int, p int, cmpOrder
 	return decimal128.FromBigInt(q), nil
 }
 
+// windowModelFrame returns the frame [lo, hi] (inclusive; empty when lo >
+// hi) of position p of partition part, by the definitions: ROWS counts
+// positions; RANGE takes the rows whose key is within the offsets of the
+// row's (a NULL key: its NULL peers), CURRENT ROW meaning the peers.
+func windowModelFrame(in rel, s WindowSpec, part []int, p int, cmpOrder func(a, b int) int) (int, int) {
+	lo, hi := 0, len(part)-1
+	f := s.Frame
+	switch {
+	case f == nil && len(s.Order) > 0:
+		hi = p
+		for hi+1 < len(part) && cmpOrder(part[hi+1], part[p]) == 0 {
+			hi++
+		}
+	case f == nil:
+	case !f.Range:
+		bound := func(b FrameBound) int {
+			switch b.Kind {
+			case UnboundedPreceding:
+				return -1 << 40
+			case Preceding:
+				return p - int(b.Offset)
+			case CurrentRow:
+				return p
+			case Following:
+				return p + int(b.Offset)
+			}
+			return 1 << 40
+		}
+		lo, hi = max(lo, bound(f.Start)), min(hi, bound(f.End))
+	default:
+		// in range: whether position q belongs to the frame of p.
+		var key func(q int) any
+		desc := false
+		if len(s.Order) == 1 {
+			c := s.Order[0].Column
+			key = func(q int) any { return in.rows[part[q]][c] }
+			desc = s.Order[0].Desc
+		}
+		// dist is how far q's key lies after p's in the sort order.
+		dist := func(q int) float64 {
+			var d float64
+			switch a := key(q).(type) {
+			case int64:
+				d = float64(a) - float64(key(p).(int64))
+			case float64:
+				d = a - key(p).(float64)
+			}
+			if desc {
+				d = -d
+			}
+			return d
+		}
+		// For a NULL key, an offset bound is its peers' edge.
+		startKind, endKind := f.Start.Kind, f.End.Kind
+		if key != nil && key(p) == nil {
+			if startKind == Preceding {
+				startKind = CurrentRow
+			}
+			if endKind == Following {
+				endKind = CurrentRow
+			}
+		}
+		inFrame := func(q int) bool {
+			switch startKind {
+			case CurrentRow:
+				if cmpOrder(part[q], part[p]) < 0 {
+					return false
+				}
+			case Preceding:
+				// A NULL key before the row is no distance from it; one
+				// after it is past the start.
+				if key(q) == nil {
+					if cmpOrder(part[q], part[p]) < 0 {
+						return false
+					}
+				} else if dist(q) < -float64(f.Start.Offset) && !math.IsNaN(dist(q)) {
+					return false
+				}
+			}
+			switch endKind {
+			case CurrentRow:
+				if cmpOrder(part[q], part[p]) > 0 {
+					return false
+				}
+			case Following:
+				if key(q) == nil {
+					if cmpOrder(part[q], part[p]) > 0 {
+						return false
+					}
+				} else if dist(q) > float64(f.End.Offset) {
+					return false
+				}
+			}
+			return true
+		}
+		lo, hi = len(part), -1
+		for q := range part {
+			if inFrame(q) {
+				lo, hi = min(lo, q), max(hi, q)
+			}
+		}
+	}
+	return lo, hi
+}
+
 func randomBound(rng *rand.Rand, start bool) FrameBound {
 	kinds := []FrameBoundKind{UnboundedPreceding, Preceding, CurrentRow, Following, UnboundedFollowing}
 	if start {
@@ -434,6 +566,13 @@ func randomWindowSpec(rng *rand.Rand, mem memory.Allocator, in rel, i int) (Wind
 			def = relRandomValue(rng, t, 10, 0.2)
 			s.Default = relConstArray(mem, t, def)
 		}
+	case k < 6:
+		s.Func = []WindowFunc{NTile, PercentRank, CumeDist}[rng.IntN(3)]
+		s.Offset = 1 + int64(rng.IntN(5))
+	case k < 7:
+		s.Func = []WindowFunc{FirstValue, LastValue, NthValue}[rng.IntN(3)]
+		s.Offset = 1 + int64(rng.IntN(4))
+		s.Frame = randomFrame(rng, in, s.Order)
 	default:
 		s.Func = WindowAgg
 		aggs := []AggFunc{CountStar, Count, Min, Max}
@@ -441,14 +580,40 @@ func randomWindowSpec(rng *rand.Rand, mem memory.Allocator, in rel, i int) (Wind
 			aggs = append(aggs, Sum, Avg, Sum, Avg)
 		}
 		s.Agg = aggs[rng.IntN(len(aggs))]
-		if rng.IntN(3) > 0 {
-			s.Frame = &WindowFrame{Start: randomBound(rng, true), End: randomBound(rng, false)}
-			if boundRank(s.Frame.Start.Kind) > boundRank(s.Frame.End.Kind) {
-				s.Frame.Start, s.Frame.End = FrameBound{Kind: CurrentRow}, FrameBound{Kind: CurrentRow}
-			}
-		}
+		s.Frame = randomFrame(rng, in, s.Order)
 	}
 	return s, def
+}
+
+// randomFrame draws no frame, a ROWS frame or a RANGE frame (with
+// offsets only over one ORDER BY key of a type that measures them).
+func randomFrame(rng *rand.Rand, in rel, order []SortKey) *WindowFrame {
+	if rng.IntN(3) == 0 {
+		return nil
+	}
+	f := &WindowFrame{Start: randomBound(rng, true), End: randomBound(rng, false)}
+	if boundRank(f.Start.Kind) > boundRank(f.End.Kind) {
+		f.Start, f.End = FrameBound{Kind: CurrentRow}, FrameBound{Kind: CurrentRow}
+	}
+	if rng.IntN(2) == 0 {
+		return f
+	}
+	f.Range = true
+	if f.Start.Kind == Following {
+		f.Start = FrameBound{Kind: CurrentRow}
+	}
+	if f.End.Kind == Preceding {
+		f.End = FrameBound{Kind: CurrentRow}
+	}
+	if len(order) != 1 || !rangeKeyType(in.schema[order[0].Column].Type) || in.schema[order[0].Column].Type.Kind == schema.Boolean {
+		if f.Start.Kind == Preceding {
+			f.Start = FrameBound{Kind: UnboundedPreceding}
+		}
+		if f.End.Kind == Following {
+			f.End = FrameBound{Kind: UnboundedFollowing}
+		}
+	}
+	return f
 }
 
 // TestWindowAgainstModel computes random window functions (every
