@@ -11,7 +11,10 @@ func (w *window) distribute(s WindowSpec, res *windowResult, perm []int32, partS
 	}
 	for ps, pe := range partitions(partStart) {
 		m := int64(pe - ps)
-		q, r := m/s.Offset, m%s.Offset
+		var q, r int64
+		if s.Func == NTile {
+			q, r = m/s.Offset, m%s.Offset
+		}
 		// peerEnd of the current peer group, found as each group starts.
 		rank, end := int64(0), ps
 		for i := ps; i < pe; i++ {

@@ -568,7 +568,9 @@ func randomWindowSpec(rng *rand.Rand, mem memory.Allocator, in rel, i int) (Wind
 		}
 	case k < 6:
 		s.Func = []WindowFunc{NTile, PercentRank, CumeDist}[rng.IntN(3)]
-		s.Offset = 1 + int64(rng.IntN(5))
+		if s.Func == NTile {
+			s.Offset = 1 + int64(rng.IntN(5))
+		}
 	case k < 7:
 		s.Func = []WindowFunc{FirstValue, LastValue, NthValue}[rng.IntN(3)]
 		s.Offset = 1 + int64(rng.IntN(4))

@@ -222,11 +222,12 @@
 //
 // The plain query block keeps its shape (parser.Select.From naming one
 // table; Select.IsSimple) and is what planSelect plans. Every other
-// shape is planned by the relational planner (see "Joins, subqueries, set operations and windows" below);
-// what it does not plan yet is refused by name with ErrNotSupported ("the
-// window function ntile() is not supported yet", ...) before any table is
-// read or written, as are REGEXP, TIMESTAMPDIFF and EXTRACT, which neither
-// kernel computes yet (refuse.go). UPDATE and DELETE refuse subqueries.
+// shape is planned by the relational planner (see "Joins, subqueries,
+// set operations and windows" below); what it does not plan yet is
+// refused by name with ErrNotSupported ("a RANGE frame starting after or
+// ending before the current row is not supported yet", ...) before any
+// table is read or written, as are REGEXP, TIMESTAMPDIFF and EXTRACT,
+// which no kernel computes yet (refuse.go). UPDATE and DELETE refuse subqueries.
 //
 // # Joins, subqueries, set operations and windows
 //
@@ -262,11 +263,17 @@
 //     with more. Subqueries elsewhere are refused.
 //   - GROUP BY, HAVING, aggregates, DISTINCT, ORDER BY and LIMIT are
 //     planned over the FROM relation as for a single table.
-//   - Window functions (row_number, rank, dense_rank, lag and lead with a
-//     constant offset and default, count/sum/min/max/avg over ROWS frames
-//     or the default RANGE frame) run in one exec.NewWindow after WHERE
-//     and GROUP BY/HAVING, before ORDER BY and LIMIT; without ORDER BY the
-//     rows come in the first window's partition and order.
+//   - Window functions (row_number, rank, dense_rank, ntile(n),
+//     percent_rank, cume_dist, lag and lead with a constant offset and
+//     default, first_value, last_value, nth_value(x, n), count/sum/min/
+//     max/avg) run in one exec.NewWindow after WHERE and GROUP BY/HAVING,
+//     before ORDER BY and LIMIT; without ORDER BY the rows come in the
+//     first window's partition and order. Frames: ROWS with any bounds;
+//     RANGE with UNBOUNDED and CURRENT ROW bounds (the row's peers), and
+//     n PRECEDING / n FOLLOWING over one ORDER BY key of an integer,
+//     FLOAT/DOUBLE or DATE (n days) type — over DATETIME or DECIMAL keys,
+//     and RANGE frames starting after or ending before the current row,
+//     they are refused.
 //   - UNION [ALL], INTERSECT and EXCEPT unify each column's type (unify,
 //     casting with exec.Cast) and run on exec.NewSetOp; ORDER BY after the
 //     last operand names output columns by position or name, and with

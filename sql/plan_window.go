@@ -84,6 +84,46 @@ func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFu
 		}
 		ws.Func = map[string]exec.WindowFunc{"row_number": exec.RowNumber, "rank": exec.Rank, "dense_rank": exec.DenseRank}[strings.ToLower(w.Name)]
 		typ = bigintType
+	case "ntile":
+		if err := nargs(1, 1); err != nil {
+			return nil, err
+		}
+		n, ok := w.Args[0].(*parser.IntLit)
+		if !ok || n.Val < 1 {
+			return nil, invalidf("the argument of ntile() must be a positive integer constant")
+		}
+		ws.Func, ws.Offset, typ = exec.NTile, n.Val, bigintType
+	case "percent_rank", "cume_dist":
+		if err := nargs(0, 0); err != nil {
+			return nil, err
+		}
+		ws.Func, typ = exec.PercentRank, doubleType
+		if strings.EqualFold(w.Name, "cume_dist") {
+			ws.Func = exec.CumeDist
+		}
+	case "first_value", "last_value", "nth_value":
+		name := strings.ToLower(w.Name)
+		ws.Func = map[string]exec.WindowFunc{"first_value": exec.FirstValue, "last_value": exec.LastValue, "nth_value": exec.NthValue}[name]
+		if name == "nth_value" {
+			if err := nargs(2, 2); err != nil {
+				return nil, err
+			}
+			n, ok := w.Args[1].(*parser.IntLit)
+			if !ok || n.Val < 1 {
+				return nil, invalidf("the row of nth_value() must be a positive integer constant")
+			}
+			ws.Offset = n.Val
+		} else if err := nargs(1, 1); err != nil {
+			return nil, err
+		}
+		i, x, err := arg(w.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		ws.Arg, typ = i, x.Type()
+		if ws.Frame, err = wp.windowFrame(spec, ws.Order); err != nil {
+			return nil, err
+		}
 	case "lag", "lead":
 		if err := nargs(1, 3); err != nil {
 			return nil, err
@@ -129,6 +169,10 @@ func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFu
 				return nil, invalidf("%s(*) is not an aggregate", name)
 			}
 			ws.Agg, typ = exec.CountStar, bigintType
+			// count(*) counts the rows of its frame too.
+			if ws.Frame, err = wp.windowFrame(spec, ws.Order); err != nil {
+				return nil, err
+			}
 			break
 		}
 		if err := nargs(1, 1); err != nil {
@@ -172,7 +216,7 @@ func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFu
 		}
 		wp.args = append(wp.args, x)
 		ws.Arg = len(wp.args) - 1
-		if ws.Frame, err = windowFrame(spec); err != nil {
+		if ws.Frame, err = wp.windowFrame(spec, ws.Order); err != nil {
 			return nil, err
 		}
 	default:
@@ -186,9 +230,10 @@ func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFu
 	return ref, nil
 }
 
-// windowFrame translates a frame clause; RANGE frames other than SQL's
-// default (and the whole partition) are not computed yet.
-func windowFrame(spec *parser.WindowSpec) (*exec.WindowFrame, error) {
+// windowFrame translates a frame clause (nil: SQL's default). A RANGE
+// frame with an offset measures the one ORDER BY key, which must be a
+// number or a DATE (its offset in days).
+func (wp *windowPlan) windowFrame(spec *parser.WindowSpec, order []exec.SortKey) (*exec.WindowFrame, error) {
 	f := spec.Frame
 	if f == nil {
 		return nil, nil
@@ -206,15 +251,27 @@ func windowFrame(spec *parser.WindowSpec) (*exec.WindowFrame, error) {
 		}
 		return exec.FrameBound{Kind: exec.UnboundedFollowing}
 	}
-	fr := &exec.WindowFrame{Start: bound(f.Start), End: bound(f.End)}
-	if f.Unit == parser.FrameRange {
-		switch {
-		case f.Start.Kind == parser.FrameUnboundedPreceding && f.End.Kind == parser.FrameUnboundedFollowing:
-			return fr, nil
-		case f.Start.Kind == parser.FrameUnboundedPreceding && f.End.Kind == parser.FrameCurrentRow && len(spec.OrderBy) > 0:
-			return nil, nil
+	fr := &exec.WindowFrame{Start: bound(f.Start), End: bound(f.End), Range: f.Unit == parser.FrameRange}
+	if !fr.Range {
+		return fr, nil
+	}
+	if fr.Start.Kind == exec.UnboundedPreceding && fr.End.Kind == exec.CurrentRow && len(order) > 0 {
+		return nil, nil // the default, which EXPLAIN does not spell out
+	}
+	if fr.Start.Kind == exec.Following || fr.End.Kind == exec.Preceding {
+		return nil, notYet("a RANGE frame starting after or ending before the current row")
+	}
+	if fr.Start.Kind == exec.Preceding || fr.End.Kind == exec.Following {
+		if len(order) != 1 {
+			return nil, invalidf("a RANGE frame with an offset needs exactly one ORDER BY expression")
 		}
-		return nil, notYet("a RANGE frame other than the default")
+		t := wp.args[order[0].Column].Type()
+		switch {
+		case t.Kind == schema.Datetime || t.Kind == schema.TimestampTZ || t.Kind == schema.Decimal:
+			return nil, notYet("a RANGE frame with an offset over a " + t.String() + " ORDER BY key")
+		case !t.IsInteger() && t.Kind != schema.Date && !isFloat(t):
+			return nil, invalidf("a RANGE frame with an offset needs a numeric or date ORDER BY expression, not %s", t)
+		}
 	}
 	return fr, nil
 }

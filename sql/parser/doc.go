@@ -82,8 +82,10 @@
 // a required alias). Expressions add scalar subqueries, [NOT] IN
 // (subquery), EXISTS, [NOT] REGEXP|RLIKE, TIMESTAMPDIFF, EXTRACT, the
 // QUARTER unit and window functions (*WindowFunc: row_number, rank,
-// dense_rank, ntile, lag, lead, first_value, last_value and the aggregates,
-// OVER a window with PARTITION BY, ORDER BY and a ROWS or RANGE frame, or
-// a named window of the block's WINDOW clause). FormatQuery writes a query
+// dense_rank, ntile, percent_rank, cume_dist, lag, lead, first_value,
+// last_value, nth_value and the aggregates, OVER a window with PARTITION
+// BY, ORDER BY and a ROWS or RANGE frame (n PRECEDING and FOLLOWING are
+// offsets in rows for ROWS, in the ORDER BY key's values for RANGE), or a
+// named window of the block's WINDOW clause). FormatQuery writes a query
 // back as canonical SQL that Parse reads to the same tree.
 package parser

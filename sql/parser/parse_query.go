@@ -566,7 +566,8 @@ func (p *parser) derivedTable(q QueryExpr) *TableRef {
 // argument counts.
 var windowOnly = map[string]struct{ min, max int }{
 	"row_number": {0, 0}, "rank": {0, 0}, "dense_rank": {0, 0}, "ntile": {1, 1},
-	"lag": {1, 3}, "lead": {1, 3}, "first_value": {1, 1}, "last_value": {1, 1},
+	"percent_rank": {0, 0}, "cume_dist": {0, 0},
+	"lag": {1, 3}, "lead": {1, 3}, "first_value": {1, 1}, "last_value": {1, 1}, "nth_value": {2, 2},
 }
 
 // callTail turns a call followed by OVER into a *WindowFunc; nameTok is
@@ -692,13 +693,6 @@ func (p *parser) parseFrame() *Frame {
 		p.failAt(startTok, "a frame without BETWEEN ends at CURRENT ROW, so it cannot start after it: write BETWEEN ... AND ...")
 	case f.Start.Kind > f.End.Kind:
 		p.failAt(startTok, "the frame starts after it ends")
-	}
-	if f.Unit == FrameRange {
-		for i, b := range []FrameBound{f.Start, f.End} {
-			if b.Kind == FramePreceding || b.Kind == FrameFollowing {
-				p.failAt([]token{startTok, endTok}[i], "RANGE frames take only UNBOUNDED PRECEDING, CURRENT ROW and UNBOUNDED FOLLOWING: use ROWS for a count of rows")
-			}
-		}
 	}
 	return f
 }
