@@ -685,6 +685,33 @@ func (a *Acc) Sub(n Num) {
 	a.hi -= n.HighBits()>>63 + int64(b)
 }
 
+// AddInt adds an integer, as an unscaled value: an Acc of BIGINTs (a
+// window's sliding sum) needs no conversion to Num per row.
+func (a *Acc) AddInt(v int64) {
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, uint64(v), 0)
+	a.mid, c = bits.Add64(a.mid, uint64(v>>63), c)
+	a.hi += v>>63 + int64(c)
+}
+
+// SubInt subtracts an integer added with AddInt.
+func (a *Acc) SubInt(v int64) {
+	var b uint64
+	a.lo, b = bits.Sub64(a.lo, uint64(v), 0)
+	a.mid, b = bits.Sub64(a.mid, uint64(v>>63), b)
+	a.hi -= v>>63 + int64(b)
+}
+
+// Int64 returns the unscaled sum, ok false when it does not fit an int64.
+func (a *Acc) Int64() (int64, bool) {
+	v := int64(a.lo)
+	ext := v >> 63
+	return v, a.mid == uint64(ext) && a.hi == ext
+}
+
+// Big returns the unscaled sum exactly.
+func (a *Acc) Big() *big.Int { return a.big() }
+
 // Merge adds the total of another accumulator.
 func (a *Acc) Merge(o Acc) {
 	var c uint64

@@ -520,6 +520,43 @@ func TestAccAgainstBig(t *testing.T) {
 	}
 }
 
+// TestAccIntsAgainstBig: integers added and subtracted with AddInt and
+// SubInt, extremes included, total as math/big does, Int64 saying when
+// the total leaves int64 and agreeing with Add of the same values as Num.
+func TestAccIntsAgainstBig(t *testing.T) {
+	r := newRand(t)
+	edges := []int64{math.MaxInt64, math.MinInt64, -1, 0, 1}
+	for i := 0; i < 500; i++ {
+		var acc, asNum Acc
+		sum := new(big.Int)
+		for j := 0; j < 1+r.IntN(40); j++ {
+			v := int64(r.Uint64())
+			if r.IntN(3) == 0 {
+				v = edges[r.IntN(len(edges))]
+			}
+			if r.IntN(4) == 0 {
+				acc.SubInt(v)
+				asNum.Sub(decimal128.FromI64(v))
+				sum.Sub(sum, big.NewInt(v))
+			} else {
+				acc.AddInt(v)
+				asNum.Add(decimal128.FromI64(v))
+				sum.Add(sum, big.NewInt(v))
+			}
+		}
+		if acc != asNum {
+			t.Fatalf("AddInt/SubInt gave %+v, Add/Sub of the same values %+v", acc, asNum)
+		}
+		if acc.Big().Cmp(sum) != 0 {
+			t.Fatalf("Big = %v, want %v", acc.Big(), sum)
+		}
+		got, ok := acc.Int64()
+		if ok != sum.IsInt64() || (ok && got != sum.Int64()) {
+			t.Fatalf("Int64 = %d, %v, want %v", got, ok, sum)
+		}
+	}
+}
+
 func TestFormat(t *testing.T) {
 	for _, c := range []struct {
 		n     Num

@@ -4,7 +4,6 @@ import (
 	"iter"
 	"math"
 	"math/big"
-	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/rowttl/rowttl"
@@ -57,41 +56,6 @@ func frameBounds(f *WindowFrame, i, ps, pe int) (int, int) {
 	return max(ps, min(fs, pe)), max(ps, min(fe, pe))
 }
 
-// acc192 is a 192-bit two's complement sum of BIGINTs (DECIMAL sums use
-// decimal.Acc): no sum of 2^31 of them reaches its range, so a sliding window can add
-// and subtract in any order and test the range of its totals only.
-type acc192 struct{ w0, w1, w2 uint64 }
-
-func (a *acc192) add(hi int64, lo uint64) {
-	var c uint64
-	a.w0, c = bits.Add64(a.w0, lo, 0)
-	a.w1, c = bits.Add64(a.w1, uint64(hi), c)
-	a.w2, _ = bits.Add64(a.w2, uint64(hi>>63), c)
-}
-
-func (a *acc192) sub(hi int64, lo uint64) {
-	var b uint64
-	a.w0, b = bits.Sub64(a.w0, lo, 0)
-	a.w1, b = bits.Sub64(a.w1, uint64(hi), b)
-	a.w2, _ = bits.Sub64(a.w2, uint64(hi>>63), b)
-}
-
-func (a *acc192) int64() (int64, bool) {
-	v := int64(a.w0)
-	ext := uint64(v >> 63)
-	return v, a.w1 == ext && a.w2 == ext
-}
-
-func (a *acc192) bigInt(z *big.Int) *big.Int {
-	z.SetUint64(a.w2)
-	z.Lsh(z, 64).Or(z, new(big.Int).SetUint64(a.w1))
-	z.Lsh(z, 64).Or(z, new(big.Int).SetUint64(a.w0))
-	if int64(a.w2) < 0 {
-		z.Sub(z, new(big.Int).Lsh(big.NewInt(1), 192))
-	}
-	return z
-}
-
 // frameState is an aggregate over a sliding frame: rows enter at its end
 // and leave at its start.
 type frameState struct {
@@ -99,9 +63,9 @@ type frameState struct {
 	arg   *flatCol
 	perm  []int32
 	count int64
-	sum   acc192
-	// dec sums a DECIMAL argument in the row engine's accumulator, which
-	// adds and subtracts in any order and checks only the totals.
+	// dec sums an integer or DECIMAL argument in 192 bits: it adds and
+	// subtracts in any order (no sum of 2^31 BIGINTs reaches its range)
+	// and only the totals are checked.
 	dec  decimal.Acc
 	fsum float64
 	// Non-finite floats are counted rather than summed, since Inf - Inf
@@ -114,7 +78,7 @@ type frameState struct {
 }
 
 func (s *frameState) reset() {
-	s.count, s.sum, s.dec, s.fsum, s.nan, s.posInf, s.negInf = 0, acc192{}, decimal.Acc{}, 0, 0, 0, 0
+	s.count, s.dec, s.fsum, s.nan, s.posInf, s.negInf = 0, decimal.Acc{}, 0, 0, 0, 0
 	s.deque, s.head = s.deque[:0], 0
 }
 
@@ -167,11 +131,10 @@ func (s *frameState) remove(p int) {
 func (s *frameState) addValue(g int32, sign int) {
 	switch {
 	case s.arg.ints != nil:
-		v := s.arg.ints[g]
 		if sign > 0 {
-			s.sum.add(v>>63, uint64(v))
+			s.dec.AddInt(s.arg.ints[g])
 		} else {
-			s.sum.sub(v>>63, uint64(v))
+			s.dec.SubInt(s.arg.ints[g])
 		}
 	case s.arg.decs != nil:
 		if sign > 0 {
@@ -233,7 +196,6 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 		res.decs, res.valid = make([]decimal128.Num, n), make([]bool, n)
 	}
 	st := &frameState{agg: s.Agg, arg: arg, perm: perm}
-	var z big.Int
 	for ps, pe := range partitions(partStart) {
 		st.reset()
 		curS, curE := ps, ps
@@ -267,10 +229,10 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 			res.valid[g] = true
 			switch {
 			case s.Agg == Sum && outType.Kind == schema.BigInt:
-				v, ok := st.sum.int64()
+				v, ok := st.dec.Int64()
 				if !ok {
 					return rowttl.Errorf(rowttl.ErrInvalidArgument, "Window: %s(%s) overflows BIGINT: %s",
-						s.Agg, w.schema[s.Arg].Name, st.sum.bigInt(&z))
+						s.Agg, w.schema[s.Arg].Name, st.dec.Big())
 				}
 				res.ints[g] = v
 			case s.Agg == Sum && outType.Kind == schema.Double:
@@ -284,10 +246,10 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 			case argType.Kind == schema.Float || argType.Kind == schema.Double:
 				res.flts[g] = st.floatSum() / float64(st.count)
 			case outType.Kind == schema.Double:
-				if v, ok := st.sum.int64(); ok {
+				if v, ok := st.dec.Int64(); ok {
 					res.flts[g] = float64(v) / float64(st.count)
 				} else {
-					f, _ := new(big.Float).SetInt(st.sum.bigInt(&z)).Float64()
+					f, _ := new(big.Float).SetInt(st.dec.Big()).Float64()
 					res.flts[g] = f / float64(st.count)
 				}
 			default:
