@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
@@ -17,7 +18,8 @@ import (
 
 // Example_readme is the Go API section of README.md, verbatim between the
 // README markers (TestREADMEGoAPI keeps them the same): a data directory,
-// SQL through a session, and the table API on the same table.
+// SQL through a session (a JOIN and a GROUP BY, read as Arrow), and the
+// table API on the same table.
 func Example_readme() {
 	tmp, _ := os.MkdirTemp("", "rowttl-readme")
 	defer os.RemoveAll(tmp)
@@ -43,26 +45,41 @@ func Example_readme() {
 	now := time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC)
 	s.FreezeNow(now) // a fixed clock for the example; the wall clock by default
 	for _, stmt := range []string{
-		`CREATE TABLE events (id BIGINT NOT NULL, event_time DATETIME(6) NOT NULL, amount DOUBLE)
+		`CREATE TABLE events (id BIGINT NOT NULL, event_time DATETIME(6) NOT NULL, user_id BIGINT, amount DOUBLE)
 		 DUPLICATE KEY(id) PROPERTIES ("function_column.enable_row_ttl" = "true",
 		 "function_column.ttl_col" = "event_time", "function_column.ttl" = "7 days",
 		 "function_column.ttl_time_zone" = "UTC")`,
-		`INSERT INTO events VALUES (1, '2026-01-01 00:00:00', 1.5),
-		 (2, '2026-01-08 00:00:00', 2.5), (3, '2026-01-09 12:00:00', 4)`,
+		`CREATE TABLE users (user_id BIGINT NOT NULL, country VARCHAR(8)) DUPLICATE KEY(user_id)`,
+		`INSERT INTO events VALUES (1, '2026-01-01 00:00:00', 10, 1.5),
+		 (2, '2026-01-08 00:00:00', 10, 2.5), (3, '2026-01-09 12:00:00', 20, 4), (4, '2026-01-09 13:00:00', 20, 1)`,
+		`INSERT INTO users VALUES (10, 'fr'), (20, 'de')`,
 	} {
 		if _, err := s.Exec(ctx, stmt); err != nil {
 			log.Fatal(err)
 		}
 	}
-	// Row 1 expired on 2026-01-08: a query sees only the rows alive at its now.
-	r, err := s.Query(ctx, "SELECT id, amount FROM events ORDER BY id")
+	// Row 1 expired on 2026-01-08: a query sees only the rows alive at its
+	// now. Results stream as Arrow record batches, each column an Arrow
+	// array of its SQL type (sql.FieldType(field) names it).
+	r, err := s.Query(ctx, `SELECT u.country, count(*) AS n, sum(e.amount) AS total
+		FROM events e JOIN users u ON e.user_id = u.user_id
+		GROUP BY u.country ORDER BY u.country`)
 	if err != nil {
 		log.Fatal(err)
 	}
-	for r.Next() { // Arrow record batches; sql.FieldType(field) gives each column's SQL type
+	for r.Next() {
 		b := r.RecordBatch()
-		fmt.Println(b.Column(0), b.Column(1))
+		country := b.Column(0).(*array.String)
+		n := b.Column(1).(*array.Int64)
+		total := b.Column(2).(*array.Float64)
+		for i := range int(b.NumRows()) {
+			fmt.Println(country.Value(i), n.Value(i), total.Value(i))
+		}
 	}
+	if err := r.Err(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(sql.FieldType(r.Schema().Field(2)))
 	r.Release()
 
 	// The table API on the same table: Count and Aggregate reduce pages
@@ -83,8 +100,10 @@ func Example_readme() {
 	// README end
 
 	// Output:
-	// [2 3] [2.5 4]
-	// 2 2 6.5
+	// de 2 5
+	// fr 1 2.5
+	// DOUBLE
+	// 3 3 7.5
 }
 
 // TestREADMEGoAPI: the Go API section of README.md is Example_readme's
