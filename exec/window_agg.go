@@ -266,7 +266,7 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 }
 
 // decimalOutOfRange is the SQL dialect's text for a DECIMAL sum or average
-// past 38 digits, the one HashAggregate and the row engine give.
+// past 38 digits, the one HashAggregate and the row compiler give.
 func decimalOutOfRange(name string) error {
 	return rowttl.Errorf(rowttl.ErrInvalidArgument, "DECIMAL value is out of range in '%s'", name)
 }

@@ -125,7 +125,7 @@
 //
 // `SELECT ... INTO OUTFILE "file:///dir/prefix_" FORMAT AS PARQUET|CSV|
 // CSV_WITH_NAMES [PROPERTIES (...)]` (outfile.go) streams the rows of a
-// query block (either engine) into files named as Doris names them:
+// query block (its plan's batches) into files named as Doris names them:
 // prefix, an id of the statement, _0, _1 ... and the extension, a new file
 // once one reaches max_file_size (5MB to 2GB, default 1GB). Each file is
 // written under a temporary name and renamed when complete; a failed

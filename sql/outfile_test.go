@@ -15,7 +15,7 @@ import (
 	"github.com/rowttl/rowttl/sql/parser"
 )
 
-// TestSelectIntoOutfile: the rows of a query (both engines) written to
+// TestSelectIntoOutfile: the rows of a query written to
 // Parquet and CSV files named as Doris names them, the answer row, the
 // success file, and the types kept in the Parquet file.
 func TestSelectIntoOutfile(t *testing.T) {
