@@ -144,32 +144,32 @@ func (r *rowExpr) Eval(env *exec.Env, b arrow.RecordBatch) (arrow.Array, error) 
 // by the row compiler, applied row by row to the arguments' values.
 func (c *vcompiler) compileRowCall(f *parser.FuncCall) (exec.Expr, error) {
 	var args []exec.Expr
-	sc := &scope{tableName: "arguments"}
-	slots := map[*parser.ColumnRef]int{}
-	call := *f
-	call.Args = make([]parser.Expr, len(f.Args))
-	for i, a := range f.Args {
+	slots := map[parser.Expr]int{}
+	for _, a := range f.Args {
 		if markConst(a, c.konst, c.depth+1) {
 			// Constant arguments stay as written: units, formats and
 			// digits must be constants to the row compiler.
-			call.Args[i] = a
 			continue
 		}
 		x, err := c.compile(a)
 		if err != nil {
 			return nil, err
 		}
-		ref := &parser.ColumnRef{Name: parser.FormatExpr(a)}
-		slots[ref] = len(args)
+		slots[a] = len(args)
 		args = append(args, x)
-		call.Args[i] = ref
-		sc.cols = append(sc.cols, column{name: ref.Name, typ: x.Type()})
 	}
-	sc.pre = func(ref *parser.ColumnRef) (int, bool) {
-		slot, ok := slots[ref]
-		return slot, ok
+	// The row compiler reads each argument from its slot of the row of
+	// argument values; the call keeps its text for messages.
+	rc := newCompiler(c.env, nil)
+	rc.subst = func(e parser.Expr) (*compiled, bool, error) {
+		slot, ok := slots[e]
+		if !ok {
+			return nil, false, nil
+		}
+		t := args[slot].Type()
+		return &compiled{t: t, eval: func(row []schema.Value) (schema.Value, error) { return row[slot], nil }}, true, nil
 	}
-	x, err := newCompiler(c.env, sc).compile(&call)
+	x, err := rc.compile(f)
 	if err != nil {
 		return nil, err
 	}
