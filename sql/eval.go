@@ -31,6 +31,9 @@ type stmtEnv struct {
 	connID   int64
 	// sysvar is the value of @@name (Session.variableLocked).
 	sysvar func(name string) (string, bool)
+	// rowExprs has the row compiler evaluate every expression a plan
+	// could give kernels (Session.rowExprs).
+	rowExprs bool
 }
 
 // column is one input column an expression can name.

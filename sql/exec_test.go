@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,6 +70,9 @@ func runExecFile(t *testing.T, path string) {
 				}
 			}
 			var b strings.Builder
+			for _, p := range parser.SplitStatements(d.Input) {
+				compareCompilers(t, s, p)
+			}
 			if len(mask) == 0 {
 				// Exactly what `rowttl sql -f` prints, streamed.
 				if _, err := s.RunScript(ctx, d.Input, ScriptOptions{Bail: bail}, &b); err != nil {
@@ -108,4 +112,50 @@ func maskColumns(res *Result, mask []string) *Result {
 		out.Rows = append(out.Rows, r)
 	}
 	return out
+}
+
+// compareCompilers runs a SELECT with its expressions compiled into
+// kernels and again with the row compiler evaluating every one of them,
+// and fails the test when the rows or errors differ: the golden files are
+// the oracle of both.
+func compareCompilers(t *testing.T, s *Session, p parser.Piece) {
+	t.Helper()
+	stmt, err := parser.Parse(p.Text)
+	if err != nil {
+		return
+	}
+	if _, ok := stmt.(parser.QueryExpr); !ok {
+		return
+	}
+	ctx := context.Background()
+	s.rowExprs = true
+	rowRes, rowErr := s.Exec(ctx, p.Text)
+	s.rowExprs = false
+	vecRes, vecErr := s.Exec(ctx, p.Text)
+	show := func(r *Result, err error) string {
+		if err != nil {
+			return "ERROR: " + err.Error()
+		}
+		var b strings.Builder
+		r.WriteTSV(&b)
+		return b.String()
+	}
+	if a, b := show(rowRes, rowErr), show(vecRes, vecErr); a != b {
+		t.Errorf("line %d: %s\nrow compiler:\n%s\nkernels:\n%s", p.Line, p.Text, a, b)
+	}
+}
+
+// TestRowExprsCompare: the switch compareCompilers uses does send every
+// expression to the row compiler (EXPLAIN shows row(...)), and the answers
+// agree.
+func TestRowExprsCompare(t *testing.T) {
+	s, exec := modelSession(t, 0)
+	exec("CREATE TABLE t (id INT, s VARCHAR(5)) DUPLICATE KEY(id)")
+	exec("INSERT INTO t VALUES (1, 'a'), (2, NULL)")
+	s.rowExprs = true
+	plan := exec("EXPLAIN SELECT id + 1, upper(s) FROM t WHERE id > 1")
+	if got := fmt.Sprint(plan.Rows); !strings.Contains(got, "row(id + 1)") || !strings.Contains(got, "row(upper(s))") || !strings.Contains(got, "Filter: row(id > 1)") {
+		t.Fatalf("with rowExprs: %s", got)
+	}
+	compareCompilers(t, s, parser.Piece{Text: "SELECT id + 1, upper(s), count(*) OVER () FROM t WHERE id > 1 OR s IS NULL"})
 }

@@ -125,6 +125,9 @@ func (c *vcompiler) compile(e parser.Expr) (exec.Expr, error) {
 			return c.compileRow(e)
 		}
 	}
+	if c.env.rowExprs && c.depth == 0 && !isPlainRef(e) && c.rowFallback(e, &rowEngineError{reason: "forced"}) {
+		return c.compileRow(e)
+	}
 	x, err := c.compileVec(e)
 	if f, ok := e.(*parser.FuncCall); ok && err != nil && !parser.IsAggregate(f.Name) {
 		if re, ok := err.(*rowEngineError); ok && re.err == nil && !re.whole {
@@ -138,6 +141,13 @@ func (c *vcompiler) compile(e parser.Expr) (exec.Expr, error) {
 		return c.compileRow(e)
 	}
 	return x, err
+}
+
+// isPlainRef reports a column reference, which the planner reads as a
+// column whatever compiles expressions.
+func isPlainRef(e parser.Expr) bool {
+	_, ok := e.(*parser.ColumnRef)
+	return ok
 }
 
 // countNodes counts the nodes of e, stopping at limit.

@@ -71,6 +71,10 @@ type Session struct {
 	// memLimit is exec_mem_limit: the bytes one query's blocking
 	// operators may hold (exec.Budget).
 	memLimit int64
+	// rowExprs makes the row compiler evaluate the expressions that have
+	// kernels too: the golden tests run every SELECT both ways and compare,
+	// so that kernels and the row compiler cannot drift apart.
+	rowExprs bool
 	// vars keeps other variables set by SET, as text.
 	vars map[string]string
 	// server holds the variables a front end set (SetServerVariables).
@@ -172,7 +176,7 @@ func parseNowIn(text string, loc *time.Location) (time.Time, error) {
 // envLocked is the environment of a statement starting now (s.mu held).
 func (s *Session) envLocked() *stmtEnv {
 	return &stmtEnv{now: s.nowLocked(), loc: s.loc, db: s.curDB, user: s.user + "@" + s.host,
-		connID: s.proc.ID(), sysvar: s.variableLocked}
+		connID: s.proc.ID(), sysvar: s.variableLocked, rowExprs: s.rowExprs}
 }
 
 // now is the instant a statement starting now runs at.
