@@ -101,8 +101,8 @@ func (b FrameBound) String() string {
 // rows: CURRENT ROW is the row's first peer (as a start) or last peer (as
 // an end), n PRECEDING the first row whose key is at most n before the
 // row's (after, ordered DESC) and n FOLLOWING the last row at most n
-// after. The key must then be an integer, a date (n days), FLOAT or
-// DOUBLE; a row whose key is NULL has its NULL peers as the frame of an
+// after. The key must then be an integer, a DECIMAL, a date (n days),
+// FLOAT or DOUBLE; a row whose key is NULL has its NULL peers as the frame of an
 // offset bound, and NULLs are never within n of a value.
 type WindowFrame struct {
 	Range      bool
@@ -314,9 +314,9 @@ func windowAggType(agg AggFunc, arg Column) (schema.Type, bool, error) {
 }
 
 // rangeKeyType reports the ORDER BY key types a RANGE frame with an
-// offset measures: integers, DATE (in days), FLOAT and DOUBLE.
+// offset measures: integers, DECIMAL, DATE (in days), FLOAT and DOUBLE.
 func rangeKeyType(t schema.Type) bool {
-	return t.IsInteger() || t.Kind == schema.Date || t.Kind == schema.Float || t.Kind == schema.Double
+	return t.IsInteger() || t.Kind == schema.Decimal || t.Kind == schema.Date || t.Kind == schema.Float || t.Kind == schema.Double
 }
 
 func boundRank(k FrameBoundKind) int {

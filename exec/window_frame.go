@@ -1,5 +1,11 @@
 package exec
 
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+)
+
 // distribute computes NTile, PercentRank and CumeDist, which depend only
 // on a row's place among its partition's rows and peers.
 func (w *window) distribute(s WindowSpec, res *windowResult, perm []int32, partStart, peerStart []bool) {
@@ -104,12 +110,22 @@ func (w *window) rangeFrames(s WindowSpec, perm []int32, ps, pe int, peerFirst, 
 	f := s.Frame
 	var key *flatCol
 	desc := false
+	scale := 0
 	if len(s.Order) == 1 {
 		var err error
 		if key, err = w.flat(s.Order[0].Column); err != nil {
 			return err
 		}
 		desc = s.Order[0].Desc
+		scale = w.schema[s.Order[0].Column].Type.Scale
+	}
+	// A DECIMAL key measures offsets in its unscaled units; an offset
+	// past 38 digits takes in every value.
+	decOff := func(off int64) (decimal128.Num, bool) {
+		if scale > 0 && off >= decimalPow10(38-scale) {
+			return decimal128.Num{}, false
+		}
+		return decimal128.FromI64(off).Mul(decimal128.FromI64(decimalPow10(min(scale, 18)))).Mul(decimal128.FromI64(decimalPow10(max(scale-18, 0)))), true
 	}
 	// within reports position j's key within off of position i's, j
 	// before i in the sort order when before is set, after it otherwise;
@@ -123,6 +139,11 @@ func (w *window) rangeFrames(s WindowSpec, perm []int32, ps, pe int, peerFirst, 
 		x, y := a, b
 		if before == desc {
 			x, y = b, a
+		}
+		if key.decs != nil {
+			lim, ok := decOff(off)
+			d := key.decs[x].Sub(key.decs[y])
+			return !ok || d.Cmp(lim) <= 0
 		}
 		if key.ints != nil {
 			kx, ky := key.ints[x], key.ints[y]
@@ -172,4 +193,17 @@ func (w *window) rangeFrames(s WindowSpec, perm []int32, ps, pe int, peerFirst, 
 		fe[i] = max(fe[i], fs[i])
 	}
 	return nil
+}
+
+// decimalPow10 is 10^n for 0 <= n <= 18, and MaxInt64 past it (so that
+// no int64 offset reaches it).
+func decimalPow10(n int) int64 {
+	if n > 18 {
+		return math.MaxInt64
+	}
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
 }

@@ -469,6 +469,24 @@ func windowModelFrame(in rel, s WindowSpec, part []int, p int, cmpOrder func(a, 
 				d = float64(a) - float64(key(p).(int64))
 			case float64:
 				d = a - key(p).(float64)
+			case decimal128.Num:
+				// Exact, in units of the scale: the offsets compare with
+				// whole units, so the sign and the integer part decide.
+				sc := in.schema[s.Order[0].Column].Type.Scale
+				r := new(big.Rat).SetFrac(new(big.Int).Sub(a.BigInt(), key(p).(decimal128.Num).BigInt()), refPow10Int(sc))
+				if desc {
+					r.Neg(r)
+				}
+				// A float on the right side of the exact value, so that
+				// comparisons with integer offsets stay exact.
+				f, _ := r.Float64()
+				switch new(big.Rat).SetFloat64(f).Cmp(r) {
+				case 1:
+					f = math.Nextafter(f, math.Inf(-1))
+				case -1:
+					f = math.Nextafter(f, math.Inf(1))
+				}
+				return f
 			}
 			if desc {
 				d = -d
@@ -803,3 +821,6 @@ func TestWindowBatches(t *testing.T) {
 		}
 	}
 }
+
+// refPow10Int is 10^n.
+func refPow10Int(n int) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(n)), nil) }

@@ -271,7 +271,7 @@
 //     first window's partition and order. Frames: ROWS with any bounds;
 //     RANGE with UNBOUNDED and CURRENT ROW bounds (the row's peers), and
 //     n PRECEDING / n FOLLOWING over one ORDER BY key of an integer,
-//     FLOAT/DOUBLE or DATE (n days) type — over DATETIME or DECIMAL keys,
+//     DECIMAL, FLOAT/DOUBLE or DATE (n days) type — over DATETIME keys,
 //     and RANGE frames starting after or ending before the current row,
 //     they are refused.
 //   - UNION [ALL], INTERSECT and EXCEPT unify each column's type (unify,

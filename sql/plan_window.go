@@ -232,7 +232,7 @@ func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFu
 
 // windowFrame translates a frame clause (nil: SQL's default). A RANGE
 // frame with an offset measures the one ORDER BY key, which must be a
-// number or a DATE (its offset in days).
+// number (DECIMAL included) or a DATE (its offset in days).
 func (wp *windowPlan) windowFrame(spec *parser.WindowSpec, order []exec.SortKey) (*exec.WindowFrame, error) {
 	f := spec.Frame
 	if f == nil {
@@ -267,9 +267,9 @@ func (wp *windowPlan) windowFrame(spec *parser.WindowSpec, order []exec.SortKey)
 		}
 		t := wp.args[order[0].Column].Type()
 		switch {
-		case t.Kind == schema.Datetime || t.Kind == schema.TimestampTZ || t.Kind == schema.Decimal:
+		case t.Kind == schema.Datetime || t.Kind == schema.TimestampTZ:
 			return nil, notYet("a RANGE frame with an offset over a " + t.String() + " ORDER BY key")
-		case !t.IsInteger() && t.Kind != schema.Date && !isFloat(t):
+		case !t.IsInteger() && t.Kind != schema.Date && t.Kind != schema.Decimal && !isFloat(t):
 			return nil, invalidf("a RANGE frame with an offset needs a numeric or date ORDER BY expression, not %s", t)
 		}
 	}
