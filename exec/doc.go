@@ -46,11 +46,16 @@
 //
 // # Equality of rows
 //
-// Hash joins, set operations and windows compare rows by their values'
-// bytes (join_keys.go): columns compared must have identical Arrow types,
-// which the planner casts to; FLOAT and DOUBLE compare with -0 equal to
-// 0 and NaN equal to NaN. A join key that is NULL equals nothing; set
-// operations, PARTITION BY and window peers treat NULLs as equal.
+// Every operator that matches rows by equality (hash aggregation,
+// distinct, hash joins, set operations) keys them one way, keys.go's
+// rowKeys and groupMap: columns compared must have identical Arrow types,
+// which the planner casts to; FLOAT and DOUBLE compare with -0 equal to 0
+// and NaN equal to NaN. A join key that is NULL equals nothing; set
+// operations, GROUP BY and DISTINCT treat NULLs as equal. A hash join's
+// single integer key whose values are dense is addressed directly
+// (join_table.go), as DuckDB's perfect hash join does. Windows compare
+// PARTITION BY and peers with the same rules by their own flattened
+// columns (window_sort.go).
 //
 // Operators that need computed keys (group keys, sort keys, join keys)
 // take column indices of their input: the planner puts a Project below
@@ -60,7 +65,7 @@
 //
 // NewHashAggregate, NewSort, NewTopN and NewDistinct hold rows and charge
 // them to the Budget. Two row encodings are shared by every operator that
-// compares rows (and are meant for joins, set operations and windows too):
+// compares rows:
 //
 //   - equality keys (keys.go): rowKeys hashes the key columns of a batch,
 //     one int64 for a single fixed-width column, the bytes in place for a

@@ -55,6 +55,16 @@ import (
 // the operator does not do) and leaves closing the inputs to the caller;
 // once built, the join owns its inputs and Close closes them.
 func NewHashJoin(env *Env, left, right Operator, kind JoinKind, leftKeys, rightKeys []int, residual Expr) (Operator, error) {
+	return NewHashJoinOutput(env, left, right, kind, leftKeys, rightKeys, residual, nil)
+}
+
+// NewHashJoinOutput is NewHashJoin whose output is only the columns out
+// names, in that order, by their index in NewHashJoin's output (left
+// columns then right ones; left ones for Semi, Anti and NullAwareAnti);
+// nil means all of them. A join builds only the columns it outputs, so a
+// consumer that reads few of them (an aggregate over the join, a count of
+// a semi join's rows: out may be empty) spares the gathering of the rest.
+func NewHashJoinOutput(env *Env, left, right Operator, kind JoinKind, leftKeys, rightKeys []int, residual Expr, out []int) (Operator, error) {
 	ls, rs := left.Schema(), right.Schema()
 	if kind < InnerJoin || kind > NullAwareAntiJoin {
 		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashJoin: unknown join kind %d", kind)
@@ -86,31 +96,45 @@ func NewHashJoin(env *Env, left, right Operator, kind JoinKind, leftKeys, rightK
 		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashJoin: residual %s is %s, not BOOLEAN",
 			residual, residual.Type())
 	}
-	var out Schema
+	var full Schema
 	switch kind {
 	case SemiJoin, AntiJoin, NullAwareAntiJoin:
-		out = append(out, ls...)
+		full = append(full, ls...)
 	default:
-		out = append(out, combined...)
-		for i := range out {
+		full = append(full, combined...)
+		for i := range full {
 			if i < len(ls) && (kind == RightJoin || kind == FullJoin) ||
 				i >= len(ls) && (kind == LeftJoin || kind == FullJoin) {
-				out[i].Nullable = true
+				full[i].Nullable = true
 			}
 		}
 	}
+	if out == nil {
+		out = allColumns(len(full))
+	}
+	schemaOut := make(Schema, len(out))
+	for i, c := range out {
+		if c < 0 || c >= len(full) {
+			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashJoin: output column %d of %d", c, len(full))
+		}
+		schemaOut[i] = full[c]
+	}
 	j := &hashJoin{
 		env: env, left: left, right: right, kind: kind, leftKeys: leftKeys, rightKeys: rightKeys,
-		residual: residual, schema: out, outArrow: out.Arrow(), combined: combined.Arrow(),
-		nLeft: len(ls), nRight: len(rs), nested: len(leftKeys) == 0,
+		residual: residual, schema: schemaOut, outArrow: schemaOut.Arrow(), combined: combined.Arrow(),
+		nLeft: len(ls), nRight: len(rs), nested: len(leftKeys) == 0, outCols: out,
+		allCols: allColumns(len(combined)),
+	}
+	j.outAll = len(out) == len(full)
+	for i, c := range out {
+		j.outAll = j.outAll && c == i
 	}
 	if !j.nested {
-		if len(leftKeys) == 1 && int64KeyType(ls[leftKeys[0]].Type.Arrow()) {
-			j.intKeys = true
-		} else {
-			j.buildEnc = newKeyEncoder(rightKeys, false)
-			j.probeEnc = newKeyEncoder(leftKeys, false)
+		types := make([]schema.Type, len(leftKeys))
+		for i, k := range leftKeys {
+			types[i] = ls[k].Type
 		}
+		j.table = newJoinTable(keyFormOf(types))
 	}
 	return j, nil
 }
@@ -125,35 +149,31 @@ type hashJoin struct {
 	outArrow, combined  *arrow.Schema
 	nLeft, nRight       int
 	nested              bool
+	// outCols are the output's columns by their index in the combined row
+	// (left columns, then right ones); outAll says they are all of them.
+	outCols []int
+	outAll  bool
+	allCols []int
 
 	built   bool
 	done    bool
 	err     error
 	charged int64
 
-	// The build side: its batches, and per build row (in input order) where
-	// it lies and the next row with its key.
-	build     []arrow.RecordBatch
-	buildCols [][]arrow.Array // [column][batch]
-	refs      []rowRef
-	next      []int32
-	// Per distinct key: its first and last build row.
-	head, tail []int32
-	intKeys    bool // the fast path: ints, not bytesT
-	ints       *int64Table
-	bytesT     *bytesTable
-	buildEnc   *keyEncoder
-	probeEnc   *keyEncoder
-	keyBuf     []int64
-	// anyNullKey: some build row has a NULL key (NullAwareAnti keeps nothing).
-	anyNullKey bool
+	// The build side: its batches while it is read, then its columns, one
+	// array each (build row r is row r of every one), and nBuild rows.
+	build  []arrow.RecordBatch
+	bcols  []arrow.Array
+	nBuild int
+	table  *joinTable
 	// matchedR marks the build rows some pair kept (Right, Full).
 	matchedR []bool
 
-	// The probe batch in hand: its rows' key ids (-1: none), the row being
-	// paired and its next candidate (-1: start the row afresh).
+	// The probe batch in hand: its rows' first matching build rows (-1:
+	// none), the row being paired and its next candidate (-1: start the
+	// row afresh).
 	probe    arrow.RecordBatch
-	probeID  []int32
+	first    []int32
 	row      int
 	cand     int32
 	matchedL []bool
@@ -201,8 +221,8 @@ func (j *hashJoin) step(ctx context.Context) error {
 			return err
 		}
 		j.built = true
-		if len(j.refs) == 0 && (j.kind == InnerJoin || j.kind == CrossJoin || j.kind == SemiJoin || j.kind == RightJoin) ||
-			j.kind == NullAwareAntiJoin && j.anyNullKey {
+		if j.nBuild == 0 && (j.kind == InnerJoin || j.kind == CrossJoin || j.kind == SemiJoin || j.kind == RightJoin) ||
+			j.kind == NullAwareAntiJoin && j.table.anyNull {
 			j.done = true
 		}
 		return nil
@@ -239,12 +259,12 @@ func (j *hashJoin) grow() error {
 	for _, b := range j.build {
 		n += batchBytes(b)
 	}
-	n += int64(cap(j.refs))*8 + int64(cap(j.next))*4 + int64(cap(j.head)+cap(j.tail))*4 + int64(cap(j.matchedR))
-	if j.ints != nil {
-		n += j.ints.bytes()
+	for _, c := range j.bcols {
+		n += dataBytes(c.Data())
 	}
-	if j.bytesT != nil {
-		n += j.bytesT.bytes()
+	n += int64(cap(j.matchedR))
+	if j.table != nil {
+		n += j.table.bytes()
 	}
 	if n > j.charged {
 		if err := j.env.Budget.Grow("HashJoin", n-j.charged); err != nil {
@@ -256,7 +276,6 @@ func (j *hashJoin) grow() error {
 }
 
 func (j *hashJoin) buildSide(ctx context.Context) error {
-	j.buildCols = make([][]arrow.Array, j.nRight)
 	for {
 		b, err := j.right.Next(ctx)
 		if err != nil {
@@ -265,127 +284,102 @@ func (j *hashJoin) buildSide(ctx context.Context) error {
 		if b == nil {
 			break
 		}
-		bi := int32(len(j.build))
 		j.build = append(j.build, b)
-		for c := range j.buildCols {
-			j.buildCols[c] = append(j.buildCols[c], b.Column(c))
-		}
-		if len(j.refs)+int(b.NumRows()) > math.MaxInt32 {
+		if j.nBuild+int(b.NumRows()) > math.MaxInt32 {
 			return rowttl.Errorf(rowttl.ErrNotSupported, "HashJoin: a build side of more than %d rows", math.MaxInt32)
 		}
-		for i := 0; i < int(b.NumRows()); i++ {
-			j.refs = append(j.refs, rowRef{batch: bi, row: int32(i)})
-		}
+		j.nBuild += int(b.NumRows())
 		if err := j.grow(); err != nil {
 			return err
 		}
+	}
+	if err := j.concatBuild(); err != nil {
+		return err
 	}
 	// The table is built once the build side's size is known, so that it
 	// never grows. Charging its estimate first keeps a table too big for
 	// the Budget from being made at all.
 	if !j.nested {
-		n := len(j.refs)
-		est := int64(tableSize(n))*16 + int64(n)*12
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		est := estimateJoinTable(j.nBuild)
 		if err := j.env.Budget.Grow("HashJoin", est); err != nil {
 			return err
 		}
 		j.env.Budget.Shrink(est)
-		j.next = make([]int32, n)
-		if j.intKeys {
-			j.ints = newInt64Table(n)
-		} else {
-			j.bytesT = newBytesTable(n)
+		if j.nBuild > 0 {
+			keys := make([]arrow.Array, len(j.rightKeys))
+			for i, k := range j.rightKeys {
+				keys[i] = j.bcols[k]
+			}
+			j.table.build(keys)
 		}
-		base := int32(0)
-		for _, b := range j.build {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			j.linkBatch(b, base)
-			base += int32(b.NumRows())
-			if err := j.grow(); err != nil {
-				return err
-			}
+		if err := j.grow(); err != nil {
+			return err
 		}
 	}
 	if j.kind == RightJoin || j.kind == FullJoin {
-		j.matchedR = make([]bool, len(j.refs))
+		j.matchedR = make([]bool, j.nBuild)
 	}
 	return j.grow()
 }
 
-// linkBatch enters the keys of build batch b, whose first row is build
-// row base, into the table.
-func (j *hashJoin) linkBatch(b arrow.RecordBatch, base int32) {
-	if j.intKeys {
-		a := b.Column(j.rightKeys[0])
-		j.keyBuf = int64Keys(j.keyBuf[:0], a)
-		nulls := a.NullN() > 0
-		for i, k := range j.keyBuf {
-			if nulls && a.IsNull(i) {
-				j.link(base+int32(i), -1)
-				continue
-			}
-			id, _ := j.ints.insert(k)
-			j.link(base+int32(i), id)
+// concatBuild makes the build side's batches one array per column, so
+// that a build row is one index into every column wherever it came from.
+func (j *hashJoin) concatBuild() error {
+	defer func() {
+		for _, b := range j.build {
+			b.Release()
 		}
-		return
+		j.build = nil
+	}()
+	if len(j.build) == 0 {
+		return nil
 	}
-	j.buildEnc.encode(b)
-	for i := 0; i < int(b.NumRows()); i++ {
-		if j.buildEnc.isNull(i) {
-			j.link(base+int32(i), -1)
-			continue
+	j.bcols = make([]arrow.Array, 0, j.nRight)
+	if len(j.build) == 1 {
+		for _, c := range j.build[0].Columns() {
+			c.Retain()
+			j.bcols = append(j.bcols, c)
 		}
-		id, _ := j.bytesT.insert(j.buildEnc.key(i))
-		j.link(base+int32(i), id)
+		return nil
 	}
-}
-
-// link appends build row r to the rows of key id (-1: a NULL key).
-func (j *hashJoin) link(r, id int32) {
-	j.next[r] = -1
-	if id < 0 {
-		j.anyNullKey = true
-		return
+	// Both copies are held while the columns are copied.
+	var est int64
+	for _, b := range j.build {
+		est += batchBytes(b)
 	}
-	if int(id) == len(j.head) {
-		j.head = append(j.head, r)
-		j.tail = append(j.tail, r)
-		return
+	if err := j.env.Budget.Grow("HashJoin", est); err != nil {
+		return err
 	}
-	j.next[j.tail[id]] = r
-	j.tail[id] = r
+	defer j.env.Budget.Shrink(est)
+	parts := make([]arrow.Array, len(j.build))
+	for c := 0; c < j.nRight; c++ {
+		for i, b := range j.build {
+			parts[i] = b.Column(c)
+		}
+		a, err := array.Concatenate(parts, j.env.Mem)
+		if err != nil {
+			return rowttl.Errorf(rowttl.ErrNotSupported, "HashJoin: build side column %s: %w", j.right.Schema()[c].Name, err)
+		}
+		j.bcols = append(j.bcols, a)
+	}
+	return nil
 }
 
 func (j *hashJoin) startProbe(b arrow.RecordBatch) {
 	j.probe = b
 	j.row, j.cand = 0, -1
 	n := int(b.NumRows())
-	j.matchedL = append(j.matchedL[:0], make([]bool, n)...)
-	j.probeID = j.probeID[:0]
-	switch {
-	case j.nested:
-	case j.intKeys:
-		a := b.Column(j.leftKeys[0])
-		j.keyBuf = int64Keys(j.keyBuf[:0], a)
-		nulls := a.NullN() > 0
-		for i, k := range j.keyBuf {
-			id := int32(-1)
-			if !nulls || a.IsValid(i) {
-				id = j.ints.find(k)
-			}
-			j.probeID = append(j.probeID, id)
+	j.matchedL = resize(j.matchedL, n)
+	clear(j.matchedL)
+	if !j.nested {
+		keys := make([]arrow.Array, len(j.leftKeys))
+		for i, k := range j.leftKeys {
+			keys[i] = b.Column(k)
 		}
-	default:
-		j.probeEnc.encode(b)
-		for i := 0; i < n; i++ {
-			id := int32(-1)
-			if !j.probeEnc.isNull(i) {
-				id = j.bytesT.find(j.probeEnc.key(i))
-			}
-			j.probeID = append(j.probeID, id)
-		}
+		j.first = j.table.probe(j.first, keys)
 	}
 }
 
@@ -393,25 +387,22 @@ func (j *hashJoin) startProbe(b arrow.RecordBatch) {
 // row i, or -1.
 func (j *hashJoin) firstCandidate(i int) int32 {
 	if j.nested {
-		if len(j.refs) == 0 {
+		if j.nBuild == 0 {
 			return -1
 		}
 		return 0
 	}
-	if id := j.probeID[i]; id >= 0 {
-		return j.head[id]
-	}
-	return -1
+	return j.first[i]
 }
 
 func (j *hashJoin) nextCandidate(c int32) int32 {
 	if j.nested {
-		if int(c)+1 < len(j.refs) {
+		if int(c)+1 < j.nBuild {
 			return c + 1
 		}
 		return -1
 	}
-	return j.next[c]
+	return j.table.next[c]
 }
 
 // pairChunk pairs probe rows with their candidates, up to BatchRows pairs,
@@ -438,33 +429,25 @@ func (j *hashJoin) pairChunk(ctx context.Context) error {
 	}
 	emit := j.kind != SemiJoin && j.kind != AntiJoin
 	var pairs arrow.RecordBatch
-	if j.residual != nil || emit {
-		pairs = j.pairBatch(j.combined, j.pairL, j.pairR, true)
-	}
 	if j.residual != nil {
+		pairs = j.pairBatch(j.combined, j.allCols, j.pairL, j.pairR)
 		res, err := j.residual.Eval(j.env, pairs)
 		if err != nil {
 			pairs.Release()
 			return fmt.Errorf("HashJoin residual %s: %w", j.residual, err)
 		}
 		keep := res.(*array.Boolean)
-		var keptAt []rowRef // positions in pairs of the kept pairs
 		w := 0
 		for k := range j.pairL {
 			if keep.IsValid(k) && keep.Value(k) {
 				j.pairL[w], j.pairR[w] = j.pairL[k], j.pairR[k]
-				keptAt = append(keptAt, rowRef{batch: 0, row: int32(k)})
 				w++
 			}
 		}
 		res.Release()
-		if emit && w < len(j.pairL) {
-			var kept arrow.RecordBatch
-			if w > 0 {
-				kept = gatherBatch(j.env.Mem, j.combined, []arrow.RecordBatch{pairs}, allColumns(j.nLeft+j.nRight), keptAt)
-			}
+		if !emit || !j.outAll || w < len(j.pairL) {
 			pairs.Release()
-			pairs = kept
+			pairs = nil
 		}
 		j.pairL, j.pairR = j.pairL[:w], j.pairR[:w]
 	}
@@ -474,12 +457,15 @@ func (j *hashJoin) pairChunk(ctx context.Context) error {
 			j.matchedR[j.pairR[k]] = true
 		}
 	}
-	if pairs != nil {
-		if emit && pairs.NumRows() > 0 {
-			j.pending = append(j.pending, rebatch(j.outArrow, pairs))
+	if emit && len(j.pairL) > 0 {
+		if pairs == nil {
+			pairs = j.pairBatch(j.outArrow, j.outCols, j.pairL, j.pairR)
 		} else {
-			pairs.Release()
+			pairs = rebatch(j.outArrow, pairs)
 		}
+		j.pending = append(j.pending, pairs)
+	} else if pairs != nil {
+		pairs.Release()
 	}
 	return ctx.Err()
 }
@@ -493,40 +479,58 @@ func allColumns(n int) []int {
 }
 
 // pairBatch gathers the rows of pairs (probe row l[k], build row r[k]; -1
-// for NULL) into a batch of s: left columns, then right columns when
-// withRight.
-func (j *hashJoin) pairBatch(s *arrow.Schema, l, r []int32, withRight bool) arrow.RecordBatch {
+// or a nil l or r for NULL) into a batch of s, whose columns are cols of
+// the combined row (left columns, then right ones). A probe side kept
+// whole and in order is passed on without a copy.
+func (j *hashJoin) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.RecordBatch {
 	n := len(l)
 	if l == nil {
 		n = len(r)
 	}
-	arrs := make([]arrow.Array, 0, s.NumFields())
-	refs := make([]rowRef, n)
-	for k := range refs {
-		if l == nil || l[k] < 0 {
-			refs[k] = nullRef
-		} else {
-			refs[k] = rowRef{batch: 0, row: l[k]}
-		}
-	}
-	for c := 0; c < j.nLeft; c++ {
-		var src []arrow.Array
-		if j.probe != nil {
-			src = []arrow.Array{j.probe.Column(c)}
-		}
-		arrs = append(arrs, gatherColumn(j.env.Mem, s.Field(c).Type, src, refs))
-	}
-	if withRight {
+	arrs := make([]arrow.Array, 0, len(cols))
+	var lrefs, rrefs []rowRef
+	refsOf := func(x []int32) []rowRef {
+		refs := make([]rowRef, n)
 		for k := range refs {
-			if r == nil || r[k] < 0 {
+			if x == nil || x[k] < 0 {
 				refs[k] = nullRef
 			} else {
-				refs[k] = j.refs[r[k]]
+				refs[k] = rowRef{batch: 0, row: x[k]}
 			}
 		}
-		for c := 0; c < j.nRight; c++ {
-			arrs = append(arrs, gatherColumn(j.env.Mem, s.Field(j.nLeft+c).Type, j.buildCols[c], refs))
+		return refs
+	}
+	whole := j.probe != nil && l != nil && n == int(j.probe.NumRows())
+	for k := 0; whole && k < n; k++ {
+		whole = l[k] == int32(k)
+	}
+	for i, c := range cols {
+		typ := s.Field(i).Type
+		if c < j.nLeft {
+			if whole {
+				a := j.probe.Column(c)
+				a.Retain()
+				arrs = append(arrs, a)
+				continue
+			}
+			if lrefs == nil {
+				lrefs = refsOf(l)
+			}
+			var src []arrow.Array
+			if j.probe != nil {
+				src = []arrow.Array{j.probe.Column(c)}
+			}
+			arrs = append(arrs, gatherColumn(j.env.Mem, typ, src, lrefs))
+			continue
 		}
+		if rrefs == nil {
+			rrefs = refsOf(r)
+		}
+		var src []arrow.Array
+		if j.bcols != nil {
+			src = []arrow.Array{j.bcols[c-j.nLeft]}
+		}
+		arrs = append(arrs, gatherColumn(j.env.Mem, typ, src, rrefs))
 	}
 	return newBatchOwning(s, arrs, int64(n))
 }
@@ -550,29 +554,20 @@ func (j *hashJoin) endProbe() error {
 			}
 		}
 	case NullAwareAntiJoin:
-		if len(j.refs) == 0 {
+		if j.nBuild == 0 {
 			rows = allRows(n)
 			break
 		}
 		key := j.probe.Column(j.leftKeys[0])
 		for i := 0; i < n; i++ {
-			if key.IsValid(i) && j.probeID[i] < 0 {
+			if key.IsValid(i) && j.first[i] < 0 {
 				rows = append(rows, int32(i))
 			}
 		}
 	}
-	if len(rows) > 0 {
-		withRight := j.kind == LeftJoin || j.kind == FullJoin
-		for start := 0; start < len(rows); start += BatchRows {
-			end := min(start+BatchRows, len(rows))
-			if !withRight && start == 0 && end == n && rows[n-1] == int32(n-1) {
-				// Every row is kept: pass the batch on as it is.
-				j.probe.Retain()
-				j.pending = append(j.pending, rebatch(j.outArrow, j.probe))
-				break
-			}
-			j.pending = append(j.pending, j.pairBatch(j.outArrow, rows[start:end], nil, withRight))
-		}
+	for start := 0; start < len(rows); start += BatchRows {
+		end := min(start+BatchRows, len(rows))
+		j.pending = append(j.pending, j.pairBatch(j.outArrow, j.outCols, rows[start:end], nil))
 	}
 	j.probe.Release()
 	j.probe = nil
@@ -595,16 +590,16 @@ func (j *hashJoin) finish() error {
 		return nil
 	}
 	var rows []int32
-	for j.rightRow < len(j.refs) && len(rows) < BatchRows {
+	for j.rightRow < j.nBuild && len(rows) < BatchRows {
 		if !j.matchedR[j.rightRow] {
 			rows = append(rows, int32(j.rightRow))
 		}
 		j.rightRow++
 	}
 	if len(rows) > 0 {
-		j.pending = append(j.pending, j.pairBatch(j.outArrow, nil, rows, true))
+		j.pending = append(j.pending, j.pairBatch(j.outArrow, j.outCols, nil, rows))
 	}
-	if j.rightRow == len(j.refs) {
+	if j.rightRow == j.nBuild {
 		j.done = true
 	}
 	return nil
@@ -622,8 +617,11 @@ func (j *hashJoin) Close() {
 	for _, b := range j.build {
 		b.Release()
 	}
-	j.build, j.buildCols, j.refs, j.next, j.head, j.tail, j.matchedR = nil, nil, nil, nil, nil, nil, nil
-	j.ints, j.bytesT = nil, nil
+	j.build = nil
+	for _, c := range j.bcols {
+		c.Release()
+	}
+	j.bcols, j.table, j.matchedR = nil, nil, nil
 	j.env.Budget.Shrink(j.charged)
 	j.charged = 0
 	j.done = true

@@ -4,8 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/schema"
@@ -70,8 +73,9 @@ func fuzzCell(t schema.Type, data []byte) (any, []byte) {
 	}
 }
 
-// FuzzJoinKeys checks the row keys of joins and set operations: two rows'
-// keys are equal exactly when every column is equal, in both NULL modes.
+// FuzzJoinKeys checks the row keys of joins (joinTable) and set operations
+// (groupMap): two rows match exactly when every column is equal, NULLs
+// equal to each other for set operations and to nothing for joins.
 func FuzzJoinKeys(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
 	f.Add([]byte{7, 1, 0, 1, 0, 7, 2, 0, 2, 0})                         // DOUBLE 0 and -0
@@ -111,28 +115,43 @@ func FuzzJoinKeys(f *testing.F) {
 		defer mem.AssertSize(t, 0)
 		bs := relBatches(mem, r, nil)
 		defer bs[0].Release()
+		types := make([]schema.Type, len(s))
+		for c := range s {
+			types[c] = s[c].Type
+		}
+		form := keyFormOf(types)
+		cols := bs[0].Columns()
 		for _, nullsEqual := range []bool{true, false} {
-			e := newKeyEncoder(allColumns(len(s)), nullsEqual)
-			e.encode(bs[0])
 			want := true
-			anyNull := false
 			for c := range s {
 				want = want && keyCellsEqual(r.rows[0][c], r.rows[1][c], nullsEqual)
-				anyNull = anyNull || r.rows[0][c] == nil || r.rows[1][c] == nil
 			}
-			if !nullsEqual && anyNull {
-				// A row with a NULL key column has no key and matches nothing.
-				for k := range 2 {
-					if e.isNull(k) != hasNil(r.rows[k]) {
-						t.Fatalf("row %v: null %v", r.rows[k], e.isNull(k))
-					}
+			var got bool
+			if nullsEqual {
+				// Set operations: both rows go into one groupMap.
+				keys := rowKeys{form: form}
+				keys.fill(cols)
+				m := newGroupMap(form)
+				gids := make([]uint32, 2)
+				m.find(&keys, []int32{0, 1}, gids)
+				got = gids[0] == gids[1]
+			} else {
+				// Joins: row 0 builds, row 1 probes; a NULL matches nothing.
+				jt := newJoinTable(form)
+				build := sliceCols(cols, 0, 1)
+				jt.build(build)
+				releaseCols(build)
+				probe := sliceCols(cols, 1, 2)
+				first := jt.probe(nil, probe)
+				releaseCols(probe)
+				got = first[0] == 0
+				if jt.anyNull != hasNil(r.rows[0]) {
+					t.Fatalf("row %v: anyNull %v", r.rows[0], jt.anyNull)
 				}
-				continue
 			}
-			got := string(e.key(0)) == string(e.key(1))
 			if got != want {
-				t.Fatalf("nullsEqual %v: rows %s and %s: keys equal %v, want %v (%x, %x)", nullsEqual,
-					relRowString(s, r.rows[0]), relRowString(s, r.rows[1]), got, want, e.key(0), e.key(1))
+				t.Fatalf("nullsEqual %v: rows %s and %s: keys equal %v, want %v", nullsEqual,
+					relRowString(s, r.rows[0]), relRowString(s, r.rows[1]), got, want)
 			}
 		}
 	})
@@ -145,4 +164,42 @@ func hasNil(row []any) bool {
 		}
 	}
 	return false
+}
+
+// TestJoinTableDirect: a dense integer key is addressed directly, a sparse
+// one hashed, and probes outside the build keys' range (the extremes of
+// int64 included, where key-min overflows) match nothing.
+func TestJoinTableDirect(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ints := func(vs ...any) arrow.Array {
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for _, v := range vs {
+			if v == nil {
+				b.AppendNull()
+			} else {
+				b.Append(v.(int64))
+			}
+		}
+		return b.NewArray()
+	}
+	probe := ints(int64(math.MinInt64), int64(-6), int64(-5), int64(0), nil, int64(5), int64(6), int64(math.MaxInt64), int64(3))
+	defer probe.Release()
+	for _, c := range []struct {
+		build  arrow.Array
+		direct bool
+		want   []int32
+	}{
+		{ints(int64(5), int64(-5), nil, int64(0), int64(-5)), true, []int32{-1, -1, 1, 3, -1, 0, -1, -1, -1}},
+		{ints(int64(math.MaxInt64), int64(math.MinInt64), int64(3)), false, []int32{1, -1, -1, -1, -1, -1, -1, 0, 2}},
+	} {
+		jt := newJoinTable(keyInt)
+		jt.build([]arrow.Array{c.build})
+		got := jt.probe(nil, []arrow.Array{probe})
+		if jt.direct != c.direct || !slices.Equal(got, c.want) {
+			t.Errorf("build %v: direct %v, first %v; want %v, %v", c.build, jt.direct, got, c.direct, c.want)
+		}
+		c.build.Release()
+	}
 }

@@ -308,18 +308,40 @@ func TestHashJoinAgainstModel(t *testing.T) {
 				}
 			}
 		}
-		desc := fmt.Sprintf("iter %d: %s lkeys %v rkeys %v residual %v, left %s right %s", iter, kind, lk, rk,
-			residual, relFormat(rel{schema: l.schema}), relFormat(rel{schema: r.schema}))
-		op, err := NewHashJoin(env, relSource(mem, l, relRandomSplit(rng)), relSource(mem, r, relRandomSplit(rng)),
-			kind, lk, rk, residual)
+		// Half the joins output some of their columns, in any order (none,
+		// sometimes); a third key without direct addressing.
+		width := len(lt) + len(rt)
+		switch kind {
+		case SemiJoin, AntiJoin, NullAwareAntiJoin:
+			width = len(lt)
+		}
+		var out []int
+		if rng.IntN(2) == 0 {
+			out = rng.Perm(width)[:rng.IntN(width+1)]
+		}
+		directJoins = rng.IntN(3) != 0
+		desc := fmt.Sprintf("iter %d: %s lkeys %v rkeys %v residual %v output %v direct %v, left %s right %s", iter, kind,
+			lk, rk, residual, out, directJoins, relFormat(rel{schema: l.schema}), relFormat(rel{schema: r.schema}))
+		op, err := NewHashJoinOutput(env, relSource(mem, l, relRandomSplit(rng)), relSource(mem, r, relRandomSplit(rng)),
+			kind, lk, rk, residual, out)
 		if err != nil {
 			t.Fatalf("%s: %v", desc, err)
 		}
 		got, err := relDrain(context.Background(), op)
+		directJoins = true
 		if err != nil {
 			t.Fatalf("%s: %v", desc, err)
 		}
 		want := joinModel(kind, l, r, lk, rk, model)
+		if out != nil {
+			for i, row := range want {
+				proj := make([]any, len(out))
+				for k, c := range out {
+					proj[k] = row[c]
+				}
+				want[i] = proj
+			}
+		}
 		if g, w := relSorted(got.schema, got.rows), relSorted(got.schema, want); !slices.Equal(g, w) {
 			t.Fatalf("%s:\ngot\n%s\nwant\n%s\nleft\n%s\nright\n%s", desc, strings.Join(g, "\n"), strings.Join(w, "\n"),
 				relFormat(l), relFormat(r))
@@ -401,6 +423,15 @@ func TestHashJoinErrors(t *testing.T) {
 		rs.Close()
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.text) {
 			t.Errorf("%s: %v, want %v with %q", c.name, err, c.want, c.text)
+		}
+	}
+	for _, out := range [][]int{{4}, {-1}, {0, 2, 5}} {
+		ls, rs := relSource(mem, l, nil), relSource(mem, r, nil)
+		_, err := NewHashJoinOutput(env, ls, rs, InnerJoin, nil, nil, nil, out)
+		ls.Close()
+		rs.Close()
+		if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), "output column") {
+			t.Errorf("output %v: %v", out, err)
 		}
 	}
 	// A residual failing on its second chunk fails the join.

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"unsafe"
@@ -13,10 +14,11 @@ import (
 	"github.com/rowttl/rowttl/schema"
 )
 
-// This file holds the equality keys of rows shared by the operators that
-// group or deduplicate (hash aggregation, distinct, and later joins and set
-// operations): how the key columns of a batch become one hashable key per
-// row, and groupMap, the hash table from keys to dense group ids.
+// This file holds the equality keys of rows shared by every operator that
+// groups, deduplicates or matches rows (hash aggregation, distinct, hash
+// joins through joinTable, set operations): how the key columns of a batch
+// become one hashable key per row, and groupMap, the hash table from keys
+// to dense group ids.
 //
 // A key takes one of two forms. A single column of a fixed width of at most
 // eight bytes (integers, dates, timestamps, booleans, floats) is an int64,
@@ -593,4 +595,129 @@ func (m *groupMap) appendGroupKeys(bs []array.Builder, g0, g1 int) {
 			}
 		}
 	}
+}
+
+// lookup sets out[i] to the group of row i of k, or -1 when the map has
+// no such group; it inserts nothing.
+func (m *groupMap) lookup(k *rowKeys, out []int32) {
+	switch {
+	case m.form == keyInt:
+		slots, mask := m.islots, m.mask
+		for i, key := range k.ints[:k.n] {
+			if k.isNull(i) {
+				out[i] = m.nullID
+				continue
+			}
+			j := k.hash[i] & mask
+			for {
+				s := &slots[j]
+				if s.id == 0 {
+					out[i] = -1
+					break
+				}
+				if s.key == key {
+					out[i] = int32(s.id - 1)
+					break
+				}
+				j = (j + 1) & mask
+			}
+		}
+	default:
+		for i := range k.n {
+			if k.isNull(i) {
+				out[i] = m.nullID
+				continue
+			}
+			out[i] = m.lookupBytes(k.strs[i], k.hash[i])
+		}
+	}
+}
+
+func (m *groupMap) lookupBytes(key string, h uint64) int32 {
+	tag := uint32(h)
+	j := h & m.mask
+	for {
+		s := &m.bslots[j]
+		if s.id == 0 {
+			return -1
+		}
+		if s.tag == tag {
+			g := s.id - 1
+			if bytesView(m.arena[m.offs[g]:m.offs[g+1]]) == key {
+				return int32(g)
+			}
+		}
+		j = (j + 1) & m.mask
+	}
+}
+
+// keyTypeSupported reports whether rows can be keyed on a column of t.
+func keyTypeSupported(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64,
+		arrow.DECIMAL128, arrow.STRING, arrow.DATE32, arrow.TIMESTAMP:
+		return true
+	}
+	return false
+}
+
+// int64KeyType reports the types whose values a single int64 holds
+// exactly, which the window sort flattens into int64s.
+func int64KeyType(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.DATE32, arrow.TIMESTAMP:
+		return true
+	}
+	return false
+}
+
+// int64Keys appends the values of a (of an int64KeyType) to dst, NULLs as
+// zero.
+func int64Keys(dst []int64, a arrow.Array) []int64 {
+	switch a := a.(type) {
+	case *array.Int64:
+		return append(dst, a.Int64Values()...)
+	case *array.Int32:
+		for _, v := range a.Int32Values() {
+			dst = append(dst, int64(v))
+		}
+	case *array.Int16:
+		for _, v := range a.Int16Values() {
+			dst = append(dst, int64(v))
+		}
+	case *array.Int8:
+		for _, v := range a.Int8Values() {
+			dst = append(dst, int64(v))
+		}
+	case *array.Date32:
+		for _, v := range a.Date32Values() {
+			dst = append(dst, int64(v))
+		}
+	case *array.Timestamp:
+		for _, v := range a.TimestampValues() {
+			dst = append(dst, int64(v))
+		}
+	default:
+		panic(fmt.Sprintf("exec: int64 keys of %s", a.DataType()))
+	}
+	return dst
+}
+
+// checkSameTypes checks that column pairs of two inputs have identical
+// Arrow types, as keys compared by their bytes must; what names them
+// (for errors) is op.
+func checkSameTypes(op string, l, r Schema, lcols, rcols []int) error {
+	for i := range lcols {
+		lt, rt := l[lcols[i]].Type, r[rcols[i]].Type
+		if !arrow.TypeEqual(lt.Arrow(), rt.Arrow()) {
+			return rowttl.Errorf(rowttl.ErrInvalidArgument,
+				"%s: column %s (%s) and column %s (%s) have different types; cast one to the other",
+				op, l[lcols[i]].Name, lt, r[rcols[i]].Name, rt)
+		}
+		if !keyTypeSupported(lt.Arrow()) {
+			return rowttl.Errorf(rowttl.ErrNotSupported, "%s: cannot compare values of type %s (column %s)",
+				op, lt, l[lcols[i]].Name)
+		}
+	}
+	return nil
 }

@@ -56,8 +56,13 @@ func NewSetOp(env *Env, op SetOp, left, right Operator) (Operator, error) {
 	}
 	s := &setOp{env: env, op: op, left: left, right: right, schema: out, arrow: out.Arrow(), cols: cols}
 	if op != UnionAll {
-		s.table = newBytesTable(0)
-		s.enc = newKeyEncoder(cols, true)
+		types := make([]schema.Type, len(ls))
+		for i := range ls {
+			types[i] = ls[i].Type
+		}
+		form := keyFormOf(types)
+		s.table = newGroupMap(form)
+		s.keys = rowKeys{form: form}
 	}
 	return s, nil
 }
@@ -85,8 +90,10 @@ type setOp struct {
 	arrow       *arrow.Schema
 	cols        []int
 
-	table *bytesTable
-	enc   *keyEncoder
+	table *groupMap
+	keys  rowKeys
+	gids  []uint32
+	ids   []int32
 	// state of each distinct row of table: fromRight (Intersect, Except:
 	// right has it), emitted (it has been output).
 	state   []uint8
@@ -189,11 +196,9 @@ func (s *setOp) buildRight(ctx context.Context) error {
 			s.rightDone = true
 			return nil
 		}
-		s.enc.encode(b)
-		for i := 0; i < int(b.NumRows()); i++ {
-			if _, isNew := s.table.insert(s.enc.key(i)); isNew {
-				s.state = append(s.state, fromRight)
-			}
+		s.insert(b)
+		for len(s.state) < s.table.len() {
+			s.state = append(s.state, fromRight)
 		}
 		b.Release()
 		if err := s.grow(); err != nil {
@@ -205,27 +210,31 @@ func (s *setOp) buildRight(ctx context.Context) error {
 // filter queues the rows of b that the operation emits, and takes over b.
 func (s *setOp) filter(b arrow.RecordBatch) error {
 	defer b.Release()
-	s.enc.encode(b)
 	n := int(b.NumRows())
-	var keep []rowRef
-	for i := 0; i < n; i++ {
-		k := s.enc.key(i)
-		var out bool
-		switch s.op {
-		case UnionDistinct, Except:
-			// Except: right's rows are in the table already, so a left row
-			// is new exactly when right lacks it and it was not emitted.
-			_, out = s.table.insert(k)
-			if out {
-				s.state = append(s.state, emitted)
-			}
-		case Intersect:
-			if id := s.table.find(k); id >= 0 && s.state[id] == fromRight {
-				s.state[id] |= emitted
-				out = true
-			}
+	if s.op == Intersect {
+		s.keys.fill(s.keyCols(b))
+		s.ids = resize(s.ids, n)
+		s.table.lookup(&s.keys, s.ids)
+	} else {
+		// Except: right's rows are in the table already, so a left row
+		// is new exactly when right lacks it and it was not emitted.
+		s.insert(b)
+		for len(s.state) < s.table.len() {
+			s.state = append(s.state, 0)
 		}
-		if out {
+		s.ids = resize(s.ids, n)
+		for i, g := range s.gids {
+			s.ids[i] = int32(g)
+		}
+	}
+	var keep []rowRef
+	for i, g := range s.ids {
+		want := uint8(0)
+		if s.op == Intersect {
+			want = fromRight
+		}
+		if g >= 0 && s.state[g] == want {
+			s.state[g] |= emitted
 			keep = append(keep, rowRef{batch: 0, row: int32(i)})
 		}
 	}
@@ -242,6 +251,22 @@ func (s *setOp) filter(b arrow.RecordBatch) error {
 		s.pending = append(s.pending, gatherBatch(s.env.Mem, s.arrow, []arrow.RecordBatch{b}, s.cols, keep[start:end]))
 	}
 	return nil
+}
+
+func (s *setOp) keyCols(b arrow.RecordBatch) []arrow.Array {
+	cols := make([]arrow.Array, len(s.cols))
+	for i, c := range s.cols {
+		cols[i] = b.Column(c)
+	}
+	return cols
+}
+
+// insert enters every row of b into the table, their groups in s.gids.
+func (s *setOp) insert(b arrow.RecordBatch) {
+	n := int(b.NumRows())
+	s.keys.fill(s.keyCols(b))
+	s.gids = resize(s.gids, n)
+	s.table.find(&s.keys, allRows(n), s.gids)
 }
 
 func (s *setOp) Close() {

@@ -166,6 +166,9 @@ type relNode struct {
 	rkeys       []exec.Expr
 	keyText     []string
 	residual    exec.Expr
+	// outNeed, when set, are the only columns of cols the join outputs,
+	// by their index in cols (see selectPlan.pruneFrom).
+	outNeed []int
 }
 
 func (n *relNode) isLeaf() bool { return n.left == nil }
@@ -919,15 +922,38 @@ func (n *relNode) build(env *exec.Env) (exec.Operator, error) {
 		return nil, err
 	}
 	pw, bw := len(probe.Schema()), len(buildSide.Schema())
-	j, err := exec.NewHashJoin(env, probe, buildSide, kind, pk, bk, n.residual)
+	lw, rw := len(n.left.cols), len(n.right.cols)
+	// The join's output column of the node's column slot: the probe's
+	// columns come first, then the build side's, each followed by its
+	// computed keys.
+	joinCol := func(slot int) int {
+		left := slot < lw
+		if !left {
+			slot -= lw
+		}
+		if left == n.swap {
+			return pw + slot
+		}
+		return slot
+	}
+	var out []int
+	if n.outNeed != nil {
+		out = make([]int, len(n.outNeed))
+		for i, slot := range n.outNeed {
+			out[i] = joinCol(slot)
+		}
+	}
+	j, err := exec.NewHashJoinOutput(env, probe, buildSide, kind, pk, bk, n.residual, out)
 	if err != nil {
 		probe.Close()
 		buildSide.Close()
 		return nil, err
 	}
+	if out != nil {
+		return j, nil
+	}
 	// Back to the node's layout: left columns then right ones, without
 	// the computed keys.
-	lw, rw := len(n.left.cols), len(n.right.cols)
 	if !n.swap && pw == lw && bw == rw {
 		return j, nil
 	}
@@ -953,12 +979,12 @@ func (n *relNode) build(env *exec.Env) (exec.Operator, error) {
 			add(pw + i)
 		}
 	}
-	out, err := exec.NewProject(env, j, exprs, names)
+	proj, err := exec.NewProject(env, j, exprs, names)
 	if err != nil {
 		j.Close()
 		return nil, err
 	}
-	return out, nil
+	return proj, nil
 }
 
 // withKeys returns the key columns of keys over op, appending a Project

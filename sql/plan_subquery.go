@@ -34,6 +34,9 @@ type topJoin struct {
 	residual exec.Expr
 	text     string
 	scalar   bool
+	// out, when set on the last join, are the only columns of the outer
+	// relation read above it (see pruneFrom).
+	out []int
 }
 
 // planRelSelect plans a query block beyond one table.
@@ -172,7 +175,50 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 	if len(wp.specs) > 0 {
 		sp.win = wp
 	}
+	sp.pruneFrom(c)
 	return sp, nil
+}
+
+// pruneFrom lets the topmost join of the FROM relation (or of the subquery
+// joins above it) output only the columns the operators above it read:
+// the columns c's expressions name, which c.refs holds by slot. A join
+// then gathers no column read only by itself (its keys, its residual), and
+// a count over a semi join gathers none. Plans whose slots are read by
+// other means keep every column: scalar subqueries (whose values are
+// columns past the relation's) and windows (whose inputs index columns
+// directly).
+func (sp *selectPlan) pruneFrom(c *vcompiler) {
+	if sp.win != nil {
+		return
+	}
+	for _, t := range sp.tops {
+		if t.scalar {
+			return
+		}
+	}
+	var target *[]int
+	switch {
+	case len(sp.tops) > 0:
+		target = &sp.tops[len(sp.tops)-1].out
+	case !sp.from.root.isLeaf():
+		target = &sp.from.root.outNeed
+	default:
+		return
+	}
+	used := make([]int, 0, len(c.refs))
+	for slot := range c.refs {
+		used = append(used, slot)
+	}
+	slices.Sort(used)
+	if len(used) == len(sp.from.root.cols) {
+		return
+	}
+	for i, slot := range used {
+		for _, r := range c.refs[slot] {
+			r.Index = i
+		}
+	}
+	*target = used
 }
 
 // refuseRel refuses what the relational planner does not plan yet, by
@@ -453,14 +499,14 @@ func buildTops(env *exec.Env, op exec.Operator, tops []*topJoin) (exec.Operator,
 			probe.Close()
 			return nil, err
 		}
-		j, err := exec.NewHashJoin(env, probe, build, t.kind, pk, bk, t.residual)
+		j, err := exec.NewHashJoinOutput(env, probe, build, t.kind, pk, bk, t.residual, t.out)
 		if err != nil {
 			probe.Close()
 			build.Close()
 			return nil, err
 		}
 		op = j
-		if len(j.Schema()) != width {
+		if t.out == nil && len(j.Schema()) != width {
 			// Drop the computed keys.
 			s := j.Schema()
 			exprs := make([]exec.Expr, width)
