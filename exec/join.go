@@ -134,7 +134,8 @@ func NewHashJoinOutput(env *Env, left, right Operator, kind JoinKind, leftKeys, 
 		for i, k := range leftKeys {
 			types[i] = ls[k].Type
 		}
-		j.table = newJoinTable(keyFormOf(types))
+		exists := (kind == SemiJoin || kind == AntiJoin || kind == NullAwareAntiJoin) && residual == nil
+		j.table = newJoinTable(keyFormOf(types), exists)
 	}
 	return j, nil
 }

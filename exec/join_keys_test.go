@@ -137,7 +137,7 @@ func FuzzJoinKeys(f *testing.F) {
 				got = gids[0] == gids[1]
 			} else {
 				// Joins: row 0 builds, row 1 probes; a NULL matches nothing.
-				jt := newJoinTable(form)
+				jt := newJoinTable(form, false)
 				build := sliceCols(cols, 0, 1)
 				jt.build(build)
 				releaseCols(build)
@@ -194,11 +194,23 @@ func TestJoinTableDirect(t *testing.T) {
 		{ints(int64(5), int64(-5), nil, int64(0), int64(-5)), true, []int32{-1, -1, 1, 3, -1, 0, -1, -1, -1}},
 		{ints(int64(math.MaxInt64), int64(math.MinInt64), int64(3)), false, []int32{1, -1, -1, -1, -1, -1, -1, 0, 2}},
 	} {
-		jt := newJoinTable(keyInt)
-		jt.build([]arrow.Array{c.build})
-		got := jt.probe(nil, []arrow.Array{probe})
-		if jt.direct != c.direct || !slices.Equal(got, c.want) {
-			t.Errorf("build %v: direct %v, first %v; want %v, %v", c.build, jt.direct, got, c.direct, c.want)
+		for _, exists := range []bool{false, true} {
+			jt := newJoinTable(keyInt, exists)
+			jt.build([]arrow.Array{c.build})
+			got := jt.probe(nil, []arrow.Array{probe})
+			want := c.want
+			if exists {
+				// A match is any row: compare matched or not.
+				want = slices.Clone(want)
+				for i := range want {
+					if want[i] >= 0 && got[i] >= 0 {
+						want[i] = got[i]
+					}
+				}
+			}
+			if jt.direct != c.direct || !slices.Equal(got, want) || slices.Min(got) < -1 {
+				t.Errorf("build %v exists %v: direct %v, first %v; want %v, %v", c.build, exists, jt.direct, got, c.direct, want)
+			}
 		}
 		c.build.Release()
 	}

@@ -21,6 +21,11 @@ import (
 // would not. Any other key goes through a groupMap of dense ids.
 type joinTable struct {
 	form keyForm
+	// exists: the join asks only whether a probe row has a match (a semi
+	// or anti join without residual), so no chains are kept, and a direct
+	// table is a bitmap over a range 16 times wider.
+	exists bool
+	bits   []uint64
 	// direct addressing: head[k-lo] for lo <= k < lo+len(head).
 	direct bool
 	lo     int64
@@ -47,6 +52,9 @@ type joinTable struct {
 // table at half load spends on a row's slot), and small tables always.
 func directSpan(n int) uint64 { return 4*uint64(n) + 1024 }
 
+// existsSpan is directSpan for a bitmap: at most 8 bytes a row.
+func existsSpan(n int) uint64 { return 64*uint64(n) + 1<<16 }
+
 // directJoins enables direct addressing; the tests turn it off to run the
 // hashed path over the same keys.
 var directJoins = true
@@ -55,7 +63,9 @@ var directJoins = true
 // scratch keys stay a batch's worth whatever the build side's size.
 const joinChunk = BatchRows
 
-func newJoinTable(form keyForm) *joinTable { return &joinTable{form: form} }
+func newJoinTable(form keyForm, exists bool) *joinTable {
+	return &joinTable{form: form, exists: exists}
+}
 
 // keyNulls returns, in dst, whether each row has a NULL in some key
 // column, or nil when no row does.
@@ -101,16 +111,18 @@ func releaseCols(cols []arrow.Array) {
 // whole build side).
 func (t *joinTable) build(cols []arrow.Array) {
 	n := cols[0].Len()
-	t.next = make([]int32, n)
-	for i := range t.next {
-		t.next[i] = -1
+	if !t.exists {
+		t.next = make([]int32, n)
+		for i := range t.next {
+			t.next[i] = -1
+		}
 	}
 	t.unique = true
 	if t.form == keyInt && directJoins && t.buildDirect(cols, n) {
 		return
 	}
 	t.keys.form = t.form
-	t.groups = newGroupMap(t.form)
+	t.groups = newGroupMapSized(t.form, n)
 	gid := make([]int32, n)
 	for start := 0; start < n; start += joinChunk {
 		end := min(n, start+joinChunk)
@@ -143,6 +155,10 @@ func (t *joinTable) build(cols []arrow.Array) {
 		if g < 0 {
 			continue
 		}
+		if t.exists {
+			t.head[g] = int32(r)
+			continue
+		}
 		if t.head[g] >= 0 {
 			t.unique = false
 		}
@@ -172,10 +188,33 @@ func (t *joinTable) buildDirect(cols []arrow.Array, n int) bool {
 		// No key at all: every row is NULL, or none is there.
 		lo, hi = 0, -1
 	}
-	if uint64(hi)-uint64(lo) >= directSpan(n) {
+	limit := directSpan(n)
+	if t.exists {
+		limit = existsSpan(n)
+	}
+	if uint64(hi)-uint64(lo) >= limit {
 		return false
 	}
 	t.direct, t.lo = true, lo
+	if t.exists {
+		span := uint64(hi) - uint64(lo) + 1
+		t.bits = make([]uint64, (span+63)/64)
+		for start := 0; start < n; start += joinChunk {
+			end := min(n, start+joinChunk)
+			s := array.NewSlice(a, int64(start), int64(end))
+			t.ints = intKeys(t.ints, s)
+			for i, k := range t.ints {
+				if nulls && s.IsNull(i) {
+					t.anyNull = true
+					continue
+				}
+				x := uint64(k) - uint64(lo)
+				t.bits[x/64] |= 1 << (x % 64)
+			}
+			s.Release()
+		}
+		return true
+	}
 	t.head = make([]int32, uint64(hi)-uint64(lo)+1)
 	for i := range t.head {
 		t.head[i] = -1
@@ -203,7 +242,8 @@ func (t *joinTable) buildDirect(cols []arrow.Array, n int) bool {
 }
 
 // probe sets first[i] to the first build row matching row i of the key
-// columns cols (one batch), or -1, and returns first.
+// columns cols (one batch), or -1, and returns first; with exists, to some
+// non-negative value for a match.
 func (t *joinTable) probe(first []int32, cols []arrow.Array) []int32 {
 	n := cols[0].Len()
 	first = resize(first, n)
@@ -213,6 +253,15 @@ func (t *joinTable) probe(first []int32, cols []arrow.Array) []int32 {
 		// Nothing was built: an empty build side.
 		for i := range first {
 			first[i] = -1
+		}
+	case t.direct && t.exists:
+		t.ints = intKeys(t.ints, cols[0])
+		bits, lo, span := t.bits, t.lo, uint64(len(t.bits))*64
+		for i, k := range t.ints {
+			first[i] = -1
+			if x := uint64(k) - uint64(lo); k >= lo && x < span && bits[x/64]&(1<<(x%64)) != 0 {
+				first[i] = 0
+			}
 		}
 	case t.direct:
 		t.ints = intKeys(t.ints, cols[0])
@@ -246,7 +295,7 @@ func (t *joinTable) probe(first []int32, cols []arrow.Array) []int32 {
 
 // bytes returns the memory the table holds.
 func (t *joinTable) bytes() int64 {
-	n := int64(cap(t.head)+cap(t.next)) * 4
+	n := int64(cap(t.head)+cap(t.next))*4 + int64(cap(t.bits))*8
 	if t.groups != nil {
 		n += t.groups.bytes()
 	}

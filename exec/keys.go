@@ -400,12 +400,21 @@ type bytesSlot struct {
 
 const minSlots = 16
 
-func newGroupMap(form keyForm) *groupMap {
-	m := &groupMap{form: form, nullID: -1, mask: minSlots - 1}
+func newGroupMap(form keyForm) *groupMap { return newGroupMapSized(form, 0) }
+
+// newGroupMapSized returns a map whose table holds n groups without
+// growing, for callers that know how many keys are coming (a join's build
+// side).
+func newGroupMapSized(form keyForm, n int) *groupMap {
+	size := minSlots
+	for size < 2*n+2 {
+		size *= 2
+	}
+	m := &groupMap{form: form, nullID: -1, mask: uint64(size - 1)}
 	if form == keyInt {
-		m.islots = make([]intSlot, minSlots)
+		m.islots = make([]intSlot, size)
 	} else {
-		m.bslots = make([]bytesSlot, minSlots)
+		m.bslots = make([]bytesSlot, size)
 		m.offs = []int{0}
 	}
 	return m
