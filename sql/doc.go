@@ -258,9 +258,17 @@
 //     anti joins, correlated through equalities of the subquery's WHERE
 //     between its columns and the outer query's (the hash keys) and any
 //     other condition naming both (the join's residual, a name resolving
-//     in the subquery first); a scalar subquery is a cross join with its
-//     single row: NULL without rows, "Subquery returns more than 1 row"
-//     with more. Subqueries elsewhere are refused.
+//     in the subquery first); a correlated x [NOT] IN (SELECT y ...) is
+//     planned as the [NOT] EXISTS it equals (y = x a key; for NOT IN the
+//     residual y = x OR y IS NULL OR x IS NULL); a scalar subquery is a
+//     cross join with its single row: NULL without rows, "Subquery
+//     returns more than 1 row" with more. An uncorrelated IN (subquery)
+//     or EXISTS anywhere else (under OR or NOT, in the select list, in
+//     HAVING) runs once, before the first row, into an exec.ValueSet the
+//     rows probe; a correlated one there is refused.
+//   - The topmost join (or subquery join) outputs only the columns the
+//     operators above it read (exec.NewHashJoinOutput), so that a key
+//     read by the join alone is never gathered.
 //   - GROUP BY, HAVING, aggregates, DISTINCT, ORDER BY and LIMIT are
 //     planned over the FROM relation as for a single table.
 //   - Window functions (row_number, rank, dense_rank, ntile(n),
@@ -280,6 +288,6 @@
 //     LIMIT is a TopN.
 //
 // EXPLAIN shows every join with its keys, residual, build side and
-// estimated rows, each scan's pushed filter and estimate, and the
-// subquery joins above the FROM.
+// estimated rows, each scan's pushed filter and estimate, the subquery
+// joins above the FROM and the subqueries evaluated once.
 package sql

@@ -44,6 +44,9 @@ type selectPlan struct {
 	win *windowPlan
 	// scanAgg, when set, answers agg from the scan (plan_scanagg.go).
 	scanAgg *scanAgg
+	// sets are the subqueries run once into sets before the first row
+	// (plan_subquery.go).
+	sets []*onceSet
 }
 
 // aggPlan is the aggregation of a plan: a projection of the group keys and
@@ -229,6 +232,9 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 		if op, err = buildTops(env, op, p.tops); err != nil {
 			return nil, err
 		}
+		if len(p.sets) > 0 {
+			op = &setsOp{env: env, in: op, sets: p.sets}
+		}
 	case p.tbl == nil:
 		op = oneRow()
 	default:
@@ -300,6 +306,9 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 		if op, err = exec.NewProject(env, op, refs, p.names[:p.nOut]); err != nil {
 			return nil, err
 		}
+	}
+	if len(p.sets) > 0 {
+		op = &setsRelease{in: op, sets: p.sets}
 	}
 	return op, nil
 }
@@ -443,6 +452,14 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 		d++
 	}
 	if p.from != nil {
+		if len(p.sets) > 0 {
+			add(d, "SubqueryValues: %d subqueries evaluated once, before the first row", len(p.sets))
+			for _, s := range p.sets {
+				add(d+1, "Subquery: %s", s.text)
+				s.sub.explainTree(add, d+2)
+			}
+			d++
+		}
 		explainTops(add, d, p.tops, func(d int) { p.from.root.explainTree(add, d) })
 		return
 	}

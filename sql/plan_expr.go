@@ -72,6 +72,9 @@ type vcompiler struct {
 	// win compiles a window function (plan_window.go); nil where none may
 	// stand.
 	win func(*parser.WindowFunc) (exec.Expr, error)
+	// insub compiles an IN (subquery) or EXISTS that no semi join takes
+	// (plan_subquery.go); nil where the planner has no place for one.
+	insub func(c *vcompiler, e parser.Expr) (exec.Expr, error)
 }
 
 func newVCompiler(env *stmtEnv, sc *scope) *vcompiler {
@@ -312,8 +315,14 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 			return c.win(e)
 		}
 	case *parser.InSubquery:
+		if c.insub != nil {
+			return c.insub(c, e)
+		}
 		return nil, rowEnginef("IN (subquery) other than a WHERE conjunct")
 	case *parser.ExistsExpr:
+		if c.insub != nil {
+			return c.insub(c, e)
+		}
 		return nil, rowEnginef("EXISTS other than a WHERE conjunct or its negation")
 	}
 	return nil, rowEnginef("expression %s", parser.FormatExpr(e))

@@ -42,6 +42,9 @@ type relPlanner struct {
 	s    *Session
 	env  *stmtEnv
 	ctes []*cteDef
+	// outerRefs are names of an outer query moved into a subquery's
+	// conditions (correlatedIn): they resolve in the outer query only.
+	outerRefs map[*parser.ColumnRef]bool
 }
 
 // cteDef is one WITH entry; each use plans its query again (it is not
@@ -181,6 +184,10 @@ type fromPlan struct {
 	scope *scope
 	// above are the WHERE conjuncts no join or scan could take.
 	above []parser.Expr
+	// full resolves names to every column the references offer, read or
+	// not: what tells a correlated subquery's outer names from unknown
+	// ones.
+	full *scope
 }
 
 // leafScope is the scope of a table reference's columns.
@@ -459,20 +466,28 @@ func (p *relPlanner) planFrom(st *parser.Select, used []parser.Expr) (*fromPlan,
 			need[slot] = true
 		}
 	}
-	// The outer columns a correlated EXISTS names are read too; a name
-	// that is not the outer query's is left to the subquery.
+	fp.full = full
+	// The outer columns a correlated EXISTS or IN names are read too; a
+	// name that is not the outer query's is left to the subquery.
 	for _, conj := range conjuncts(st.Where) {
 		if u, ok := conj.(*parser.UnaryExpr); ok && u.Op == parser.OpNot {
 			conj = u.X
 		}
-		if ex, ok := conj.(*parser.ExistsExpr); ok {
-			if sub, ok := ex.Query.(*parser.Select); ok {
-				for _, r := range colRefs(sub.Where) {
+		var q parser.QueryExpr
+		switch x := conj.(type) {
+		case *parser.ExistsExpr:
+			q = x.Query
+		case *parser.InSubquery:
+			q = x.Query
+		}
+		if sub, ok := q.(*parser.Select); ok {
+			sub.WalkExprs(func(e parser.Expr) {
+				for _, r := range colRefs(e) {
 					if slot, err := full.resolve(r); err == nil {
 						need[slot] = true
 					}
 				}
-			}
+			})
 		}
 	}
 	for _, it := range st.Items {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/sql/parser"
 )
 
@@ -18,9 +19,13 @@ import (
 // anti join (a NULL in the subquery makes the conjunct never TRUE), EXISTS
 // and NOT EXISTS semi and anti joins (correlated on equalities: the
 // subquery's conjuncts comparing its columns with the outer query's
-// become keys); a scalar subquery anywhere is a cross join with its one
-// row (NULL when it has none, an error when it has more), its value a
-// column of the joined row.
+// become keys); a correlated [NOT] IN is decorrelated the same way, as
+// the [NOT] EXISTS it equals (correlatedIn). A scalar subquery anywhere
+// is a cross join with its one row (NULL when it has none, an error when
+// it has more), its value a column of the joined row. An uncorrelated IN
+// (subquery) or EXISTS anywhere else (under OR, in the select list, in
+// HAVING) is evaluated once, before the first row, into a set that each
+// row probes (onceSet); a correlated one there is refused.
 
 // topJoin is one subquery joined above a FROM relation.
 type topJoin struct {
@@ -70,7 +75,8 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 			}
 		}
 		leaf := &relNode{sub: oneRowPlan{}, leaves: []int{0}, est: 1}
-		fp = &fromPlan{root: leaf, leaves: []*relNode{leaf}, scope: &scope{multi: true}, above: conjuncts(st.Where)}
+		fp = &fromPlan{root: leaf, leaves: []*relNode{leaf}, scope: &scope{multi: true}, above: conjuncts(st.Where),
+			full: &scope{multi: true}}
 	} else {
 		var err error
 		if fp, err = p.planFrom(st, used); err != nil {
@@ -81,7 +87,7 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 	width := len(fp.root.cols)
 	var rest []parser.Expr
 	for _, conj := range fp.above {
-		tj, err := p.subqueryJoin(fp.scope, conj)
+		tj, err := p.subqueryJoin(fp.scope, fp.full, conj)
 		if err != nil {
 			return nil, err
 		}
@@ -92,6 +98,7 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 		sp.tops = append(sp.tops, tj)
 	}
 	c := newVCompiler(p.env, fp.scope)
+	c.insub = func(cc *vcompiler, e parser.Expr) (exec.Expr, error) { return p.onceSubquery(sp, fp.full, cc, e) }
 	c.subq = func(e *parser.SubqueryExpr) (exec.Expr, error) {
 		sub, err := p.planQuery(e.Query)
 		if err != nil {
@@ -141,6 +148,7 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 		}
 	}
 	if out != c {
+		out.insub = c.insub
 		// Scalar subqueries join below the aggregation; over its output
 		// they would have to be group keys.
 		out.subq = func(*parser.SubqueryExpr) (exec.Expr, error) {
@@ -243,7 +251,7 @@ func refuseRel(st *parser.Select) error {
 
 // subqueryJoin returns the join of a WHERE conjunct that is [NOT] IN
 // (query), EXISTS or NOT EXISTS, or nil for any other conjunct.
-func (p *relPlanner) subqueryJoin(outer *scope, conj parser.Expr) (*topJoin, error) {
+func (p *relPlanner) subqueryJoin(outer, full *scope, conj parser.Expr) (*topJoin, error) {
 	not := false
 	x := conj
 	if u, ok := x.(*parser.UnaryExpr); ok && u.Op == parser.OpNot {
@@ -253,6 +261,9 @@ func (p *relPlanner) subqueryJoin(outer *scope, conj parser.Expr) (*topJoin, err
 	}
 	switch e := x.(type) {
 	case *parser.InSubquery:
+		if st, ok := e.Query.(*parser.Select); ok && p.isCorrelated(full, st) {
+			return p.correlatedIn(outer, e, st, conj)
+		}
 		sub, err := p.planQuery(e.Query)
 		if err != nil {
 			return nil, err
@@ -287,6 +298,216 @@ func (p *relPlanner) subqueryJoin(outer *scope, conj parser.Expr) (*topJoin, err
 	return nil, nil
 }
 
+// isCorrelated reports whether a query block names a column of the outer
+// scope that is none of its own.
+func (p *relPlanner) isCorrelated(outer *scope, st *parser.Select) bool {
+	inner := &scope{multi: true}
+	if st.From != nil {
+		var err error
+		if inner, err = p.fromScope(st); err != nil {
+			return false
+		}
+	}
+	found := false
+	st.WalkExprs(func(e parser.Expr) {
+		for _, r := range colRefs(e) {
+			if _, err := inner.resolve(r); err == nil {
+				continue
+			}
+			if _, err := outer.resolve(r); err == nil {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// correlatedIn plans x [NOT] IN (SELECT y FROM ... WHERE c), correlated,
+// as the EXISTS it equals: EXISTS (SELECT ... WHERE c AND y = x), whose
+// equality becomes a key beside c's correlated ones; and NOT EXISTS
+// (SELECT ... WHERE c AND (y = x OR y IS NULL OR x IS NULL)), since x NOT
+// IN a set is TRUE only when the set is empty or every y is known to
+// differ from x.
+func (p *relPlanner) correlatedIn(outer *scope, e *parser.InSubquery, st *parser.Select, conj parser.Expr) (*topJoin, error) {
+	if len(st.Items) != 1 || st.Items[0].Star {
+		if len(st.Items) != 1 {
+			return nil, invalidf("Operand should contain 1 column(s)")
+		}
+		return nil, notYet("a correlated IN (SELECT * ...)")
+	}
+	y := st.Items[0].Expr
+	if len(st.GroupBy) > 0 || st.Having != nil || st.Limit != nil || parser.ContainsAggregate(y) || parser.ContainsWindow(y) ||
+		len(st.With) > 0 || len(st.Windows) > 0 {
+		return nil, notYet("a correlated IN (subquery) with GROUP BY, HAVING, aggregates, windows, WITH or LIMIT")
+	}
+	var cond parser.Expr = &parser.BinaryExpr{Op: parser.OpEq, L: y, R: e.X}
+	if e.Not {
+		cond = &parser.BinaryExpr{Op: parser.OpOr,
+			L: &parser.BinaryExpr{Op: parser.OpOr, L: cond, R: &parser.IsExpr{X: y, Test: parser.IsNull}},
+			R: &parser.IsExpr{X: e.X, Test: parser.IsNull}}
+	}
+	// x's names are the outer query's, whatever the subquery calls its
+	// own columns.
+	if p.outerRefs == nil {
+		p.outerRefs = map[*parser.ColumnRef]bool{}
+	}
+	for _, r := range colRefs(e.X) {
+		p.outerRefs[r] = true
+	}
+	q := *st
+	q.Where = cond
+	if st.Where != nil {
+		q.Where = &parser.BinaryExpr{Op: parser.OpAnd, L: st.Where, R: cond}
+	}
+	q.Distinct, q.OrderBy = false, nil
+	q.Items = []*parser.SelectItem{{Expr: &parser.IntLit{Val: 1}, Text: "1"}}
+	tj, err := p.existsJoin(outer, &parser.ExistsExpr{Query: &q}, e.Not, conj)
+	if err != nil {
+		return nil, err
+	}
+	return tj, nil
+}
+
+// onceSubquery compiles, with c, an uncorrelated x [NOT] IN (query) or
+// EXISTS (query) that no join takes: the subquery runs once, before the
+// plan's first row, into a set (sp.sets), which the expression probes.
+func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e parser.Expr) (exec.Expr, error) {
+	var q parser.QueryExpr
+	switch e := e.(type) {
+	case *parser.InSubquery:
+		q = e.Query
+	case *parser.ExistsExpr:
+		q = e.Query
+	}
+	if st, ok := q.(*parser.Select); ok && p.isCorrelated(outer, st) {
+		return nil, notYet("a correlated subquery other than a WHERE conjunct")
+	}
+	sub, err := p.planQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	text := "(" + parser.FormatQuery(q) + ")"
+	if _, ok := e.(*parser.ExistsExpr); ok {
+		set := exec.NewValueSet(schema.BooleanType)
+		sp.sets = append(sp.sets, &onceSet{sub: sub, set: set, text: text})
+		return &exec.ExistsSet{Set: set, Text: text}, nil
+	}
+	in := e.(*parser.InSubquery)
+	cols := sub.outCols()
+	if len(cols) != 1 {
+		return nil, invalidf("Operand should contain 1 column(s)")
+	}
+	l, err := c.compile(in.X)
+	if err != nil {
+		return nil, err
+	}
+	rc := newVCompiler(p.env, &scope{multi: true})
+	var r exec.Expr = &exec.ColumnRef{Index: 0, Name: cols[0].Name, Typ: cols[0].Type}
+	lt := l.Type()
+	if l, r, err = p.sameKeyType(c, rc, l, r); err != nil {
+		return nil, err
+	}
+	if l == nil {
+		return nil, notYet(fmt.Sprintf("IN (subquery) comparing %s with %s", lt, cols[0].Type))
+	}
+	set := exec.NewValueSet(r.Type())
+	sp.sets = append(sp.sets, &onceSet{sub: sub, key: r, set: set, text: text})
+	return &exec.InSet{X: l, Set: set, Not: in.Not, Text: text}, nil
+}
+
+// onceSet is a subquery run once into a set before the rows that read it:
+// its key's values (IN), or whether it has a row (EXISTS: key is nil).
+type onceSet struct {
+	sub  relPlan
+	key  exec.Expr
+	set  *exec.ValueSet
+	text string
+}
+
+// fill runs the subquery into the set.
+func (s *onceSet) fill(ctx context.Context, env *exec.Env) error {
+	s.set.Reset()
+	op, err := s.sub.build(env)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	for {
+		b, err := op.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			break
+		}
+		if s.key == nil {
+			s.set.AddRows(int(b.NumRows()))
+			b.Release()
+			break
+		}
+		a, err := s.key.Eval(env, b)
+		b.Release()
+		if err != nil {
+			return err
+		}
+		err = s.set.Add(env, a)
+		a.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return s.set.Seal(env)
+}
+
+// setsOp fills its sets at its first Next, then passes its input on: it
+// sits below every operator that evaluates the sets' expressions. The sets
+// outlive it (an aggregation closes its input before HAVING reads them):
+// setsRelease, at the top of the plan, gives them back.
+type setsOp struct {
+	env    *exec.Env
+	in     exec.Operator
+	sets   []*onceSet
+	filled bool
+	err    error
+}
+
+func (o *setsOp) Schema() exec.Schema { return o.in.Schema() }
+
+func (o *setsOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if !o.filled {
+		o.filled = true
+		for _, s := range o.sets {
+			if err := s.fill(ctx, o.env); err != nil {
+				o.err = err
+				return nil, err
+			}
+		}
+	}
+	return o.in.Next(ctx)
+}
+
+func (o *setsOp) Close() { o.in.Close() }
+
+// setsRelease is the top of a plan with sets: closing it empties them.
+type setsRelease struct {
+	in   exec.Operator
+	sets []*onceSet
+}
+
+func (o *setsRelease) Schema() exec.Schema { return o.in.Schema() }
+
+func (o *setsRelease) Next(ctx context.Context) (arrow.RecordBatch, error) { return o.in.Next(ctx) }
+
+func (o *setsRelease) Close() {
+	o.in.Close()
+	for _, s := range o.sets {
+		s.set.Reset()
+	}
+}
+
 // existsJoin plans [NOT] EXISTS (query). A subquery block whose WHERE
 // names outer columns is correlated: each conjunct equating an
 // expression of its own columns with one of the outer query's becomes a
@@ -311,7 +532,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 	}
 	isInner := func(x parser.Expr) bool {
 		for _, r := range colRefs(x) {
-			if _, err := inner.resolve(r); err != nil {
+			if _, err := inner.resolve(r); err != nil || p.outerRefs[r] {
 				return false
 			}
 		}
@@ -323,7 +544,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 			if _, err := outer.resolve(r); err != nil {
 				return false
 			}
-			if _, err := inner.resolve(r); err == nil {
+			if _, err := inner.resolve(r); err == nil && !p.outerRefs[r] {
 				return false
 			}
 		}
@@ -422,13 +643,13 @@ func (p *relPlanner) existsResidual(outer, inner *scope, innerSlots []int, cols 
 	rcols := append([]column(nil), outer.cols...)
 	for _, c := range cols {
 		// Reachable only through pre: hidden from every name.
-		rcols = append(rcols, column{typ: c.Type, merged: true})
+		rcols = append(rcols, column{name: c.Name, typ: c.Type, merged: true})
 	}
 	width := len(outer.cols)
 	sc := &scope{cols: rcols, multi: true, showHidden: outer.showHidden}
 	sc.pre = func(r *parser.ColumnRef) (int, bool) {
 		slot, err := inner.resolve(r)
-		if err != nil {
+		if err != nil || p.outerRefs[r] {
 			return 0, false
 		}
 		i := slices.Index(innerSlots, slot)
@@ -544,6 +765,9 @@ func explainTops(add explainFunc, d int, tops []*topJoin, from func(d int)) {
 	line := fmt.Sprintf("HashJoin: %s for %s", what, t.text)
 	if len(keys) > 0 {
 		line += ", keys [" + strings.Join(keys, ", ") + "]"
+	}
+	if t.residual != nil {
+		line += fmt.Sprintf(", residual %s", t.residual)
 	}
 	add(d, "%s, build right, estimated rows %d", line, t.sub.estRows())
 	explainTops(add, d+1, tops[:len(tops)-1], from)
