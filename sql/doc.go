@@ -241,7 +241,8 @@
 //     reference reads only the columns the statement names. Names resolve
 //     across references; a name two references share is ambiguous unless
 //     qualified, and USING merges its columns (the left one, the right one
-//     in a RIGHT JOIN; FULL JOIN ... USING is refused), * showing it once.
+//     in a RIGHT JOIN, COALESCE of both in a FULL JOIN, computed above the
+//     join), * showing it once.
 //   - Joins run on exec.NewHashJoin: the equalities of ON between the two
 //     sides (and of WHERE over inner and comma joins) are hash keys, both
 //     sides cast to their comparison type (DECIMAL keys must have the same

@@ -172,6 +172,17 @@ type relNode struct {
 	// outNeed, when set, are the only columns of cols the join outputs,
 	// by their index in cols (see selectPlan.pruneFrom).
 	outNeed []int
+	// coalesced are a FULL JOIN's USING columns, COALESCE(left, right),
+	// the last of full and of cols; coalesceX computes them over the
+	// join's left and right columns.
+	coalesced []usingCol
+	coalesceX []exec.Expr
+}
+
+// usingCol is a FULL JOIN's USING column: the two columns it coalesces.
+type usingCol struct {
+	name        string
+	left, right column
 }
 
 func (n *relNode) isLeaf() bool { return n.left == nil }
@@ -323,9 +334,6 @@ func (p *relPlanner) using(n *relNode, name string) error {
 	if err != nil {
 		return err
 	}
-	if n.kind == parser.JoinFull {
-		return notYet("FULL JOIN with USING")
-	}
 	lc, rc := n.left.full[li], n.right.full[ri]
 	ref := func(c column) *parser.ColumnRef {
 		r := &parser.ColumnRef{Name: c.name}
@@ -335,6 +343,17 @@ func (p *relPlanner) using(n *relNode, name string) error {
 		return r
 	}
 	n.on = append(n.on, &parser.BinaryExpr{Op: parser.OpEq, L: ref(lc), R: ref(rc)})
+	if n.kind == parser.JoinFull {
+		// Either side may be the NULL-extended one: the column is
+		// COALESCE(left, right), and both sides answer only to their
+		// qualifiers.
+		n.full[li].merged = true
+		n.full[len(n.left.full)+ri].merged = true
+		lc.merged, rc.merged = true, true
+		n.coalesced = append(n.coalesced, usingCol{name: lc.name, left: lc, right: rc})
+		n.full = append(n.full, column{name: lc.name, typ: unify(lc.typ, rc.typ)})
+		return nil
+	}
 	if n.kind == parser.JoinRight {
 		n.full[li].merged = true
 	} else {
@@ -400,17 +419,49 @@ func colRefs(e parser.Expr) []*parser.ColumnRef {
 }
 
 // leafSet returns the table references an expression reads, by their
-// index in FROM order (leafOf maps a full-scope slot to it).
-func leafSet(e parser.Expr, sc *scope, leafOf []int) (map[int]bool, error) {
+// index in FROM order (leafOf maps a full-scope slot to them: one, or
+// two for a FULL JOIN's USING column).
+func leafSet(e parser.Expr, sc *scope, leafOf [][]int) (map[int]bool, error) {
 	set := map[int]bool{}
 	for _, r := range colRefs(e) {
 		slot, err := sc.resolve(r)
 		if err != nil {
 			return nil, err
 		}
-		set[leafOf[slot]] = true
+		for _, l := range leafOf[slot] {
+			set[l] = true
+		}
 	}
 	return set, nil
+}
+
+// slotLeaves returns, per column of n.full, the table references (by
+// FROM index) it reads, and marks in sources, per coalesced column, the
+// slots of the two columns it reads.
+func slotLeaves(n *relNode, off int, sources map[int][2]int) [][]int {
+	if n.isLeaf() {
+		out := make([][]int, len(n.full))
+		for i := range out {
+			out[i] = n.leaves
+		}
+		return out
+	}
+	out := append(slotLeaves(n.left, off, sources), slotLeaves(n.right, off+len(n.left.full), sources)...)
+	for k, u := range n.coalesced {
+		var src [2]int
+		for i, f := range n.full[:len(n.left.full)+len(n.right.full)] {
+			if sameCol(f, u.left) {
+				src[0] = off + i
+			}
+			if sameCol(f, u.right) {
+				src[1] = off + i
+			}
+		}
+		sources[off+len(out)] = src
+		_ = k
+		out = append(out, append(append([]int(nil), out[src[0]-off]...), out[src[1]-off]...))
+	}
+	return out
 }
 
 func subset(a map[int]bool, leaves []int) bool {
@@ -439,12 +490,8 @@ func (p *relPlanner) planFrom(st *parser.Select, used []parser.Expr) (*fromPlan,
 	}
 	fp.root = root
 	full := &scope{cols: root.full, multi: true, showHidden: p.s.showHidden}
-	leafOf := make([]int, 0, len(root.full))
-	for li, l := range fp.leaves {
-		for range l.full {
-			leafOf = append(leafOf, li)
-		}
-	}
+	sources := map[int][2]int{}
+	leafOf := slotLeaves(root, 0, sources)
 	// Columns used, by full slot.
 	need := make([]bool, len(root.full))
 	var walkOn func(n *relNode)
@@ -508,20 +555,29 @@ func (p *relPlanner) planFrom(st *parser.Select, used []parser.Expr) (*fromPlan,
 			return nil, notFoundf("Unknown table '%s'", it.StarTable)
 		}
 	}
+	// A FULL JOIN's USING column is always computed: its sources are read.
+	for _, src := range sources {
+		need[src[0]], need[src[1]] = true, true
+	}
 	// Each leaf reads its used columns (at least one, so that its batches
 	// carry their row count through every operator).
-	off := 0
-	for _, l := range fp.leaves {
-		for i, c := range l.full {
+	var leafCols func(n *relNode, off int)
+	leafCols = func(n *relNode, off int) {
+		if !n.isLeaf() {
+			leafCols(n.left, off)
+			leafCols(n.right, off+len(n.left.full))
+			return
+		}
+		for i, c := range n.full {
 			if need[off+i] {
-				l.cols = append(l.cols, c)
+				n.cols = append(n.cols, c)
 			}
 		}
-		if len(l.cols) == 0 && len(l.full) > 0 {
-			l.cols = append(l.cols, l.full[0])
+		if len(n.cols) == 0 && len(n.full) > 0 {
+			n.cols = append(n.cols, n.full[0])
 		}
-		off += len(l.full)
 	}
+	leafCols(root, 0)
 	var layout func(n *relNode)
 	layout = func(n *relNode) {
 		if n.isLeaf() {
@@ -530,6 +586,7 @@ func (p *relPlanner) planFrom(st *parser.Select, used []parser.Expr) (*fromPlan,
 		layout(n.left)
 		layout(n.right)
 		n.cols = append(append([]column(nil), n.left.cols...), n.right.cols...)
+		n.cols = append(n.cols, n.full[len(n.left.full)+len(n.right.full):]...)
 		// USING hides the same column in the output.
 		for i := range n.cols {
 			for _, f := range n.full {
@@ -627,7 +684,7 @@ func place(n *relNode, conj parser.Expr, set map[int]bool) bool {
 }
 
 // compileTree compiles the filters, keys and residuals of the tree.
-func (p *relPlanner) compileTree(n *relNode, leafOf []int, full *scope) error {
+func (p *relPlanner) compileTree(n *relNode, leafOf [][]int, full *scope) error {
 	if n.isLeaf() {
 		return p.compileLeaf(n)
 	}
@@ -725,6 +782,31 @@ func (p *relPlanner) compileTree(n *relNode, leafOf []int, full *scope) error {
 			}
 		}
 		n.residual = x
+	}
+	lw := len(n.left.cols)
+	for _, u := range n.coalesced {
+		at := func(cols []column, c column) int {
+			for i, x := range cols {
+				if sameCol(x, c) {
+					return i
+				}
+			}
+			return -1
+		}
+		li, ri := at(n.left.cols, u.left), at(n.right.cols, u.right)
+		if li < 0 || ri < 0 {
+			return invalidf("USING column '%s' is not read", u.name)
+		}
+		args := []exec.Expr{
+			&exec.ColumnRef{Index: li, Name: u.left.name, Typ: u.left.typ},
+			&exec.ColumnRef{Index: lw + ri, Name: u.right.name, Typ: u.right.typ},
+		}
+		c := newVCompiler(p.env, &scope{multi: true})
+		t, err := c.unifyAll(args)
+		if err != nil {
+			return analytic(err)
+		}
+		n.coalesceX = append(n.coalesceX, &exec.Coalesce{Args: args, Typ: t})
 	}
 	switch n.ekind {
 	case exec.InnerJoin, exec.CrossJoin:
@@ -869,6 +951,30 @@ func schemaOf(cols []column) exec.Schema {
 
 // build returns the operators of a node.
 func (n *relNode) build(env *exec.Env) (exec.Operator, error) {
+	if len(n.coalesced) == 0 {
+		return n.buildJoin(env)
+	}
+	// A FULL JOIN's USING columns follow the join's columns.
+	op, err := n.buildJoin(env)
+	if err != nil {
+		return nil, err
+	}
+	s := op.Schema()
+	var exprs []exec.Expr
+	var names []string
+	for i, c := range s {
+		exprs = append(exprs, &exec.ColumnRef{Index: i, Name: c.Name, Typ: c.Type})
+		names = append(names, c.Name)
+	}
+	for k, x := range n.coalesceX {
+		exprs = append(exprs, x)
+		names = append(names, n.coalesced[k].name)
+	}
+	return exec.NewProject(env, op, exprs, names)
+}
+
+// buildJoin returns the operators of a node without its USING columns.
+func (n *relNode) buildJoin(env *exec.Env) (exec.Operator, error) {
 	if n.isLeaf() {
 		var op exec.Operator
 		if n.tbl != nil {
@@ -1071,6 +1177,14 @@ func (n *relNode) explainTree(add explainFunc, d int) {
 		build = "left"
 	}
 	parts = append(parts, "build "+build, fmt.Sprintf("estimated rows %d", n.est))
+	if len(n.coalesceX) > 0 {
+		using := make([]string, len(n.coalesceX))
+		for k, x := range n.coalesceX {
+			using[k] = fmt.Sprintf("%s AS %s", x, parser.QuoteIdent(n.coalesced[k].name))
+		}
+		add(d, "Project: USING columns %s", strings.Join(using, ", "))
+		d++
+	}
 	add(d, "HashJoin: %s %s", joinName(n.ekind), strings.Join(parts, ", "))
 	n.left.explainTree(add, d+1)
 	n.right.explainTree(add, d+1)
@@ -1155,6 +1269,13 @@ func starCols(n *relNode, off int, cols []column) []int {
 	from := l
 	if n.kind == parser.JoinRight {
 		from = r
+	}
+	if n.kind == parser.JoinFull {
+		// The coalesced columns, after the two sides' columns.
+		from = nil
+		for k := range n.coalesced {
+			from = append(from, off+len(n.left.cols)+len(n.right.cols)+k)
+		}
 	}
 	for _, u := range n.using {
 		for _, i := range from {

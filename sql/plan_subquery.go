@@ -208,7 +208,7 @@ func (sp *selectPlan) pruneFrom(c *vcompiler) {
 	switch {
 	case len(sp.tops) > 0:
 		target = &sp.tops[len(sp.tops)-1].out
-	case !sp.from.root.isLeaf():
+	case !sp.from.root.isLeaf() && len(sp.from.root.coalesced) == 0:
 		target = &sp.from.root.outNeed
 	default:
 		return

@@ -144,6 +144,13 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 			wh = func(ai, bi *int64) bool { return ai != nil && *ai > n }
 		}
 		sql := fmt.Sprintf("SELECT a.id, b.id FROM a %s b ON a.k = b.k%s%s", kinds[kind], extra, where)
+		// A FULL JOIN ... USING (k) adds k, the coalesced key.
+		using := kind == 3 && extra == "" && rng.IntN(2) == 0
+		kcol := func(s string, _ *int64) string { return s }
+		if using {
+			sql = fmt.Sprintf("SELECT a.id, b.id, k FROM a FULL JOIN b USING (k)%s", where)
+			kcol = func(s string, k *int64) string { return s + "|" + nstr(k) }
+		}
 		bMatched := make([]bool, len(b))
 		for _, x := range a {
 			m := false
@@ -151,18 +158,18 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 				if eqK(x.k, y.k) && ex(x, y) {
 					m, bMatched[j] = true, true
 					if wh(&x.id, &y.id) {
-						out = append(out, fmt.Sprintf("%d|%d", x.id, y.id))
+						out = append(out, kcol(fmt.Sprintf("%d|%d", x.id, y.id), x.k))
 					}
 				}
 			}
 			if !m && (kind == 1 || kind == 3) && wh(&x.id, nil) {
-				out = append(out, fmt.Sprintf("%d|NULL", x.id))
+				out = append(out, kcol(fmt.Sprintf("%d|NULL", x.id), x.k))
 			}
 		}
 		if kind >= 2 {
 			for j, y := range b {
 				if !bMatched[j] && wh(nil, &y.id) {
-					out = append(out, fmt.Sprintf("NULL|%d", y.id))
+					out = append(out, kcol(fmt.Sprintf("NULL|%d", y.id), y.k))
 				}
 			}
 		}
@@ -178,25 +185,37 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 		}
 		return sql, out
 	case 3:
+		// [NOT] IN (subquery): a WHERE conjunct, correlated or not, or a
+		// value of the select list (TRUE, FALSE or NULL).
 		not := rng.IntN(2) == 0
 		filter := rng.IntN(2) == 0
-		sub := b
-		cond := ""
+		mode := rng.IntN(3)
+		var conds []string
 		if filter {
-			cond = fmt.Sprintf(" WHERE s = '%s'", v)
-			sub = nil
-			for _, y := range b {
-				if hasS(y) {
-					sub = append(sub, y)
-				}
-			}
+			conds = append(conds, fmt.Sprintf("s = '%s'", v))
+		}
+		if mode == 1 {
+			conds = append(conds, "b.id > a.id")
+		}
+		cond := ""
+		if len(conds) > 0 {
+			cond = " WHERE " + strings.Join(conds, " AND ")
 		}
 		op := "IN"
 		if not {
 			op = "NOT IN"
 		}
 		sql := fmt.Sprintf("SELECT id FROM a WHERE k %s (SELECT k FROM b%s)", op, cond)
+		if mode == 2 {
+			sql = fmt.Sprintf("SELECT id, k %s (SELECT k FROM b%s) FROM a", op, cond)
+		}
 		for _, x := range a {
+			var sub []relRow
+			for _, y := range b {
+				if (!filter || hasS(y)) && (mode != 1 || y.id > x.id) {
+					sub = append(sub, y)
+				}
+			}
 			in, null := false, false
 			for _, y := range sub {
 				if y.k == nil {
@@ -205,18 +224,20 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 					in = true
 				}
 			}
-			keep := in
-			if not {
-				switch {
-				case len(sub) == 0:
-					keep = true
-				case x.k == nil || in || null:
-					keep = false
-				default:
-					keep = true
-				}
+			// Three-valued: TRUE, FALSE or NULL ("").
+			val := "false"
+			switch {
+			case in:
+				val = "true"
+			case len(sub) > 0 && (x.k == nil || null):
+				val = "NULL"
 			}
-			if keep {
+			if not && val != "NULL" {
+				val = map[string]string{"true": "false", "false": "true"}[val]
+			}
+			if mode == 2 {
+				out = append(out, fmt.Sprintf("%d|%s", x.id, val))
+			} else if val == "true" {
 				out = append(out, fmt.Sprint(x.id))
 			}
 		}
