@@ -153,7 +153,8 @@ func (g *InSet) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 			vals.Release()
 			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: %s compares %s with %s", g, x.DataType(), g.Set.typ)
 		}
-		first := g.Set.table.probe(nil, []arrow.Array{x})
+		var sc probeScratch
+		first := g.Set.table.probe(nil, []arrow.Array{x}, &sc)
 		for i, f := range first {
 			if f >= 0 {
 				found[i>>3] |= 1 << (i & 7)

@@ -46,7 +46,9 @@ import (
 // outer side's columns made nullable (right's for Left, left's for Right,
 // both for Full); Semi, Anti and NullAwareAnti output left columns only.
 // Batches hold at most BatchRows rows, however many rows one probe row
-// matches. Order: for each left batch in turn, its matched pairs in left
+// matches. An Inner, Left, Semi, Anti or NullAwareAnti join without
+// residual probes on Env.Parallelism goroutines (join_parallel.go), its
+// output the same batches in the same order. Order: for each left batch in turn, its matched pairs in left
 // row order (a left row's right matches in right input order), then, for
 // Left and Full, its unmatched rows; after the last left batch, for Right
 // and Full, the unmatched right rows in right input order.
@@ -125,6 +127,7 @@ func NewHashJoinOutput(env *Env, left, right Operator, kind JoinKind, leftKeys, 
 		nLeft: len(ls), nRight: len(rs), nested: len(leftKeys) == 0, outCols: out,
 		allCols: allColumns(len(combined)),
 	}
+	j.ps = &prober{j: j}
 	j.outAll = len(out) == len(full)
 	for i, c := range out {
 		j.outAll = j.outAll && c == i
@@ -170,9 +173,20 @@ type hashJoin struct {
 	// matchedR marks the build rows some pair kept (Right, Full).
 	matchedR []bool
 
-	// The probe batch in hand: its rows' first matching build rows (-1:
-	// none), the row being paired and its next candidate (-1: start the
-	// row afresh).
+	// ps probes batch after batch on the calling goroutine; par, when
+	// set, probes them on several (join_parallel.go).
+	ps  *prober
+	par *parallelProbe
+
+	// After the probe side: the next build row to consider for Right/Full.
+	rightRow int
+}
+
+// prober is the state of probing one batch: the batch in hand, its rows'
+// first matching build rows (-1: none), the row being paired and its next
+// candidate (-1: start the row afresh), and the output batches made.
+type prober struct {
+	j        *hashJoin
 	probe    arrow.RecordBatch
 	first    []int32
 	row      int
@@ -180,20 +194,18 @@ type hashJoin struct {
 	matchedL []bool
 	pairL    []int32
 	pairR    []int32
-
-	// After the probe side: the next build row to consider for Right/Full.
-	rightRow int
 	pending  []arrow.RecordBatch
+	scratch  probeScratch
 }
 
 func (j *hashJoin) Schema() Schema { return j.schema }
 
 func (j *hashJoin) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	for {
-		if len(j.pending) > 0 {
-			b := j.pending[0]
-			j.pending[0] = nil
-			j.pending = j.pending[1:]
+		if ps := j.ps; len(ps.pending) > 0 {
+			b := ps.pending[0]
+			ps.pending[0] = nil
+			ps.pending = ps.pending[1:]
 			return b, nil
 		}
 		if j.done {
@@ -226,9 +238,21 @@ func (j *hashJoin) step(ctx context.Context) error {
 			j.kind == NullAwareAntiJoin && j.table.anyNull {
 			j.done = true
 		}
+		if !j.done && j.parallelOK() {
+			j.par = j.startParallel(ctx)
+		}
 		return nil
 	}
-	if j.probe == nil {
+	if j.par != nil {
+		more, err := j.par.next(ctx, j.ps)
+		if err != nil || more {
+			return err
+		}
+		j.stopParallel()
+		return j.finish()
+	}
+	ps := j.ps
+	if ps.probe == nil {
 		b, err := j.left.Next(ctx)
 		if err != nil {
 			return err
@@ -236,13 +260,13 @@ func (j *hashJoin) step(ctx context.Context) error {
 		if b == nil {
 			return j.finish()
 		}
-		j.startProbe(b)
+		ps.startProbe(b)
 		return nil
 	}
-	if j.row < int(j.probe.NumRows()) && j.pairsNeeded() {
-		return j.pairChunk(ctx)
+	if ps.row < int(ps.probe.NumRows()) && j.pairsNeeded() {
+		return ps.pairChunk(ctx)
 	}
-	return j.endProbe()
+	return ps.endProbe()
 }
 
 // pairsNeeded says whether the kind needs each pair (an output row or a
@@ -369,34 +393,37 @@ func (j *hashJoin) concatBuild() error {
 	return nil
 }
 
-func (j *hashJoin) startProbe(b arrow.RecordBatch) {
-	j.probe = b
-	j.row, j.cand = 0, -1
+func (p *prober) startProbe(b arrow.RecordBatch) {
+	j := p.j
+	p.probe = b
+	p.row, p.cand = 0, -1
 	n := int(b.NumRows())
-	j.matchedL = resize(j.matchedL, n)
-	clear(j.matchedL)
+	p.matchedL = resize(p.matchedL, n)
+	clear(p.matchedL)
 	if !j.nested {
 		keys := make([]arrow.Array, len(j.leftKeys))
 		for i, k := range j.leftKeys {
 			keys[i] = b.Column(k)
 		}
-		j.first = j.table.probe(j.first, keys)
+		p.first = j.table.probe(p.first, keys, &p.scratch)
 	}
 }
 
 // firstCandidate returns the first build row that may pair with probe
 // row i, or -1.
-func (j *hashJoin) firstCandidate(i int) int32 {
+func (p *prober) firstCandidate(i int) int32 {
+	j := p.j
 	if j.nested {
 		if j.nBuild == 0 {
 			return -1
 		}
 		return 0
 	}
-	return j.first[i]
+	return p.first[i]
 }
 
-func (j *hashJoin) nextCandidate(c int32) int32 {
+func (p *prober) nextCandidate(c int32) int32 {
+	j := p.j
 	if j.nested {
 		if int(c)+1 < j.nBuild {
 			return c + 1
@@ -408,30 +435,31 @@ func (j *hashJoin) nextCandidate(c int32) int32 {
 
 // pairChunk pairs probe rows with their candidates, up to BatchRows pairs,
 // keeps those the residual passes, and queues them for output.
-func (j *hashJoin) pairChunk(ctx context.Context) error {
-	j.pairL, j.pairR = j.pairL[:0], j.pairR[:0]
-	n := int(j.probe.NumRows())
-	for j.row < n && len(j.pairL) < BatchRows {
-		if j.cand < 0 {
-			j.cand = j.firstCandidate(j.row)
+func (p *prober) pairChunk(ctx context.Context) error {
+	j := p.j
+	p.pairL, p.pairR = p.pairL[:0], p.pairR[:0]
+	n := int(p.probe.NumRows())
+	for p.row < n && len(p.pairL) < BatchRows {
+		if p.cand < 0 {
+			p.cand = p.firstCandidate(p.row)
 		}
-		for j.cand >= 0 && len(j.pairL) < BatchRows {
-			j.pairL = append(j.pairL, int32(j.row))
-			j.pairR = append(j.pairR, j.cand)
-			j.cand = j.nextCandidate(j.cand)
+		for p.cand >= 0 && len(p.pairL) < BatchRows {
+			p.pairL = append(p.pairL, int32(p.row))
+			p.pairR = append(p.pairR, p.cand)
+			p.cand = p.nextCandidate(p.cand)
 		}
-		if j.cand >= 0 {
+		if p.cand >= 0 {
 			break
 		}
-		j.row++
+		p.row++
 	}
-	if len(j.pairL) == 0 {
+	if len(p.pairL) == 0 {
 		return nil
 	}
 	emit := j.kind != SemiJoin && j.kind != AntiJoin
 	var pairs arrow.RecordBatch
 	if j.residual != nil {
-		pairs = j.pairBatch(j.combined, j.allCols, j.pairL, j.pairR)
+		pairs = p.pairBatch(j.combined, j.allCols, p.pairL, p.pairR)
 		res, err := j.residual.Eval(j.env, pairs)
 		if err != nil {
 			pairs.Release()
@@ -439,32 +467,32 @@ func (j *hashJoin) pairChunk(ctx context.Context) error {
 		}
 		keep := res.(*array.Boolean)
 		w := 0
-		for k := range j.pairL {
+		for k := range p.pairL {
 			if keep.IsValid(k) && keep.Value(k) {
-				j.pairL[w], j.pairR[w] = j.pairL[k], j.pairR[k]
+				p.pairL[w], p.pairR[w] = p.pairL[k], p.pairR[k]
 				w++
 			}
 		}
 		res.Release()
-		if !emit || !j.outAll || w < len(j.pairL) {
+		if !emit || !j.outAll || w < len(p.pairL) {
 			pairs.Release()
 			pairs = nil
 		}
-		j.pairL, j.pairR = j.pairL[:w], j.pairR[:w]
+		p.pairL, p.pairR = p.pairL[:w], p.pairR[:w]
 	}
-	for k, l := range j.pairL {
-		j.matchedL[l] = true
+	for k, l := range p.pairL {
+		p.matchedL[l] = true
 		if j.matchedR != nil {
-			j.matchedR[j.pairR[k]] = true
+			j.matchedR[p.pairR[k]] = true
 		}
 	}
-	if emit && len(j.pairL) > 0 {
+	if emit && len(p.pairL) > 0 {
 		if pairs == nil {
-			pairs = j.pairBatch(j.outArrow, j.outCols, j.pairL, j.pairR)
+			pairs = p.pairBatch(j.outArrow, j.outCols, p.pairL, p.pairR)
 		} else {
 			pairs = rebatch(j.outArrow, pairs)
 		}
-		j.pending = append(j.pending, pairs)
+		p.pending = append(p.pending, pairs)
 	} else if pairs != nil {
 		pairs.Release()
 	}
@@ -483,7 +511,8 @@ func allColumns(n int) []int {
 // or a nil l or r for NULL) into a batch of s, whose columns are cols of
 // the combined row (left columns, then right ones). A probe side kept
 // whole and in order is passed on without a copy.
-func (j *hashJoin) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.RecordBatch {
+func (p *prober) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.RecordBatch {
+	j := p.j
 	n := len(l)
 	if l == nil {
 		n = len(r)
@@ -501,7 +530,7 @@ func (j *hashJoin) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.Re
 		}
 		return refs
 	}
-	whole := j.probe != nil && l != nil && n == int(j.probe.NumRows())
+	whole := p.probe != nil && l != nil && n == int(p.probe.NumRows())
 	for k := 0; whole && k < n; k++ {
 		whole = l[k] == int32(k)
 	}
@@ -509,7 +538,7 @@ func (j *hashJoin) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.Re
 		typ := s.Field(i).Type
 		if c < j.nLeft {
 			if whole {
-				a := j.probe.Column(c)
+				a := p.probe.Column(c)
 				a.Retain()
 				arrs = append(arrs, a)
 				continue
@@ -518,8 +547,8 @@ func (j *hashJoin) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.Re
 				lrefs = refsOf(l)
 			}
 			var src []arrow.Array
-			if j.probe != nil {
-				src = []arrow.Array{j.probe.Column(c)}
+			if p.probe != nil {
+				src = []arrow.Array{p.probe.Column(c)}
 			}
 			arrs = append(arrs, gatherColumn(j.env.Mem, typ, src, lrefs))
 			continue
@@ -538,19 +567,20 @@ func (j *hashJoin) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.Re
 
 // endProbe emits what a finished probe batch adds besides its pairs and
 // lets it go.
-func (j *hashJoin) endProbe() error {
+func (p *prober) endProbe() error {
+	j := p.j
 	var rows []int32
-	n := int(j.probe.NumRows())
+	n := int(p.probe.NumRows())
 	switch j.kind {
 	case LeftJoin, FullJoin, AntiJoin, SemiJoin:
 		keepMatched := j.kind == SemiJoin
 		if !j.pairsNeeded() {
 			for i := 0; i < n; i++ {
-				j.matchedL[i] = j.firstCandidate(i) >= 0
+				p.matchedL[i] = p.firstCandidate(i) >= 0
 			}
 		}
 		for i := 0; i < n; i++ {
-			if j.matchedL[i] == keepMatched {
+			if p.matchedL[i] == keepMatched {
 				rows = append(rows, int32(i))
 			}
 		}
@@ -559,19 +589,19 @@ func (j *hashJoin) endProbe() error {
 			rows = allRows(n)
 			break
 		}
-		key := j.probe.Column(j.leftKeys[0])
+		key := p.probe.Column(j.leftKeys[0])
 		for i := 0; i < n; i++ {
-			if key.IsValid(i) && j.first[i] < 0 {
+			if key.IsValid(i) && p.first[i] < 0 {
 				rows = append(rows, int32(i))
 			}
 		}
 	}
 	for start := 0; start < len(rows); start += BatchRows {
 		end := min(start+BatchRows, len(rows))
-		j.pending = append(j.pending, j.pairBatch(j.outArrow, j.outCols, rows[start:end], nil))
+		p.pending = append(p.pending, p.pairBatch(j.outArrow, j.outCols, rows[start:end], nil))
 	}
-	j.probe.Release()
-	j.probe = nil
+	p.probe.Release()
+	p.probe = nil
 	return nil
 }
 
@@ -598,7 +628,7 @@ func (j *hashJoin) finish() error {
 		j.rightRow++
 	}
 	if len(rows) > 0 {
-		j.pending = append(j.pending, j.pairBatch(j.outArrow, j.outCols, nil, rows))
+		j.ps.pending = append(j.ps.pending, j.ps.pairBatch(j.outArrow, j.outCols, nil, rows))
 	}
 	if j.rightRow == j.nBuild {
 		j.done = true
@@ -606,15 +636,21 @@ func (j *hashJoin) finish() error {
 	return nil
 }
 
-func (j *hashJoin) Close() {
-	for _, b := range j.pending {
+// release lets go of what the prober holds.
+func (p *prober) release() {
+	for _, b := range p.pending {
 		b.Release()
 	}
-	j.pending = nil
-	if j.probe != nil {
-		j.probe.Release()
-		j.probe = nil
+	p.pending = nil
+	if p.probe != nil {
+		p.probe.Release()
+		p.probe = nil
 	}
+}
+
+func (j *hashJoin) Close() {
+	j.stopParallel()
+	j.ps.release()
 	for _, b := range j.build {
 		b.Release()
 	}

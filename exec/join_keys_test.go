@@ -142,7 +142,7 @@ func FuzzJoinKeys(f *testing.F) {
 				jt.build(build)
 				releaseCols(build)
 				probe := sliceCols(cols, 1, 2)
-				first := jt.probe(nil, probe)
+				first := jt.probe(nil, probe, &probeScratch{})
 				releaseCols(probe)
 				got = first[0] == 0
 				if jt.anyNull != hasNil(r.rows[0]) {
@@ -197,7 +197,7 @@ func TestJoinTableDirect(t *testing.T) {
 		for _, exists := range []bool{false, true} {
 			jt := newJoinTable(keyInt, exists)
 			jt.build([]arrow.Array{c.build})
-			got := jt.probe(nil, []arrow.Array{probe})
+			got := jt.probe(nil, []arrow.Array{probe}, &probeScratch{})
 			want := c.want
 			if exists {
 				// A match is any row: compare matched or not.

@@ -241,13 +241,21 @@ func (t *joinTable) buildDirect(cols []arrow.Array, n int) bool {
 	return true
 }
 
+// probeScratch is the scratch space of probing, one per goroutine that
+// probes: the table itself is only read.
+type probeScratch struct {
+	keys  rowKeys
+	ints  []int64
+	nulls []bool
+}
+
 // probe sets first[i] to the first build row matching row i of the key
 // columns cols (one batch), or -1, and returns first; with exists, to some
 // non-negative value for a match.
-func (t *joinTable) probe(first []int32, cols []arrow.Array) []int32 {
+func (t *joinTable) probe(first []int32, cols []arrow.Array, sc *probeScratch) []int32 {
 	n := cols[0].Len()
 	first = resize(first, n)
-	t.nulls = keyNulls(t.nulls, cols)
+	sc.nulls = keyNulls(sc.nulls, cols)
 	switch {
 	case !t.direct && t.groups == nil:
 		// Nothing was built: an empty build side.
@@ -255,18 +263,18 @@ func (t *joinTable) probe(first []int32, cols []arrow.Array) []int32 {
 			first[i] = -1
 		}
 	case t.direct && t.exists:
-		t.ints = intKeys(t.ints, cols[0])
+		sc.ints = intKeys(sc.ints, cols[0])
 		bits, lo, span := t.bits, t.lo, uint64(len(t.bits))*64
-		for i, k := range t.ints {
+		for i, k := range sc.ints {
 			first[i] = -1
 			if x := uint64(k) - uint64(lo); k >= lo && x < span && bits[x/64]&(1<<(x%64)) != 0 {
 				first[i] = 0
 			}
 		}
 	case t.direct:
-		t.ints = intKeys(t.ints, cols[0])
+		sc.ints = intKeys(sc.ints, cols[0])
 		head, lo, span := t.head, t.lo, uint64(len(t.head))
-		for i, k := range t.ints {
+		for i, k := range sc.ints {
 			if x := uint64(k) - uint64(lo); k >= lo && x < span {
 				first[i] = head[x]
 			} else {
@@ -274,8 +282,9 @@ func (t *joinTable) probe(first []int32, cols []arrow.Array) []int32 {
 			}
 		}
 	default:
-		t.keys.fill(cols)
-		t.groups.lookup(&t.keys, first)
+		sc.keys.form = t.form
+		sc.keys.fill(cols)
+		t.groups.lookup(&sc.keys, first)
 		head := t.head
 		for i, g := range first {
 			if g >= 0 {
@@ -283,8 +292,8 @@ func (t *joinTable) probe(first []int32, cols []arrow.Array) []int32 {
 			}
 		}
 	}
-	if t.nulls != nil {
-		for i, null := range t.nulls {
+	if sc.nulls != nil {
+		for i, null := range sc.nulls {
 			if null {
 				first[i] = -1
 			}

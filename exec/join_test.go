@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -589,5 +591,80 @@ func TestErrorsStick(t *testing.T) {
 		if !errors.Is(first, rowttl.ErrMemLimit) || env.Budget.Used() != 0 {
 			t.Errorf("%s: %v, %d bytes charged after Close", name, first, env.Budget.Used())
 		}
+	}
+}
+
+// failAfter fails its n-th Next.
+type failAfter struct {
+	Operator
+	n int
+}
+
+func (f *failAfter) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if f.n--; f.n == 0 {
+		return nil, rowttl.Errorf(rowttl.ErrCorruption, "probe side broken")
+	}
+	return f.Operator.Next(ctx)
+}
+
+// TestHashJoinParallel: probing on several goroutines gives the batches
+// of the sequential join in the same order; a cancelled, failed or
+// abandoned parallel join stops its goroutines and holds nothing.
+func TestHashJoinParallel(t *testing.T) {
+	mem := relMem(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	types := []schema.Type{schema.BigIntType, schema.StringType}
+	probe := relRandom(rng, "p", types, 3000, 400)
+	build := relRandom(rng, "b", types, 300, 400)
+	split := []int{100, 7, 1000, 1, 500}
+	run := func(par int, kind JoinKind) rel {
+		env := &Env{Mem: mem, Budget: NewBudget(0), Parallelism: par}
+		op, err := NewHashJoin(env, relSource(mem, probe, split), relSource(mem, build, nil), kind, []int{0}, []int{0}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := relDrain(context.Background(), op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, kind := range []JoinKind{InnerJoin, LeftJoin, SemiJoin, AntiJoin, NullAwareAntiJoin} {
+		seq, par := run(1, kind), run(3, kind)
+		if a, b := relFormat(seq), relFormat(par); a != b {
+			t.Fatalf("%s: parallel output differs from sequential\n%s\nvs\n%s", kind, b, a)
+		}
+	}
+	goroutines := runtime.NumGoroutine()
+	env := &Env{Mem: mem, Budget: NewBudget(0), Parallelism: 2}
+	op, err := NewHashJoin(env, &failAfter{Operator: relSource(mem, probe, split), n: 4}, relSource(mem, build, nil),
+		InnerJoin, []int{0}, []int{0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := relDrain(context.Background(), op); !errors.Is(err, rowttl.ErrCorruption) {
+		t.Errorf("failing probe side: %v", err)
+	}
+	op, err = NewHashJoin(env, relSource(mem, probe, split), relSource(mem, build, nil), InnerJoin, []int{0}, []int{0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := op.Next(context.Background())
+	if err != nil || b == nil {
+		t.Fatal(b, err)
+	}
+	b.Release()
+	op.Close()
+	for range 100 {
+		if runtime.NumGoroutine() <= goroutines {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		t.Errorf("%d goroutines after Close, %d before", n, goroutines)
+	}
+	if env.Budget.Used() != 0 {
+		t.Errorf("%d bytes charged after Close", env.Budget.Used())
 	}
 }

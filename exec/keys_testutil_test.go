@@ -174,12 +174,6 @@ func parseTestBatches(mem memory.Allocator, s Schema, lines []string) ([]arrow.R
 	return batches, nil
 }
 
-func releaseAll(bs []arrow.RecordBatch) {
-	for _, b := range bs {
-		b.Release()
-	}
-}
-
 // buildTestBatch builds a batch of s from rows of test values.
 func buildTestBatch(mem memory.Allocator, s Schema, rows [][]any) arrow.RecordBatch {
 	rb := array.NewRecordBuilder(mem, s.Arrow())
