@@ -67,6 +67,18 @@ func NewHashJoin(env *Env, left, right Operator, kind JoinKind, leftKeys, rightK
 // consumer that reads few of them (an aggregate over the join, a count of
 // a semi join's rows: out may be empty) spares the gathering of the rest.
 func NewHashJoinOutput(env *Env, left, right Operator, kind JoinKind, leftKeys, rightKeys []int, residual Expr, out []int) (Operator, error) {
+	return NewHashJoinGrouped(env, left, right, kind, leftKeys, rightKeys, residual, out, nil)
+}
+
+// NewHashJoinGrouped is NewHashJoinOutput that also numbers the build rows
+// by the values of groups' columns of right (see GroupDict): out may then
+// name, by the index one past the last column of NewHashJoin's output, a
+// column of INT holding each pair's build-row group id (NULL for a row no
+// build row extends). An aggregate grouping on that column instead of the
+// build columns neither gathers nor hashes their values; GroupValue maps
+// its groups back to them. Semi, Anti and NullAwareAnti joins take no
+// groups.
+func NewHashJoinGrouped(env *Env, left, right Operator, kind JoinKind, leftKeys, rightKeys []int, residual Expr, out []int, groups *GroupDict) (Operator, error) {
 	ls, rs := left.Schema(), right.Schema()
 	if kind < InnerJoin || kind > NullAwareAntiJoin {
 		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashJoin: unknown join kind %d", kind)
@@ -114,6 +126,20 @@ func NewHashJoinOutput(env *Env, left, right Operator, kind JoinKind, leftKeys, 
 	if out == nil {
 		out = allColumns(len(full))
 	}
+	if groups != nil {
+		if kind == SemiJoin || kind == AntiJoin || kind == NullAwareAntiJoin {
+			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashJoin: a %s join has no build groups", kind)
+		}
+		for _, c := range groups.cols {
+			if c < 0 || c >= len(rs) {
+				return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashJoin: group column %d of %d right columns", c, len(rs))
+			}
+			if err := checkKeyType("HashJoin", rs[c].Type); err != nil {
+				return nil, err
+			}
+		}
+		full = append(full, Column{Name: "group_id", Type: schema.IntType, Nullable: true})
+	}
 	schemaOut := make(Schema, len(out))
 	for i, c := range out {
 		if c < 0 || c >= len(full) {
@@ -125,10 +151,10 @@ func NewHashJoinOutput(env *Env, left, right Operator, kind JoinKind, leftKeys, 
 		env: env, left: left, right: right, kind: kind, leftKeys: leftKeys, rightKeys: rightKeys,
 		residual: residual, schema: schemaOut, outArrow: schemaOut.Arrow(), combined: combined.Arrow(),
 		nLeft: len(ls), nRight: len(rs), nested: len(leftKeys) == 0, outCols: out,
-		allCols: allColumns(len(combined)),
+		allCols: allColumns(len(combined)), groups: groups,
 	}
 	j.ps = &prober{j: j}
-	j.outAll = len(out) == len(full)
+	j.outAll = len(out) == len(full) && groups == nil
 	for i, c := range out {
 		j.outAll = j.outAll && c == i
 	}
@@ -158,6 +184,11 @@ type hashJoin struct {
 	outCols []int
 	outAll  bool
 	allCols []int
+	// groups numbers the build rows (gid, per build row) for the output
+	// column nLeft+nRight.
+	groups  *GroupDict
+	gid     []int32
+	nullGid int32
 
 	built   bool
 	done    bool
@@ -287,7 +318,7 @@ func (j *hashJoin) grow() error {
 	for _, c := range j.bcols {
 		n += dataBytes(c.Data())
 	}
-	n += int64(cap(j.matchedR))
+	n += int64(cap(j.matchedR)) + int64(cap(j.gid))*4
 	if j.table != nil {
 		n += j.table.bytes()
 	}
@@ -346,6 +377,11 @@ func (j *hashJoin) buildSide(ctx context.Context) error {
 	}
 	if j.kind == RightJoin || j.kind == FullJoin {
 		j.matchedR = make([]bool, j.nBuild)
+	}
+	if j.groups != nil {
+		if err := j.groupBuild(); err != nil {
+			return err
+		}
 	}
 	return j.grow()
 }
@@ -536,6 +572,10 @@ func (p *prober) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.Reco
 	}
 	for i, c := range cols {
 		typ := s.Field(i).Type
+		if c == j.nLeft+j.nRight && j.groups != nil {
+			arrs = append(arrs, j.gidColumn(r, n))
+			continue
+		}
 		if c < j.nLeft {
 			if whole {
 				a := p.probe.Column(c)

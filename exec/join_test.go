@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/datadriven"
 	"github.com/rowttl/rowttl"
@@ -667,4 +668,109 @@ func TestHashJoinParallel(t *testing.T) {
 	if env.Budget.Used() != 0 {
 		t.Errorf("%d bytes charged after Close", env.Budget.Used())
 	}
+}
+
+// TestHashJoinGroups: a join numbering its build rows by a build column
+// outputs, beside that column, an id that GroupValue maps back to the very
+// value (NULL for a NULL-extended row), equal values sharing one id; the
+// ids are dense. Descriptions it cannot take are refused.
+func TestHashJoinGroups(t *testing.T) {
+	mem := relMem(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for iter := range 40 {
+		env := &Env{Mem: mem, Budget: NewBudget(0), Parallelism: 1 + rng.IntN(2)}
+		kind := []JoinKind{InnerJoin, LeftJoin, RightJoin, FullJoin}[rng.IntN(4)]
+		gt := pickTypes(rng, 1)[0]
+		l := relRandom(rng, "l", []schema.Type{schema.BigIntType}, rng.IntN(50), 8)
+		r := relRandom(rng, "r", []schema.Type{schema.BigIntType, gt}, rng.IntN(50), 8)
+		dict := NewGroupDict([]int{1})
+		op, err := NewHashJoinGrouped(env, relSource(mem, l, relRandomSplit(rng)), relSource(mem, r, relRandomSplit(rng)),
+			kind, []int{0}, []int{0}, nil, []int{2, 3}, dict)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []arrow.RecordBatch
+		for {
+			b, err := op.Next(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b == nil {
+				break
+			}
+			out = append(out, b)
+		}
+		// The join is closed before its groups are read, as an aggregate
+		// closes its input.
+		op.Close()
+		gv := &GroupValue{Dict: dict, Col: 0, X: &ColumnRef{Index: 1, Typ: schema.IntType}, Typ: gt, Name: "r1"}
+		byID := map[int32]string{}
+		nullIDs, nullGroups := 0, 0
+		for _, b := range out {
+			vals, err := gv.Eval(env, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Schema{{Name: "v", Type: gt, Nullable: true}}
+			got := relFromArrays(t, s, vals)
+			want := relFromArrays(t, s, b.Column(0))
+			ids := b.Column(1).(*array.Int32)
+			for i := range got {
+				if relRowString(s, got[i]) != relRowString(s, want[i]) {
+					t.Fatalf("iter %d %s: row %d: group value %s, build value %s", iter, kind, i,
+						relRowString(s, got[i]), relRowString(s, want[i]))
+				}
+				if ids.IsNull(i) {
+					nullIDs++
+					continue
+				}
+				v := relRowString(s, want[i])
+				if got[i][0] == nil {
+					nullGroups++
+				}
+				if prev, ok := byID[ids.Value(i)]; ok && prev != v {
+					t.Fatalf("iter %d: id %d for %s and %s", iter, ids.Value(i), prev, v)
+				}
+				byID[ids.Value(i)] = v
+			}
+			vals.Release()
+			b.Release()
+		}
+		// NULL is one group: rows no build row extends join a NULL key's.
+		if nullIDs > 0 && nullGroups > 0 {
+			t.Fatalf("iter %d %s: %d rows of NULL id beside %d of a NULL group", iter, kind, nullIDs, nullGroups)
+		}
+		dict.Release()
+		if env.Budget.Used() != 0 {
+			t.Fatalf("iter %d: %d bytes charged after Release", iter, env.Budget.Used())
+		}
+	}
+	env := newTestEnv(mem)
+	s := rel{schema: Schema{{Name: "k", Type: schema.BigIntType}}}
+	for _, c := range []struct {
+		kind JoinKind
+		cols []int
+		text string
+	}{
+		{SemiJoin, []int{0}, "no build groups"},
+		{InnerJoin, []int{3}, "group column 3"},
+	} {
+		ls, rs := relSource(mem, s, nil), relSource(mem, s, nil)
+		_, err := NewHashJoinGrouped(env, ls, rs, c.kind, []int{0}, []int{0}, nil, nil, NewGroupDict(c.cols))
+		ls.Close()
+		rs.Close()
+		if !errors.Is(err, rowttl.ErrInvalidArgument) || !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s groups %v: %v", c.kind, c.cols, err)
+		}
+	}
+}
+
+// relFromArrays reads the rows of a one-column array as test values.
+func relFromArrays(t *testing.T, s Schema, a arrow.Array) [][]any {
+	t.Helper()
+	rows := make([][]any, a.Len())
+	for i := range rows {
+		rows[i] = []any{relValueAt(a, i)}
+	}
+	return rows
 }

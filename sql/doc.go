@@ -270,6 +270,12 @@
 //   - The topmost join (or subquery join) outputs only the columns the
 //     operators above it read (exec.NewHashJoinOutput), so that a key
 //     read by the join alone is never gathered.
+//   - GROUP BY one column of the root join's build side that nothing else
+//     reads groups on the build rows' group ids (exec.GroupDict,
+//     exec.NewHashJoinGrouped): the join outputs a pair's id instead of
+//     gathering the value, the aggregation hashes ints, and GroupValues
+//     maps its groups back to the values (a NULL-extended row joins the
+//     NULL key's group).
 //   - GROUP BY, HAVING, aggregates, DISTINCT, ORDER BY and LIMIT are
 //     planned over the FROM relation as for a single table.
 //   - Window functions (row_number, rank, dense_rank, ntile(n),

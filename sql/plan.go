@@ -57,6 +57,9 @@ type aggPlan struct {
 	groups   []int
 	aggs     []exec.Aggregate
 	having   exec.Expr
+	// dict, when set, makes the one group key the root join's build group
+	// ids, mapped back to the key's values after the aggregation.
+	dict *groupValues
 }
 
 // planSelect plans a SELECT onto exec operators: the plain query block
@@ -261,6 +264,11 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 		if p.scanAgg != nil {
 			op = &scanAggOp{tbl: p.tbl, sa: p.scanAgg, fallback: op, env: env}
 		}
+		if a.dict != nil {
+			if op, err = a.dict.project(env, op, 0); err != nil {
+				return nil, err
+			}
+		}
 		if a.having != nil {
 			if op, err = exec.NewFilter(env, op, a.having); err != nil {
 				return nil, err
@@ -307,8 +315,12 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 			return nil, err
 		}
 	}
-	if len(p.sets) > 0 {
-		op = &setsRelease{in: op, sets: p.sets}
+	if len(p.sets) > 0 || p.agg != nil && p.agg.dict != nil {
+		r := &setsRelease{in: op, sets: p.sets}
+		if p.agg != nil && p.agg.dict != nil {
+			r.groups = p.agg.dict.dict
+		}
+		op = r
 	}
 	return op, nil
 }
@@ -429,6 +441,11 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 				add(d+1, "pushed filter: %s", f)
 			}
 			return
+		}
+		if a.dict != nil {
+			add(d, "GroupValues: %s from the join's build groups", a.dict.name)
+			d++
+			groups[0] = "group_id(" + groups[0] + ")"
 		}
 		pres := make(exec.Schema, len(a.pre))
 		for i, e := range a.pre {

@@ -177,6 +177,9 @@ type relNode struct {
 	// join's left and right columns.
 	coalesced []usingCol
 	coalesceX []exec.Expr
+	// groups, when set, numbers the build rows for the aggregation above
+	// (selectPlan.buildGroup): the join outputs the ids after outNeed.
+	groups *exec.GroupDict
 }
 
 // usingCol is a FULL JOIN's USING column: the two columns it coalesces.
@@ -1063,8 +1066,11 @@ func (n *relNode) buildJoin(env *exec.Env) (exec.Operator, error) {
 		for i, slot := range n.outNeed {
 			out[i] = joinCol(slot)
 		}
+		if n.groups != nil {
+			out = append(out, pw+bw)
+		}
 	}
-	j, err := exec.NewHashJoinOutput(env, probe, buildSide, kind, pk, bk, n.residual, out)
+	j, err := exec.NewHashJoinGrouped(env, probe, buildSide, kind, pk, bk, n.residual, out, n.groups)
 	if err != nil {
 		probe.Close()
 		buildSide.Close()
@@ -1177,6 +1183,9 @@ func (n *relNode) explainTree(add explainFunc, d int) {
 		build = "left"
 	}
 	parts = append(parts, "build "+build, fmt.Sprintf("estimated rows %d", n.est))
+	if n.groups != nil {
+		parts = append(parts, fmt.Sprintf("build groups by %s", n.right.colName(n.left, n.swap, n.groups.Columns()[0])))
+	}
 	if len(n.coalesceX) > 0 {
 		using := make([]string, len(n.coalesceX))
 		for k, x := range n.coalesceX {
@@ -1188,6 +1197,19 @@ func (n *relNode) explainTree(add explainFunc, d int) {
 	add(d, "HashJoin: %s %s", joinName(n.ekind), strings.Join(parts, ", "))
 	n.left.explainTree(add, d+1)
 	n.right.explainTree(add, d+1)
+}
+
+// colName names build column c of a join whose sides are n (right) and
+// left, swapped or not.
+func (n *relNode) colName(left *relNode, swap bool, c int) string {
+	cols := n.cols
+	if swap {
+		cols = left.cols
+	}
+	if c < len(cols) {
+		return cols[c].name
+	}
+	return fmt.Sprint("#", c)
 }
 
 func joinName(k exec.JoinKind) string {

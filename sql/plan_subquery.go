@@ -218,6 +218,10 @@ func (sp *selectPlan) pruneFrom(c *vcompiler) {
 		used = append(used, slot)
 	}
 	slices.Sort(used)
+	group, gslot := sp.buildGroup(c)
+	if group != nil {
+		used = slices.DeleteFunc(used, func(s int) bool { return s == gslot })
+	}
 	if len(used) == len(sp.from.root.cols) {
 		return
 	}
@@ -227,6 +231,53 @@ func (sp *selectPlan) pruneFrom(c *vcompiler) {
 		}
 	}
 	*target = used
+	if group != nil {
+		// The group key reads the join's group ids, after the columns.
+		group.Index, group.Typ = len(used), schema.IntType
+	}
+}
+
+// buildGroup finds an aggregation whose one group key is a column of the
+// root join's build side read by nothing else: the join then numbers its
+// build rows by that column (exec.GroupDict) and the aggregation groups on
+// the numbers, so that the column is neither gathered per pair nor hashed
+// per row, and its values come back per group (exec.GroupValue). It
+// returns the key's reference and slot, having set up the plan, or nil.
+func (sp *selectPlan) buildGroup(c *vcompiler) (*exec.ColumnRef, int) {
+	a, root := sp.agg, sp.from.root
+	if a == nil || len(a.groups) != 1 || len(sp.tops) > 0 || root.isLeaf() || len(root.coalesced) > 0 {
+		return nil, 0
+	}
+	ref, ok := a.pre[a.groups[0]].(*exec.ColumnRef)
+	if !ok {
+		return nil, 0
+	}
+	for slot, refs := range c.refs {
+		if len(refs) != 1 || refs[0] != ref {
+			continue
+		}
+		lw := len(root.left.cols)
+		onBuild := slot >= lw != root.swap
+		if !onBuild || checkGroupType(ref.Typ) != nil {
+			return nil, 0
+		}
+		col := slot - lw
+		if root.swap {
+			col = slot
+		}
+		root.groups = exec.NewGroupDict([]int{col})
+		a.dict = &groupValues{dict: root.groups, typ: ref.Typ, name: ref.Name}
+		return ref, slot
+	}
+	return nil, 0
+}
+
+// groupValues maps an aggregation's group ids back to the build column's
+// values (see buildGroup).
+type groupValues struct {
+	dict *exec.GroupDict
+	typ  schema.Type
+	name string
 }
 
 // refuseRel refuses what the relational planner does not plan yet, by
@@ -491,10 +542,12 @@ func (o *setsOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 
 func (o *setsOp) Close() { o.in.Close() }
 
-// setsRelease is the top of a plan with sets: closing it empties them.
+// setsRelease is the top of a plan with sets or build groups: closing it
+// empties them.
 type setsRelease struct {
-	in   exec.Operator
-	sets []*onceSet
+	in     exec.Operator
+	sets   []*onceSet
+	groups *exec.GroupDict
 }
 
 func (o *setsRelease) Schema() exec.Schema { return o.in.Schema() }
@@ -505,6 +558,9 @@ func (o *setsRelease) Close() {
 	o.in.Close()
 	for _, s := range o.sets {
 		s.set.Reset()
+	}
+	if o.groups != nil {
+		o.groups.Release()
 	}
 }
 
@@ -837,4 +893,30 @@ func (o *scalarOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 func (o *scalarOp) Close() {
 	o.done = true
 	o.in.Close()
+}
+
+// checkGroupType rejects the types a join's build groups cannot key (as
+// exec's hash tables cannot).
+func checkGroupType(t schema.Type) error {
+	switch t.Kind {
+	case schema.Boolean, schema.TinyInt, schema.SmallInt, schema.Int, schema.BigInt, schema.Float,
+		schema.Double, schema.Decimal, schema.String, schema.Varchar, schema.Char, schema.Date,
+		schema.Datetime, schema.TimestampTZ, schema.TimestampNS:
+		return nil
+	}
+	return notYet("a group key of type " + t.String())
+}
+
+// project replaces column col of op's output, the group ids, with the
+// build column's values.
+func (g *groupValues) project(env *exec.Env, op exec.Operator, col int) (exec.Operator, error) {
+	s := op.Schema()
+	exprs := make([]exec.Expr, len(s))
+	names := make([]string, len(s))
+	for i, c := range s {
+		names[i] = c.Name
+		exprs[i] = &exec.ColumnRef{Index: i, Name: c.Name, Typ: c.Type}
+	}
+	exprs[col] = &exec.GroupValue{Dict: g.dict, Col: 0, X: exprs[col], Typ: g.typ, Name: g.name}
+	return exec.NewProject(env, op, exprs, names)
 }
