@@ -475,19 +475,41 @@ func (p *prober) pairChunk(ctx context.Context) error {
 	j := p.j
 	p.pairL, p.pairR = p.pairL[:0], p.pairR[:0]
 	n := int(p.probe.NumRows())
-	for p.row < n && len(p.pairL) < BatchRows {
-		if p.cand < 0 {
-			p.cand = p.firstCandidate(p.row)
+	if j.nested {
+		for p.row < n && len(p.pairL) < BatchRows {
+			if p.cand < 0 {
+				p.cand = p.firstCandidate(p.row)
+			}
+			for p.cand >= 0 && len(p.pairL) < BatchRows {
+				p.pairL = append(p.pairL, int32(p.row))
+				p.pairR = append(p.pairR, p.cand)
+				p.cand = p.nextCandidate(p.cand)
+			}
+			if p.cand >= 0 {
+				break
+			}
+			p.row++
 		}
-		for p.cand >= 0 && len(p.pairL) < BatchRows {
-			p.pairL = append(p.pairL, int32(p.row))
-			p.pairR = append(p.pairR, p.cand)
-			p.cand = p.nextCandidate(p.cand)
+	} else {
+		// The same walk over the table's chains, inlined.
+		first, next := p.first, j.table.next
+		pairL, pairR := p.pairL, p.pairR
+		row, cand := p.row, p.cand
+		for row < n && len(pairL) < BatchRows {
+			if cand < 0 {
+				cand = first[row]
+			}
+			for cand >= 0 && len(pairL) < BatchRows {
+				pairL = append(pairL, int32(row))
+				pairR = append(pairR, cand)
+				cand = next[cand]
+			}
+			if cand >= 0 {
+				break
+			}
+			row++
 		}
-		if p.cand >= 0 {
-			break
-		}
-		p.row++
+		p.pairL, p.pairR, p.row, p.cand = pairL, pairR, row, cand
 	}
 	if len(p.pairL) == 0 {
 		return nil

@@ -450,7 +450,7 @@ func slotLeaves(n *relNode, off int, sources map[int][2]int) [][]int {
 		return out
 	}
 	out := append(slotLeaves(n.left, off, sources), slotLeaves(n.right, off+len(n.left.full), sources)...)
-	for k, u := range n.coalesced {
+	for _, u := range n.coalesced {
 		var src [2]int
 		for i, f := range n.full[:len(n.left.full)+len(n.right.full)] {
 			if sameCol(f, u.left) {
@@ -461,7 +461,6 @@ func slotLeaves(n *relNode, off int, sources map[int][2]int) [][]int {
 			}
 		}
 		sources[off+len(out)] = src
-		_ = k
 		out = append(out, append(append([]int(nil), out[src[0]-off]...), out[src[1]-off]...))
 	}
 	return out
