@@ -85,7 +85,12 @@
 // a lone count(DISTINCT x) without GROUP BY, where one group would put
 // every value on one goroutine, runs instead on intSets partitioned by the
 // value's hash and divided among the workers (count_distinct.go,
-// CountDistinctApplies). Sort and TopN are stable: rows of
-// equal keys keep their input order. TopN holds limit+offset rows and one
-// batch; Distinct streams, emitting each row the first time it is seen.
+// CountDistinctApplies). NewHashJoin holds its build side and, without
+// residual, probes on Env.Parallelism goroutines, its output in probe
+// order all the same; its GroupDict (the build rows numbered by a group
+// key) and a ValueSet (an IN subquery's values) outlive the operator that
+// fills them and are released by their owner. Sort and TopN are stable:
+// rows of equal keys keep their input order. TopN holds limit+offset rows
+// and one batch; Distinct streams, emitting each row the first time it is
+// seen.
 package exec

@@ -27,8 +27,10 @@ import (
 // widths, or an integer with a DECIMAL, must be cast to one type by the
 // planner first; anything else is ErrInvalidArgument. NULL equals
 // nothing, NULL included. FLOAT and DOUBLE compare as SQL does, -0 = 0,
-// and NaN equals NaN. A single key of an integer, DATE or DATETIME type
-// takes a faster path.
+// and NaN equals NaN. Keys are those of GROUP BY (keys.go); a single
+// fixed-width key whose build values are dense is addressed directly, and
+// a Semi or Anti join without residual keeps only the set of keys
+// (join_table.go).
 //
 // No keys. With no keys every pair of rows is a candidate (a nested loop
 // over the held right side, in batches): CrossJoin must have none, and
@@ -46,12 +48,13 @@ import (
 // outer side's columns made nullable (right's for Left, left's for Right,
 // both for Full); Semi, Anti and NullAwareAnti output left columns only.
 // Batches hold at most BatchRows rows, however many rows one probe row
-// matches. An Inner, Left, Semi, Anti or NullAwareAnti join without
-// residual probes on Env.Parallelism goroutines (join_parallel.go), its
-// output the same batches in the same order. Order: for each left batch in turn, its matched pairs in left
+// matches. Order: for each left batch in turn, its matched pairs in left
 // row order (a left row's right matches in right input order), then, for
 // Left and Full, its unmatched rows; after the last left batch, for Right
-// and Full, the unmatched right rows in right input order.
+// and Full, the unmatched right rows in right input order. An Inner,
+// Left, Semi, Anti or NullAwareAnti join without residual probes on
+// Env.Parallelism goroutines (join_parallel.go), its output the same
+// batches in the same order.
 //
 // A refused description is ErrInvalidArgument (ErrNotSupported for what
 // the operator does not do) and leaves closing the inputs to the caller;

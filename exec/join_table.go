@@ -34,9 +34,6 @@ type joinTable struct {
 	// none.
 	head []int32
 	next []int32
-	// unique: no key has two build rows, so a probe row has at most one
-	// match.
-	unique bool
 	// anyNull: some build row has a NULL key column.
 	anyNull bool
 
@@ -117,7 +114,6 @@ func (t *joinTable) build(cols []arrow.Array) {
 			t.next[i] = -1
 		}
 	}
-	t.unique = true
 	if t.form == keyInt && directJoins && t.buildDirect(cols, n) {
 		return
 	}
@@ -158,9 +154,6 @@ func (t *joinTable) build(cols []arrow.Array) {
 		if t.exists {
 			t.head[g] = int32(r)
 			continue
-		}
-		if t.head[g] >= 0 {
-			t.unique = false
 		}
 		t.next[r] = t.head[g]
 		t.head[g] = int32(r)
@@ -230,9 +223,6 @@ func (t *joinTable) buildDirect(cols []arrow.Array, n int) bool {
 			}
 			r := int32(start + i)
 			x := uint64(t.ints[i]) - uint64(lo)
-			if t.head[x] >= 0 {
-				t.unique = false
-			}
 			t.next[r] = t.head[x]
 			t.head[x] = r
 		}
