@@ -126,7 +126,7 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 	v := vs[rng.IntN(3)]
 	hasS := func(r relRow) bool { return r.s != nil && *r.s == v }
 	var out []string
-	switch rng.IntN(9) {
+	switch rng.IntN(10) {
 	case 0, 1:
 		kinds := []string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}
 		kind := rng.IntN(4)
@@ -326,6 +326,64 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 		}
 		for k, g := range groups {
 			out = append(out, fmt.Sprintf("%s|%d|%d", k, g.n, g.sum))
+		}
+		return sql, out
+	case 9:
+		// GROUP BY one side's column over a join of any kind: grouped on
+		// the build rows' ids when that side is the build side.
+		kinds := []string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN"}
+		kind := rng.IntN(4)
+		side := []string{"a", "b"}[rng.IntN(2)]
+		sql := fmt.Sprintf("SELECT %s.s, count(*), sum(a.id) FROM a %s b ON a.k = b.k GROUP BY %s.s", side, kinds[kind], side)
+		type agg struct {
+			n   int
+			sum *int64
+		}
+		groups := map[string]*agg{}
+		add := func(x, y *relRow) {
+			r := y
+			if side == "a" {
+				r = x
+			}
+			key := "NULL"
+			if r != nil && r.s != nil {
+				key = *r.s
+			}
+			g := groups[key]
+			if g == nil {
+				g = &agg{}
+				groups[key] = g
+			}
+			g.n++
+			if x != nil {
+				if g.sum == nil {
+					g.sum = new(int64)
+				}
+				*g.sum += x.id
+			}
+		}
+		bMatched := make([]bool, len(b))
+		for i := range a {
+			m := false
+			for j := range b {
+				if eqK(a[i].k, b[j].k) {
+					m, bMatched[j] = true, true
+					add(&a[i], &b[j])
+				}
+			}
+			if !m && (kind == 1 || kind == 3) {
+				add(&a[i], nil)
+			}
+		}
+		if kind >= 2 {
+			for j := range b {
+				if !bMatched[j] {
+					add(nil, &b[j])
+				}
+			}
+		}
+		for k, g := range groups {
+			out = append(out, fmt.Sprintf("%s|%d|%s", k, g.n, nstr(g.sum)))
 		}
 		return sql, out
 	case 8:
