@@ -187,3 +187,118 @@ func dataBytes(d arrow.ArrayData) int64 {
 	}
 	return n
 }
+
+// gatherIndexed is gatherColumn from one source array by row index, -1
+// for NULL: what a hash join gathers a probe or build column with, without
+// a rowRef per row. src may be nil when every index is -1.
+func gatherIndexed(mem memory.Allocator, typ arrow.DataType, src arrow.Array, idx []int32) arrow.Array {
+	n := len(idx)
+	srcNulls := src != nil && src.NullN() > 0
+	nulls := 0
+	for _, r := range idx {
+		if r < 0 || srcNulls && src.IsNull(int(r)) {
+			nulls++
+		}
+	}
+	var validity *memory.Buffer
+	if nulls > 0 {
+		validity = memory.NewResizableBuffer(mem)
+		validity.Resize(int(bitutil.BytesForBits(int64(n))))
+		bits := validity.Bytes()
+		clear(bits)
+		for i, r := range idx {
+			if r >= 0 && (!srcNulls || src.IsValid(int(r))) {
+				bitutil.SetBit(bits, i)
+			}
+		}
+	}
+	fw, fixed := typ.(arrow.FixedWidthDataType)
+	if src == nil || typ.ID() == arrow.BOOL || !fixed && typ.ID() != arrow.STRING || fixed && fw.BitWidth()%8 != 0 {
+		if validity != nil {
+			validity.Release()
+		}
+		refs := make([]rowRef, n)
+		for i, r := range idx {
+			refs[i] = rowRef{batch: 0, row: r}
+			if r < 0 {
+				refs[i] = nullRef
+			}
+		}
+		var srcs []arrow.Array
+		if src != nil {
+			srcs = []arrow.Array{src}
+		}
+		return gatherColumn(mem, typ, srcs, refs)
+	}
+	var data *array.Data
+	if typ.ID() == arrow.STRING {
+		s := src.(*array.String)
+		total := 0
+		for _, r := range idx {
+			if r >= 0 {
+				total += s.ValueLen(int(r))
+			}
+		}
+		offsets := memory.NewResizableBuffer(mem)
+		offsets.Resize((n + 1) * 4)
+		offs := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
+		values := memory.NewResizableBuffer(mem)
+		values.Resize(total)
+		buf := values.Bytes()[:0]
+		offs[0] = 0
+		for i, r := range idx {
+			if r >= 0 {
+				buf = append(buf, s.Value(int(r))...)
+			}
+			offs[i+1] = int32(len(buf))
+		}
+		data = array.NewData(typ, n, []*memory.Buffer{validity, offsets, values}, nil, nulls, 0)
+		offsets.Release()
+		values.Release()
+	} else {
+		w := fw.BitWidth() / 8
+		d := src.Data()
+		raw := d.Buffers()[1].Bytes()[d.Offset()*w:]
+		values := memory.NewResizableBuffer(mem)
+		values.Resize(n * w)
+		out := values.Bytes()
+		switch w {
+		case 8:
+			words := arrow.Uint64Traits.CastFromBytes(raw[:len(raw)/8*8])
+			dst := arrow.Uint64Traits.CastFromBytes(out)
+			for i, r := range idx {
+				if r < 0 {
+					dst[i] = 0
+				} else {
+					dst[i] = words[r]
+				}
+			}
+		case 4:
+			words := arrow.Uint32Traits.CastFromBytes(raw[:len(raw)/4*4])
+			dst := arrow.Uint32Traits.CastFromBytes(out)
+			for i, r := range idx {
+				if r < 0 {
+					dst[i] = 0
+				} else {
+					dst[i] = words[r]
+				}
+			}
+		default:
+			for i, r := range idx {
+				if r < 0 {
+					clear(out[i*w : (i+1)*w])
+					continue
+				}
+				o := int(r) * w
+				copy(out[i*w:(i+1)*w], raw[o:o+w])
+			}
+		}
+		data = array.NewData(typ, n, []*memory.Buffer{validity, values}, nil, nulls, 0)
+		values.Release()
+	}
+	if validity != nil {
+		validity.Release()
+	}
+	defer data.Release()
+	return array.MakeFromData(data)
+}

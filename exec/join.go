@@ -579,17 +579,16 @@ func (p *prober) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.Reco
 		n = len(r)
 	}
 	arrs := make([]arrow.Array, 0, len(cols))
-	var lrefs, rrefs []rowRef
-	refsOf := func(x []int32) []rowRef {
-		refs := make([]rowRef, n)
-		for k := range refs {
-			if x == nil || x[k] < 0 {
-				refs[k] = nullRef
-			} else {
-				refs[k] = rowRef{batch: 0, row: x[k]}
-			}
+	// nil l or r: every row NULL on that side.
+	nullsOf := func(x []int32) []int32 {
+		if x != nil {
+			return x
 		}
-		return refs
+		x = make([]int32, n)
+		for k := range x {
+			x[k] = -1
+		}
+		return x
 	}
 	whole := p.probe != nil && l != nil && n == int(p.probe.NumRows())
 	for k := 0; whole && k < n; k++ {
@@ -608,24 +607,20 @@ func (p *prober) pairBatch(s *arrow.Schema, cols []int, l, r []int32) arrow.Reco
 				arrs = append(arrs, a)
 				continue
 			}
-			if lrefs == nil {
-				lrefs = refsOf(l)
-			}
-			var src []arrow.Array
+			l = nullsOf(l)
+			var src arrow.Array
 			if p.probe != nil {
-				src = []arrow.Array{p.probe.Column(c)}
+				src = p.probe.Column(c)
 			}
-			arrs = append(arrs, gatherColumn(j.env.Mem, typ, src, lrefs))
+			arrs = append(arrs, gatherIndexed(j.env.Mem, typ, src, l))
 			continue
 		}
-		if rrefs == nil {
-			rrefs = refsOf(r)
-		}
-		var src []arrow.Array
+		r = nullsOf(r)
+		var src arrow.Array
 		if j.bcols != nil {
-			src = []arrow.Array{j.bcols[c-j.nLeft]}
+			src = j.bcols[c-j.nLeft]
 		}
-		arrs = append(arrs, gatherColumn(j.env.Mem, typ, src, rrefs))
+		arrs = append(arrs, gatherIndexed(j.env.Mem, typ, src, r))
 	}
 	return newBatchOwning(s, arrs, int64(n))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -213,5 +214,43 @@ func TestJoinTableDirect(t *testing.T) {
 			}
 		}
 		c.build.Release()
+	}
+}
+
+// TestGatherIndexed: gathering by row index gives what gatherColumn gives
+// by rowRef, for every column type, NULL indices and NULL values, and a
+// sliced source.
+func TestGatherIndexed(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rng := rand.New(rand.NewPCG(9, 10))
+	for iter := range 200 {
+		s := Schema{{Name: "c", Type: randomType(rng), Nullable: true}}
+		n := rng.IntN(40)
+		rows := make([][]any, n+3)
+		for i := range rows {
+			rows[i] = []any{randomValue(rng, s[0].Type, 10, 0.2)}
+		}
+		b := buildTestBatch(mem, s, rows)
+		src := array.NewSlice(b.Column(0), 3, int64(n+3))
+		idx := make([]int32, rng.IntN(50))
+		refs := make([]rowRef, len(idx))
+		for i := range idx {
+			idx[i] = int32(rng.IntN(n+1)) - 1
+			refs[i] = rowRef{batch: 0, row: idx[i]}
+			if idx[i] < 0 {
+				refs[i] = nullRef
+			}
+		}
+		typ := s[0].Type.Arrow()
+		got := gatherIndexed(mem, typ, src, idx)
+		want := gatherColumn(mem, typ, []arrow.Array{src}, refs)
+		if !array.ApproxEqual(got, want, array.WithNaNsEqual(true), array.WithAbsTolerance(0)) {
+			t.Fatalf("iter %d %s: %v, want %v", iter, s[0].Type, got, want)
+		}
+		got.Release()
+		want.Release()
+		src.Release()
+		b.Release()
 	}
 }
