@@ -192,6 +192,8 @@ type hashJoin struct {
 	groups  *GroupDict
 	gid     []int32
 	nullGid int32
+	// onRange is told the build keys' range (OnBuildKeyRange).
+	onRange func(lo, hi int64)
 
 	built   bool
 	done    bool
@@ -386,7 +388,37 @@ func (j *hashJoin) buildSide(ctx context.Context) error {
 			return err
 		}
 	}
+	if j.onRange != nil && j.table != nil && j.table.hasRange {
+		j.onRange(j.table.keyLo, j.table.keyHi)
+	}
 	return j.grow()
+}
+
+// OnBuildKeyRange has a hash join call f with its least and greatest build
+// key once it holds its build side, before it reads its first probe batch,
+// so that whoever produces the probe rows may skip those outside the range
+// (a scan's zone maps skip their pages): for a join of one integer key
+// (TINYINT to BIGINT) that keeps no probe row without a match (Inner,
+// Semi, Right). It reports whether f will be called: not for any other
+// join or operator, nor once the join has started. f is not called when
+// no build row has a key.
+func OnBuildKeyRange(op Operator, f func(lo, hi int64)) bool {
+	j, ok := op.(*hashJoin)
+	if !ok || j.built || j.nested || len(j.leftKeys) != 1 {
+		return false
+	}
+	switch j.kind {
+	case InnerJoin, SemiJoin, RightJoin:
+	default:
+		return false
+	}
+	switch j.left.Schema()[j.leftKeys[0]].Type.Kind {
+	case schema.TinyInt, schema.SmallInt, schema.Int, schema.BigInt:
+	default:
+		return false
+	}
+	j.onRange = f
+	return true
 }
 
 // concatBuild makes the build side's batches one array per column, so

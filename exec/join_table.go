@@ -36,6 +36,10 @@ type joinTable struct {
 	next []int32
 	// anyNull: some build row has a NULL key column.
 	anyNull bool
+	// keyLo and keyHi are the least and greatest non-NULL key of a keyInt
+	// table (hasRange: there is one).
+	keyLo, keyHi int64
+	hasRange     bool
 
 	keys  rowKeys
 	ints  []int64
@@ -114,7 +118,7 @@ func (t *joinTable) build(cols []arrow.Array) {
 			t.next[i] = -1
 		}
 	}
-	if t.form == keyInt && directJoins && t.buildDirect(cols, n) {
+	if t.form == keyInt && t.buildDirect(cols, n) {
 		return
 	}
 	t.keys.form = t.form
@@ -180,12 +184,14 @@ func (t *joinTable) buildDirect(cols []arrow.Array, n int) bool {
 	if lo > hi {
 		// No key at all: every row is NULL, or none is there.
 		lo, hi = 0, -1
+	} else {
+		t.keyLo, t.keyHi, t.hasRange = lo, hi, true
 	}
 	limit := directSpan(n)
 	if t.exists {
 		limit = existsSpan(n)
 	}
-	if uint64(hi)-uint64(lo) >= limit {
+	if uint64(hi)-uint64(lo) >= limit || !directJoins {
 		return false
 	}
 	t.direct, t.lo = true, lo

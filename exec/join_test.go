@@ -774,3 +774,59 @@ func relFromArrays(t *testing.T, s Schema, a arrow.Array) [][]any {
 	}
 	return rows
 }
+
+// TestOnBuildKeyRange: a join of one integer key that drops unmatched
+// probe rows reports its build keys' range before reading the probe side;
+// other joins take no hook.
+func TestOnBuildKeyRange(t *testing.T) {
+	mem := relMem(t)
+	env := newTestEnv(mem)
+	ints := rel{schema: Schema{{Name: "k", Type: schema.IntType, Nullable: true}},
+		rows: [][]any{{int64(7)}, {nil}, {int64(-3)}, {int64(12)}}}
+	strs := rel{schema: Schema{{Name: "s", Type: schema.StringType}}, rows: [][]any{{"a"}}}
+	for _, c := range []struct {
+		kind JoinKind
+		r    rel
+		ok   bool
+	}{
+		{InnerJoin, ints, true}, {SemiJoin, ints, true}, {RightJoin, ints, true},
+		{LeftJoin, ints, false}, {AntiJoin, ints, false}, {FullJoin, ints, false}, {InnerJoin, strs, false},
+	} {
+		probeRead := false
+		var got []int64
+		left := &onNext{Operator: relSource(mem, c.r, nil), f: func() { probeRead = true }}
+		op, err := NewHashJoin(env, left, relSource(mem, c.r, nil), c.kind, []int{0}, []int{0}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := OnBuildKeyRange(op, func(lo, hi int64) {
+			if probeRead {
+				t.Errorf("%s: range after the probe side was read", c.kind)
+			}
+			got = []int64{lo, hi}
+		})
+		if ok != c.ok {
+			t.Errorf("%s over %s: hook taken %v", c.kind, c.r.schema[0].Type, ok)
+		}
+		if _, err := relDrain(context.Background(), op); err != nil {
+			t.Fatal(err)
+		}
+		if c.ok && !slices.Equal(got, []int64{-3, 12}) {
+			t.Errorf("%s: range %v, want [-3 12]", c.kind, got)
+		}
+		if OnBuildKeyRange(op, func(int64, int64) {}) {
+			t.Errorf("%s: hook taken after the join ran", c.kind)
+		}
+	}
+}
+
+// onNext calls f before each Next.
+type onNext struct {
+	Operator
+	f func()
+}
+
+func (o *onNext) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	o.f()
+	return o.Operator.Next(ctx)
+}

@@ -276,6 +276,12 @@
 //     gathering the value, the aggregation hashes ints, and GroupValues
 //     maps its groups back to the values (a NULL-extended row joins the
 //     NULL key's group).
+//   - A join of one integer key that keeps no unmatched probe row (INNER,
+//     a semi join, the probe side of an outer join's inner side) whose
+//     probe side is a table scan narrows that scan, once the build side is
+//     held, to the build keys' range (exec.OnBuildKeyRange, a conjunct
+//     pushed like a WHERE one), so zone maps skip the pages no build key
+//     can match.
 //   - GROUP BY, HAVING, aggregates, DISTINCT, ORDER BY and LIMIT are
 //     planned over the FROM relation as for a single table.
 //   - Window functions (row_number, rank, dense_rank, ntile(n),

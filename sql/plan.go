@@ -229,10 +229,11 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 	switch {
 	case p.from != nil:
 		var err error
-		if op, err = p.from.root.build(env); err != nil {
+		var scan *scanOp
+		if op, scan, err = p.from.root.buildSide(env); err != nil {
 			return nil, err
 		}
-		if op, err = buildTops(env, op, p.tops); err != nil {
+		if op, err = buildTops(env, op, p.tops, p.from.root, scan); err != nil {
 			return nil, err
 		}
 		if len(p.sets) > 0 {

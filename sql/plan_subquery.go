@@ -42,6 +42,9 @@ type topJoin struct {
 	// out, when set on the last join, are the only columns of the outer
 	// relation read above it (see pruneFrom).
 	out []int
+	// rangeCol, on the first join over a table scan, is the scan's column
+	// the build keys' range filters (see rangeColumn).
+	rangeCol string
 }
 
 // planRelSelect plans a query block beyond one table.
@@ -94,6 +97,9 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 		if tj == nil {
 			rest = append(rest, conj)
 			continue
+		}
+		if len(sp.tops) == 0 && len(tj.keys) == 1 && tj.kind == exec.SemiJoin {
+			tj.rangeCol = rangeColumn(fp.root, tj.keys[0], tj.kind)
 		}
 		sp.tops = append(sp.tops, tj)
 	}
@@ -748,8 +754,8 @@ func (p *relPlanner) fromScope(st *parser.Select) (*scope, error) {
 }
 
 // buildTops joins the subqueries above op.
-func buildTops(env *exec.Env, op exec.Operator, tops []*topJoin) (exec.Operator, error) {
-	for _, t := range tops {
+func buildTops(env *exec.Env, op exec.Operator, tops []*topJoin, root *relNode, scan *scanOp) (exec.Operator, error) {
+	for i, t := range tops {
 		sub, err := t.sub.build(env)
 		if err != nil {
 			op.Close()
@@ -781,6 +787,9 @@ func buildTops(env *exec.Env, op exec.Operator, tops []*topJoin) (exec.Operator,
 			probe.Close()
 			build.Close()
 			return nil, err
+		}
+		if i == 0 {
+			rangeFilter(j, root, scan, t.rangeCol)
 		}
 		op = j
 		if t.out == nil && len(j.Schema()) != width {
@@ -821,6 +830,9 @@ func explainTops(add explainFunc, d int, tops []*topJoin, from func(d int)) {
 	line := fmt.Sprintf("HashJoin: %s for %s", what, t.text)
 	if len(keys) > 0 {
 		line += ", keys [" + strings.Join(keys, ", ") + "]"
+	}
+	if t.rangeCol != "" {
+		line += ", build key range filters the scan on " + t.rangeCol
 	}
 	if t.residual != nil {
 		line += fmt.Sprintf(", residual %s", t.residual)

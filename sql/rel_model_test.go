@@ -189,7 +189,9 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 		// value of the select list (TRUE, FALSE or NULL).
 		not := rng.IntN(2) == 0
 		filter := rng.IntN(2) == 0
-		mode := rng.IntN(3)
+		// Mode 3 tests a's key column, id, which the subquery's range of
+		// keys narrows in a's scan.
+		mode := rng.IntN(4)
 		var conds []string
 		if filter {
 			conds = append(conds, fmt.Sprintf("s = '%s'", v))
@@ -206,6 +208,9 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 			op = "NOT IN"
 		}
 		sql := fmt.Sprintf("SELECT id FROM a WHERE k %s (SELECT k FROM b%s)", op, cond)
+		if mode == 3 {
+			sql = fmt.Sprintf("SELECT id FROM a WHERE id %s (SELECT k FROM b%s)", op, cond)
+		}
 		if mode == 2 {
 			sql = fmt.Sprintf("SELECT id, k %s (SELECT k FROM b%s) FROM a", op, cond)
 		}
@@ -216,11 +221,16 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 					sub = append(sub, y)
 				}
 			}
+			xk := x.k
+			if mode == 3 {
+				id := x.id
+				xk = &id
+			}
 			in, null := false, false
 			for _, y := range sub {
 				if y.k == nil {
 					null = true
-				} else if eqK(x.k, y.k) {
+				} else if eqK(xk, y.k) {
 					in = true
 				}
 			}
@@ -229,7 +239,7 @@ func relQuery(rng *rand.Rand, a, b []relRow) (string, []string) {
 			switch {
 			case in:
 				val = "true"
-			case len(sub) > 0 && (x.k == nil || null):
+			case len(sub) > 0 && (xk == nil || null):
 				val = "NULL"
 			}
 			if not && val != "NULL" {
