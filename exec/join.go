@@ -424,12 +424,6 @@ func OnBuildKeyRange(op Operator, f func(lo, hi int64)) bool {
 // concatBuild makes the build side's batches one array per column, so
 // that a build row is one index into every column wherever it came from.
 func (j *hashJoin) concatBuild() error {
-	defer func() {
-		for _, b := range j.build {
-			b.Release()
-		}
-		j.build = nil
-	}()
 	if len(j.build) == 0 {
 		return nil
 	}
@@ -439,26 +433,49 @@ func (j *hashJoin) concatBuild() error {
 			c.Retain()
 			j.bcols = append(j.bcols, c)
 		}
+		j.build[0].Release()
+		j.build = nil
 		return nil
 	}
-	// Both copies are held while the columns are copied.
+	// The batches' columns are held apart, so that each column's parts go
+	// as soon as it is copied: two copies of one column at a time, not of
+	// the whole build side.
+	parts := make([][]arrow.Array, j.nRight)
 	var est int64
-	for _, b := range j.build {
-		est += batchBytes(b)
+	for c := range parts {
+		var n int64
+		for _, b := range j.build {
+			a := b.Column(c)
+			a.Retain()
+			parts[c] = append(parts[c], a)
+			n += dataBytes(a.Data())
+		}
+		est = max(est, n)
 	}
+	for _, b := range j.build {
+		b.Release()
+	}
+	j.build = nil
+	defer func() {
+		for _, ps := range parts {
+			for _, a := range ps {
+				a.Release()
+			}
+		}
+	}()
 	if err := j.env.Budget.Grow("HashJoin", est); err != nil {
 		return err
 	}
 	defer j.env.Budget.Shrink(est)
-	parts := make([]arrow.Array, len(j.build))
-	for c := 0; c < j.nRight; c++ {
-		for i, b := range j.build {
-			parts[i] = b.Column(c)
-		}
-		a, err := array.Concatenate(parts, j.env.Mem)
+	for c := range parts {
+		a, err := array.Concatenate(parts[c], j.env.Mem)
 		if err != nil {
 			return rowttl.Errorf(rowttl.ErrNotSupported, "HashJoin: build side column %s: %w", j.right.Schema()[c].Name, err)
 		}
+		for _, p := range parts[c] {
+			p.Release()
+		}
+		parts[c] = nil
 		j.bcols = append(j.bcols, a)
 	}
 	return nil
