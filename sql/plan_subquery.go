@@ -312,8 +312,14 @@ func (p *relPlanner) subqueryJoin(outer, full *scope, conj parser.Expr) (*topJoi
 	not := false
 	x := conj
 	if u, ok := x.(*parser.UnaryExpr); ok && u.Op == parser.OpNot {
-		if _, ok := u.X.(*parser.ExistsExpr); ok {
+		switch in := u.X.(type) {
+		case *parser.ExistsExpr:
 			not, x = true, u.X
+		case *parser.InSubquery:
+			// NOT (x IN q) is x NOT IN q, NULLs and all.
+			flipped := *in
+			flipped.Not = !in.Not
+			x = &flipped
 		}
 	}
 	switch e := x.(type) {
