@@ -85,7 +85,12 @@ func (m *Merge) Next() (rank int, wins bool) {
 	rank = int(m.heap[0])
 	top := &m.keys[rank]
 	if Invariants {
-		top.prev = &mergeItem{i: top.i, b: append([]byte(nil), top.b...)}
+		// One copy per run, reused: a copy per key would be garbage the
+		// size of every key merged.
+		if top.prev == nil {
+			top.prev = &mergeItem{}
+		}
+		top.prev.i, top.prev.b = top.i, append(top.prev.b[:0], top.b...)
 	}
 	if m.clear {
 		m.tied = false
