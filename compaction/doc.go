@@ -19,6 +19,12 @@
 // merge drops is expressed by the scans the caller hands in: the merges
 // never judge expiry or visibility themselves.
 //
+// CopyPages (copy.go) is the rewrite that needs no key order (DUPLICATE
+// tables, one merge-on-write rowset): it copies without decoding every page
+// its TTL zone map proves live and no delete mark touches, and filters the
+// others through ttlcol's page mask, dropping pages and rowsets the zone
+// maps prove expired where the plan may drop expired rows.
+//
 // Nothing here may change what a query returns: a plan only names rowsets
 // whose rewrite under SPEC §3 keeps every visible row.
 package compaction

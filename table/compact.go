@@ -155,7 +155,11 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 	if model == schema.Duplicate || (model == schema.UniqueMOW && len(inputs) == 1) {
 		w := newWriter()
 		kept := newKept(len(inputs))
-		handled, err := t.rewriteByPages(ctx, v, inputs, drop, threshold, phys, w, kept)
+		deleted := make([]*roaring.Bitmap, len(inputs))
+		for i, h := range inputs {
+			deleted[i] = v.deleted[h.Meta.ID]
+		}
+		handled, err := compaction.CopyPages(ctx, t.opts.Allocator, inputs, deleted, v.policy, drop, threshold, phys, w, kept)
 		if err != nil {
 			w.Abort()
 			return nil, err

@@ -78,10 +78,10 @@
 //
 // Compaction follows SPEC §3 per model. The compaction package chooses
 // (compaction.PickAuto, PickManual over the version's metadata); this
-// package runs the plan and installs it (compact.go, compact_copy.go), and
+// package runs the plan and installs it (compact.go, compact_run.go), and
 // its scheduler loop (background.go) runs auto-compaction rounds. Whole
 // expired rowsets of DUPLICATE and merge-on-write tables go by a manifest
-// change; rewrites copy the pages that keep every row; merge-on-read
+// change; rewrites copy the pages that keep every row (compaction.CopyPages); merge-on-read
 // compactions keep only the newest version of each key (any version a newer
 // one hides, inside the inputs or above them, goes), and drop expired
 // newest versions and deletions only in compactions from version 0. Background compaction

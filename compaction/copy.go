@@ -1,4 +1,4 @@
-package table
+package compaction
 
 import (
 	"context"
@@ -8,14 +8,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/rowttl/rowttl/compaction"
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/ttlcol"
 )
 
-// rewriteByPages writes the rows a compaction keeps to w page by page,
+// CopyPages writes the rows a compaction keeps to w page by page,
 // copying without decoding every page that keeps all its rows (TTL zone map
 // proves them live, no row deleted) and filtering the others. It serves
 // where the output need not be a key-ordered merge: DUPLICATE tables, and a
@@ -23,7 +22,10 @@ import (
 // nothing, when an input's layout differs from the table's (a schema
 // change), so the caller falls back to scans. kept[i] receives the
 // ordinals of the rows of inputs[i] it writes.
-func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset.Handle, drop bool, threshold int64, phys *arrow.Schema, w *rowset.Writer, kept []*roaring.Bitmap) (bool, error) {
+// deleted[i] holds the ordinals of inputs[i] that delete marks hide (nil:
+// none); pol is the table's TTL policy, which judges a wholly expired
+// input.
+func CopyPages(ctx context.Context, mem memory.Allocator, inputs []*rowset.Handle, deleted []*roaring.Bitmap, pol ttlcol.Policy, drop bool, threshold int64, phys *arrow.Schema, w *rowset.Writer, kept []*roaring.Bitmap) (bool, error) {
 	for _, h := range inputs {
 		for _, r := range h.Segments {
 			if !r.SameLayout(phys) {
@@ -31,16 +33,15 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 			}
 		}
 	}
-	mem := t.opts.Allocator
 	ttlIdx := -1
 	if idx := phys.FieldIndices(schema.TTLColumn); len(idx) > 0 {
 		ttlIdx = idx[0]
 	}
 	for i, h := range inputs {
-		if drop && compaction.WhollyExpired(&h.Meta, v.policy, threshold) {
+		if drop && WhollyExpired(&h.Meta, pol, threshold) {
 			continue
 		}
-		del := v.deleted[h.Meta.ID]
+		del := deleted[i]
 		var base int64
 		for _, r := range h.Segments {
 			for p := 0; p < r.NumPages(); p++ {
@@ -64,7 +65,7 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 					kept[i].AddRange(uint64(ord0), uint64(ord0)+uint64(n))
 					continue
 				}
-				if err := t.filterPage(ctx, mem, r, p, ord0, n, state, threshold, ttlIdx, del, phys, w, kept[i]); err != nil {
+				if err := filterPage(ctx, mem, r, p, ord0, n, state, threshold, ttlIdx, del, phys, w, kept[i]); err != nil {
 					return true, err
 				}
 			}
@@ -76,7 +77,7 @@ func (t *Table) rewriteByPages(ctx context.Context, v *version, inputs []*rowset
 
 // filterPage decodes one page and writes the rows that are neither expired
 // (when state says some are) nor deleted, adding their ordinals to kept.
-func (t *Table) filterPage(ctx context.Context, mem memory.Allocator, r interface {
+func filterPage(ctx context.Context, mem memory.Allocator, r interface {
 	ReadPage(memory.Allocator, int, int) (arrow.Array, error)
 }, p int, ord0 int64, n int, state ttlcol.PageState, threshold int64, ttlIdx int, del *roaring.Bitmap, phys *arrow.Schema, w *rowset.Writer, kept *roaring.Bitmap) error {
 	cols := make([]arrow.Array, phys.NumFields())
