@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -225,65 +224,8 @@ func (c *countDistinct) held() int {
 // as hashAgg.consumeParallel folds: a few prepared batches circulate
 // between the calling goroutine and the workers.
 func (c *countDistinct) buildParallel(ctx context.Context, ws []*cdWorker) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	free := make(chan *cdBatch, len(ws)+2)
-	for range cap(free) {
-		free <- &cdBatch{}
-	}
-	finish := func(cb *cdBatch) {
-		if cb.pending.Add(-1) == 0 {
-			free <- cb
-		}
-	}
-	chans := make([]chan *cdBatch, len(ws))
-	var wg sync.WaitGroup
-	for i, w := range ws {
-		chans[i] = make(chan *cdBatch, 2)
-		wg.Go(func() {
-			for cb := range chans[i] {
-				if ctx.Err() == nil {
-					if err := w.fold(cb); err != nil {
-						cancel(err)
-					}
-				}
-				finish(cb)
-			}
-		})
-	}
-	var err error
-pull:
-	for {
-		var b arrow.RecordBatch
-		if b, err = c.in.Next(ctx); err != nil || b == nil {
-			break
-		}
-		var cb *cdBatch
-		select {
-		case cb = <-free:
-		case <-ctx.Done():
-			b.Release()
-			break pull
-		}
-		c.prepare(cb, b)
-		cb.pending.Store(int32(len(ws)))
-		for i, ch := range chans {
-			select {
-			case ch <- cb:
-			case <-ctx.Done():
-				for range len(ws) - i {
-					finish(cb)
-				}
-				break pull
-			}
-		}
-	}
-	for _, ch := range chans {
-		close(ch)
-	}
-	wg.Wait()
-	if cause := context.Cause(ctx); cause != nil {
-		return cause
-	}
-	return err
+	return foldBroadcast(ctx, c.in, len(ws), func() *cdBatch { return &cdBatch{} }, c.prepare,
+		func(w int, cb *cdBatch) error { return ws[w].fold(cb) }, nil)
 }
+
+func (cb *cdBatch) refs() *atomic.Int32 { return &cb.pending }

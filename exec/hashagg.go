@@ -3,7 +3,6 @@ package exec
 import (
 	"context"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -328,72 +327,12 @@ func (h *hashAgg) groupsHeld(ws []*aggWorker) int {
 // A worker's batches reach it in input order, whichever goroutine folds
 // them.
 func (h *hashAgg) consumeParallel(ctx context.Context, ws []*aggWorker) error {
-	// The calling goroutine pulls and prepares batches while the workers
-	// fold the previous ones; a few prepared batches circulate, so that
-	// the operator holds a bounded number of input batches.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	free := make(chan *aggBatch, len(ws)+2)
-	for range cap(free) {
-		free <- h.newAggBatch()
-	}
-	finish := func(ab *aggBatch) {
-		if ab.pending.Add(-1) == 0 {
-			ab.releaseBatch()
-			free <- ab
-		}
-	}
-	chans := make([]chan *aggBatch, len(ws))
-	var wg sync.WaitGroup
-	for i, w := range ws {
-		chans[i] = make(chan *aggBatch, 2)
-		wg.Go(func() {
-			for ab := range chans[i] {
-				if ctx.Err() == nil {
-					if err := w.fold(ab); err != nil {
-						cancel(err)
-					}
-				}
-				finish(ab)
-			}
-		})
-	}
-	var err error
-pull:
-	for {
-		var b arrow.RecordBatch
-		if b, err = h.in.Next(ctx); err != nil || b == nil {
-			break
-		}
-		var ab *aggBatch
-		select {
-		case ab = <-free:
-		case <-ctx.Done():
-			b.Release()
-			break pull
-		}
-		h.prepare(ab, b)
-		ab.pending.Store(int32(len(ws)))
-		for i, c := range chans {
-			select {
-			case c <- ab:
-			case <-ctx.Done():
-				for range len(ws) - i {
-					finish(ab)
-				}
-				break pull
-			}
-		}
-	}
-	for _, c := range chans {
-		close(c)
-	}
-	wg.Wait()
-	if cause := context.Cause(ctx); cause != nil {
-		return cause
-	}
-	return err
+	return foldBroadcast(ctx, h.in, len(ws), h.newAggBatch, h.prepare,
+		func(w int, ab *aggBatch) error { return ws[w].fold(ab) },
+		(*aggBatch).releaseBatch)
 }
+
+func (ab *aggBatch) refs() *atomic.Int32 { return &ab.pending }
 
 // aggWorker folds prepared batches into the partitions it owns: those p
 // with p % workers == id.
