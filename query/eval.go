@@ -1,8 +1,8 @@
 package query
 
 import (
-	"bytes"
 	"cmp"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -317,15 +317,8 @@ func (b *boundCmp) eval(col func(int) arrow.Array, n int, t, f []byte) {
 		}
 	case *array.String:
 		if b.c.Kind == schema.BytesValue {
-			for i := 0; i < n; i++ {
-				if a.IsNull(i) {
-					if b.op == NullSafeEq {
-						bitutil.SetBit(f, i)
-					}
-					continue
-				}
-				setOne(test(b.op, bytes.Compare([]byte(x.Value(i)), b.c.Bytes)), i, t, f)
-			}
+			cmpStrings(x, string(b.c.Bytes), b.op, n, t, f)
+			fixNulls(a, b.op, n, t, f)
 			return
 		}
 	}
@@ -395,6 +388,25 @@ func setOne(ok bool, i int, t, f []byte) {
 		bitutil.SetBit(t, i)
 	} else {
 		bitutil.SetBit(f, i)
+	}
+}
+
+// cmpStrings compares the first n values of a string column with c,
+// NULLs as if they held their (meaningless) bytes: fixNulls follows. An
+// equality is a string ==, which a length mismatch decides without
+// touching the bytes, where a three-way compare would read them: the
+// common filter is an equality on a short low-cardinality column.
+func cmpStrings(x *array.String, c string, op Op, n int, t, f []byte) {
+	switch op {
+	case Eq, NullSafeEq, Ne:
+		want := op != Ne
+		for i := 0; i < n; i++ {
+			setOne((x.Value(i) == c) == want, i, t, f)
+		}
+	default:
+		for i := 0; i < n; i++ {
+			setOne(test(op, strings.Compare(x.Value(i), c)), i, t, f)
+		}
 	}
 }
 
