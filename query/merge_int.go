@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"math"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -192,7 +193,18 @@ func supersededDense(ctx context.Context, rowsets []*rowset.Handle, out map[uint
 	var v segment.Values
 	for rank := len(rowsets) - 1; rank >= 0; rank-- {
 		h := rowsets[rank]
-		var marks []uint32
+		// The marks go into a bit per row of the rowset, turned into a
+		// roaring bitmap once at the end: adding them one by one cost more
+		// than the probes into seen.
+		var rows int64
+		for _, r := range h.Segments {
+			rows += r.NumRows()
+		}
+		if rows > math.MaxUint32+1 {
+			return rowttl.Errorf(rowttl.ErrCorruption, "rowset %d: %d rows, more than a delete bitmap holds", h.Meta.ID, rows)
+		}
+		marks := make([]uint64, (rows+63)/64)
+		any := false
 		var base int64
 		for _, r := range h.Segments {
 			for p := 0; p < r.NumPages(); p++ {
@@ -204,6 +216,9 @@ func supersededDense(ctx context.Context, rowsets []*rowset.Handle, out map[uint
 				}
 				first, _ := r.Page(p)
 				ord0 := base + first
+				if ord0+int64(len(v.Ints)) > rows {
+					return rowttl.Errorf(rowttl.ErrCorruption, "segment %s: page %d ends past the rowset's %d rows", r.Name(), p, rows)
+				}
 				for i, k := range v.Ints {
 					d := uint64(k - lo)
 					if d >= span {
@@ -211,7 +226,9 @@ func supersededDense(ctx context.Context, rowsets []*rowset.Handle, out map[uint
 					}
 					w, bit := d>>6, uint64(1)<<(d&63)
 					if seen[w]&bit != 0 {
-						marks = append(marks, uint32(ord0+int64(i)))
+						o := uint64(ord0 + int64(i))
+						marks[o>>6] |= 1 << (o & 63)
+						any = true
 					} else {
 						seen[w] |= bit
 					}
@@ -219,13 +236,15 @@ func supersededDense(ctx context.Context, rowsets []*rowset.Handle, out map[uint
 			}
 			base += r.NumRows()
 		}
-		if len(marks) > 0 {
-			b := out[h.Meta.ID]
-			if b == nil {
-				b = roaring.New()
-				out[h.Meta.ID] = b
+		if any {
+			// No copy: marks is never written again, and the bitmap's
+			// containers copy it before any change of their own.
+			m := roaring.FromDense(marks, false)
+			if b := out[h.Meta.ID]; b != nil {
+				b.Or(m)
+			} else {
+				out[h.Meta.ID] = m
 			}
-			b.AddMany(marks)
 		}
 	}
 	return nil
