@@ -204,7 +204,7 @@ func supersededDense(ctx context.Context, rowsets []*rowset.Handle, out map[uint
 			return rowttl.Errorf(rowttl.ErrCorruption, "rowset %d: %d rows, more than a delete bitmap holds", h.Meta.ID, rows)
 		}
 		marks := make([]uint64, (rows+63)/64)
-		any := false
+		var hits uint64
 		var base int64
 		for _, r := range h.Segments {
 			for p := 0; p < r.NumPages(); p++ {
@@ -224,19 +224,19 @@ func supersededDense(ctx context.Context, rowsets []*rowset.Handle, out map[uint
 					if d >= span {
 						return rowttl.Errorf(rowttl.ErrCorruption, "segment %s: key %d outside its column's zone map", r.Name(), k)
 					}
-					w, bit := d>>6, uint64(1)<<(d&63)
-					if seen[w]&bit != 0 {
-						o := uint64(ord0 + int64(i))
-						marks[o>>6] |= 1 << (o & 63)
-						any = true
-					} else {
-						seen[w] |= bit
-					}
+					// Branch-free: whether a newer rowset holds the key
+					// is a coin toss the predictor would lose.
+					w := seen[d>>6]
+					hit := w >> (d & 63) & 1
+					seen[d>>6] = w | 1<<(d&63)
+					o := uint64(ord0 + int64(i))
+					marks[o>>6] |= hit << (o & 63)
+					hits |= hit
 				}
 			}
 			base += r.NumRows()
 		}
-		if any {
+		if hits != 0 {
 			// No copy: marks is never written again, and the bitmap's
 			// containers copy it before any change of their own.
 			m := roaring.FromDense(marks, false)
