@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sync/atomic"
 	"time"
@@ -530,27 +531,54 @@ func (t *Table) stopFlusher() {
 	})
 }
 
+// The rows of a log record come in one of two shapes, told apart by their
+// first byte:
+//
+//	0xFF...        an Arrow IPC stream: schema, one batch, end of stream
+//	               (the first format, still replayed)
+//	walRowsBatch   then the batch's encapsulated IPC message alone
+//
+// A stream begins with the IPC continuation marker, so its first byte is
+// always 0xFF. The second shape leaves the schema out, since replay checks
+// the rows against the table's physical schema anyway: encoding the schema
+// cost more CPU than the row itself in a one-row write.
+const walRowsBatch = 0x01
+
 // encodeRows is the body of a log record after its version: the label,
-// then the rows as an Arrow IPC stream.
+// then the rows as walRowsBatch and their IPC message.
 func encodeRows(mem memory.Allocator, rec arrow.RecordBatch, label string) ([]byte, error) {
-	var buf bytes.Buffer
-	var lb []byte
-	lb = binary.AppendUvarint(lb, uint64(len(label)))
-	lb = append(lb, label...)
-	buf.Write(lb)
-	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
-	if err := w.Write(rec); err != nil {
+	p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(mem))
+	if err != nil {
 		return nil, fmt.Errorf("encode write-ahead log record: %w", err)
 	}
-	if err := w.Close(); err != nil {
+	defer p.Release()
+	buf := bytes.NewBuffer(make([]byte, 0, 256))
+	var lb [binary.MaxVarintLen64]byte
+	buf.Write(lb[:binary.PutUvarint(lb[:], uint64(len(label)))])
+	buf.WriteString(label)
+	buf.WriteByte(walRowsBatch)
+	if _, err := p.WritePayload(buf); err != nil {
 		return nil, fmt.Errorf("encode write-ahead log record: %w", err)
 	}
 	return buf.Bytes(), nil
 }
 
+// schemaMessage is the encapsulated IPC message of phys, which a record of
+// the walRowsBatch shape needs before its batch to be read as a stream.
+func schemaMessage(mem memory.Allocator, phys *arrow.Schema) ([]byte, error) {
+	p := ipc.GetSchemaPayload(phys, mem)
+	defer p.Release()
+	var buf bytes.Buffer
+	if _, err := p.WritePayload(&buf); err != nil {
+		return nil, fmt.Errorf("encode schema of write-ahead log records: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
 // decodeRecord splits a replayed record's body into its version, label and
-// rows, which must have the table's physical schema.
-func decodeRecord(mem memory.Allocator, name string, r walRecord, phys *arrow.Schema) (int64, string, arrow.RecordBatch, error) {
+// rows, which must have the table's physical schema; physMsg is
+// schemaMessage(phys).
+func decodeRecord(mem memory.Allocator, name string, r walRecord, phys *arrow.Schema, physMsg []byte) (int64, string, arrow.RecordBatch, error) {
 	bad := func(format string, args ...any) error {
 		return rowttl.Errorf(rowttl.ErrCorruption, "write-ahead log %s: record %d: %s", name, r.seq, fmt.Sprintf(format, args...))
 	}
@@ -566,8 +594,24 @@ func decodeRecord(mem memory.Allocator, name string, r walRecord, phys *arrow.Sc
 	}
 	label := string(b[n : n+int(ll)])
 	b = b[n+int(ll):]
-	rd, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(mem))
+	var stream io.Reader = bytes.NewReader(b)
+	if len(b) > 0 && b[0] == walRowsBatch {
+		b = b[1:]
+		fb, msg, bodyLen, _, ok := messageAt(b)
+		if !ok || !plausibleBatch(fb, msg, bodyLen) {
+			return 0, "", nil, bad("rows: not one IPC batch")
+		}
+		stream = io.MultiReader(bytes.NewReader(physMsg), bytes.NewReader(b))
+	} else if !plausibleStream(b) {
+		return 0, "", nil, bad("rows: not an IPC stream of one batch")
+	}
+	// A damaged length must not make the reader allocate more than the
+	// record holds.
+	limit := int64(len(b) + len(physMsg))
+	mr := ipc.NewMessageReader(stream, ipc.WithAllocator(mem), ipc.WithBodySizeLimit(limit), ipc.WithMetadataSizeLimit(limit))
+	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 	if err != nil {
+		// The failed reader has released mr.
 		return 0, "", nil, bad("rows: %v", err)
 	}
 	defer rd.Release()
@@ -583,7 +627,222 @@ func decodeRecord(mem memory.Allocator, name string, r walRecord, phys *arrow.Sc
 		rec.Release()
 		return 0, "", nil, bad("more than one batch")
 	}
+	if err := rd.Err(); err != nil {
+		rec.Release()
+		return 0, "", nil, bad("rows: %v", err)
+	}
 	return int64(ver), label, rec, nil
+}
+
+// plausibleStream reports whether rows, an IPC stream of a schema and one
+// batch, have the shape whose lengths the IPC reader can trust. The
+// reader sizes slices by the lengths a schema claims and slices a batch's
+// body by the offsets its buffers claim, before checking them: a damaged
+// length would exhaust memory or panic instead of failing. A stream that
+// passes can at worst fail to decode.
+func plausibleStream(rows []byte) bool {
+	fb, msg, bodyLen, next, ok := messageAt(rows)
+	if !ok || !plausibleSchema(fb, msg) || bodyLen != 0 {
+		return false
+	}
+	fb, msg, bodyLen, _, ok = messageAt(rows[next:])
+	return ok && plausibleBatch(fb, msg, bodyLen)
+}
+
+// messageAt reads the encapsulated IPC message at the start of b: its
+// metadata, the position of its Message table, its body length and where
+// the next message starts.
+func messageAt(b []byte) (fb flatBuf, msg int, bodyLen int64, next int, ok bool) {
+	if len(b) < 8 || binary.LittleEndian.Uint32(b) != 0xFFFFFFFF {
+		return nil, 0, 0, 0, false
+	}
+	n := binary.LittleEndian.Uint32(b[4:])
+	if uint64(n) > uint64(len(b)-8) {
+		return nil, 0, 0, 0, false
+	}
+	fb = flatBuf(b[8 : 8+n])
+	if msg, ok = fb.root(); !ok || msg >= len(fb) {
+		return nil, 0, 0, 0, false
+	}
+	// Message: body_length (slot 3, int64).
+	if f, present := fb.field(msg, 3); present {
+		if f > len(fb)-8 {
+			return nil, 0, 0, 0, false
+		}
+		bodyLen = int64(binary.LittleEndian.Uint64(fb[f:]))
+	}
+	if bodyLen < 0 || bodyLen > int64(len(b)-8-int(n)) {
+		return nil, 0, 0, 0, false
+	}
+	return fb, msg, bodyLen, 8 + int(n) + int(bodyLen), true
+}
+
+// headerOf is the header table of a Message whose header_type (slot 1) is
+// want.
+func (fb flatBuf) headerOf(msg int, want byte) (int, bool) {
+	if ht, ok := fb.field(msg, 1); !ok || fb[ht] != want {
+		return 0, false
+	}
+	return fb.table(msg, 2)
+}
+
+// plausibleSchema checks a Schema message (header type 1).
+func plausibleSchema(fb flatBuf, msg int) bool {
+	sc, ok := fb.headerOf(msg, 1)
+	if !ok {
+		return false
+	}
+	// Schema: fields (slot 1), custom_metadata (slot 2).
+	if _, ok := fb.vector(sc, 2); !ok {
+		return false
+	}
+	budget := len(fb) / 4
+	return fb.plausibleFields(sc, 1, 0, &budget)
+}
+
+// plausibleBatch checks a RecordBatch message (header type 3): every
+// buffer lies within the body.
+func plausibleBatch(fb flatBuf, msg int, bodyLen int64) bool {
+	rb, ok := fb.headerOf(msg, 3)
+	if !ok {
+		return false
+	}
+	// RecordBatch: nodes (slot 1), buffers (slot 2), both of 16-byte
+	// structs; a Buffer is offset, length (int64 each). The log never
+	// compresses (slot 3), whose buffers would claim their own lengths;
+	// variadic buffer counts (slot 4) are int64.
+	if _, ok := fb.vectorOf(rb, 1, 16); !ok {
+		return false
+	}
+	if _, present := fb.field(rb, 3); present {
+		return false
+	}
+	if _, ok := fb.vectorOf(rb, 4, 8); !ok {
+		return false
+	}
+	bufs, ok := fb.vectorOf(rb, 2, 16)
+	if !ok {
+		return false
+	}
+	for k := 0; k < bufs.n; k++ {
+		e := bufs.pos + 16*k
+		off := int64(binary.LittleEndian.Uint64(fb[e:]))
+		n := int64(binary.LittleEndian.Uint64(fb[e+8:]))
+		if off < 0 || n < 0 || off > bodyLen || n > bodyLen-off {
+			return false
+		}
+	}
+	return true
+}
+
+// flatBuf reads the flatbuffer of a schema message, checking every offset.
+type flatBuf []byte
+
+func (fb flatBuf) u32(pos int) (int, bool) {
+	if pos < 0 || pos > len(fb)-4 {
+		return 0, false
+	}
+	return int(binary.LittleEndian.Uint32(fb[pos:])), true
+}
+
+func (fb flatBuf) root() (int, bool) { return fb.u32(0) }
+
+// field is the position of slot i of the table at pos; false when the slot
+// is absent or out of bounds.
+func (fb flatBuf) field(pos, i int) (int, bool) {
+	soff, ok := fb.u32(pos)
+	if !ok {
+		return 0, false
+	}
+	vt := pos - int(int32(soff))
+	if vt < 0 || vt > len(fb)-4 {
+		return 0, false
+	}
+	vtLen := int(binary.LittleEndian.Uint16(fb[vt:]))
+	slot := 4 + 2*i
+	if slot+2 > vtLen || vt+slot+2 > len(fb) {
+		return 0, false
+	}
+	off := int(binary.LittleEndian.Uint16(fb[vt+slot:]))
+	if off == 0 || pos+off >= len(fb) {
+		return 0, false
+	}
+	return pos + off, true
+}
+
+// table follows the reference in slot i to a table.
+func (fb flatBuf) table(pos, i int) (int, bool) {
+	f, ok := fb.field(pos, i)
+	if !ok {
+		return 0, false
+	}
+	off, ok := fb.u32(f)
+	if !ok || f+off >= len(fb) {
+		return 0, false
+	}
+	return f + off, true
+}
+
+// vector returns the position and length of the vector in slot i, whose
+// elements take at least 4 bytes each; an absent one is empty. false means
+// it does not fit.
+func (fb flatBuf) vector(pos, i int) (vec vecRef, ok bool) { return fb.vectorOf(pos, i, 4) }
+
+// vectorOf is vector of elements of size bytes.
+func (fb flatBuf) vectorOf(pos, i, size int) (vec vecRef, ok bool) {
+	f, present := fb.field(pos, i)
+	if !present {
+		return vecRef{}, true
+	}
+	off, ok := fb.u32(f)
+	if !ok {
+		return vecRef{}, false
+	}
+	n, ok := fb.u32(f + off)
+	if !ok || f+off+4 > len(fb) || n > (len(fb)-(f+off+4))/size {
+		return vecRef{}, false
+	}
+	return vecRef{pos: f + off + 4, n: n}, true
+}
+
+type vecRef struct{ pos, n int }
+
+// plausibleFields checks the vector of fields in slot i of the table at
+// pos and, recursively, each field's children, metadata and union type
+// ids; budget bounds the fields visited, so that offsets that loop back
+// end the walk.
+func (fb flatBuf) plausibleFields(pos, i, depth int, budget *int) bool {
+	vec, ok := fb.vector(pos, i)
+	if !ok || depth > 64 {
+		return false
+	}
+	for k := 0; k < vec.n; k++ {
+		if *budget--; *budget < 0 {
+			return false
+		}
+		e := vec.pos + 4*k
+		off, ok := fb.u32(e)
+		if !ok || e+off >= len(fb) {
+			return false
+		}
+		fld := e + off
+		// Field: type_type (slot 2), type (slot 3), children (slot 5),
+		// custom_metadata (slot 6).
+		if _, ok := fb.vector(fld, 6); !ok {
+			return false
+		}
+		if tt, ok := fb.field(fld, 2); ok && fb[tt] == 14 { // Union
+			if ty, ok := fb.table(fld, 3); ok {
+				if _, ok := fb.vector(ty, 1); !ok { // typeIds
+					return false
+				}
+			}
+		}
+		if !fb.plausibleFields(fld, 5, depth+1, budget) {
+			return false
+		}
+	}
+	return true
 }
 
 // replayLog reads the write-ahead log into memtables: every record after
@@ -604,6 +863,10 @@ func (t *Table) replayLog() error {
 	for _, h := range v.rowsets {
 		rowsHi = max(rowsHi, h.Meta.Hi)
 	}
+	physMsg, err := schemaMessage(t.opts.Allocator, phys)
+	if err != nil {
+		return err
+	}
 	lastSeq := t.vs.walSeq
 	prevVer := rowsHi
 	var maxNum uint64
@@ -615,7 +878,7 @@ func (t *Table) replayLog() error {
 			if r.seq <= t.vs.walSeq {
 				continue
 			}
-			ver, label, rec, err := decodeRecord(t.opts.Allocator, name, r, phys)
+			ver, label, rec, err := decodeRecord(t.opts.Allocator, name, r, phys, physMsg)
 			if err != nil {
 				return err
 			}
