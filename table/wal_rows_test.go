@@ -193,3 +193,30 @@ func FuzzWALRows(f *testing.F) {
 		alloc.AssertSize(t, 0)
 	})
 }
+
+// BenchmarkWALRecordEncode compares the rows of a one-row log record in
+// the current shape with the first format's whole stream.
+//
+//	go test ./table -run XXX -bench WALRecordEncode
+func BenchmarkWALRecordEncode(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	rec := modelBatch(mem, modelRowsFor(0, 1, 0, 0, false), false)
+	defer rec.Release()
+	for _, c := range []struct {
+		name string
+		enc  func(memory.Allocator, arrow.RecordBatch, string) ([]byte, error)
+	}{{"batch", encodeRows}, {"stream", encodeRowsStream}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var n int
+			for b.Loop() {
+				body, err := c.enc(mem, rec, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(body)
+			}
+			b.ReportMetric(float64(n), "bytes/record")
+		})
+	}
+}
