@@ -155,7 +155,7 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 		return true, err
 	}
 	if rec == nil {
-		rec = emptyBatch(t.opts.Allocator, physicalSchema(v.def, v.policy))
+		rec = emptyBatch(t.opts.Allocator, t.physOf(v))
 	}
 	body, err := encodeRows(t.opts.Allocator, rec, o.Label)
 	if err != nil {

@@ -32,7 +32,12 @@ type preparer struct {
 }
 
 func newPreparer(mem memory.Allocator, def *Definition, pol ttlcol.Policy, o WriteOptions) *preparer {
-	return &preparer{mem: mem, def: def, policy: pol, opts: o, phys: physicalSchema(def, pol)}
+	return newPreparerPhys(mem, def, pol, o, physicalSchema(def, pol))
+}
+
+// newPreparerPhys is newPreparer given physicalSchema(def, pol).
+func newPreparerPhys(mem memory.Allocator, def *Definition, pol ttlcol.Policy, o WriteOptions, phys *arrow.Schema) *preparer {
+	return &preparer{mem: mem, def: def, policy: pol, opts: o, phys: phys}
 }
 
 func invalid(format string, args ...any) error {

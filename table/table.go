@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -126,6 +127,9 @@ func (o Options) withDefaults() Options {
 type Table struct {
 	dir  string
 	name string // "db.table" when a DB opened it
+	// phys caches the physical schema of the newest definition a write
+	// prepared rows for (see physOf).
+	phys atomic.Pointer[physEntry]
 	opts Options
 	fs   vfs.FS
 	lock *fileLock
@@ -623,6 +627,25 @@ func (t *Table) Aggregate(ctx context.Context, req query.Request) (query.Aggrega
 	}
 	defer r.Release()
 	return r.(*query.Scan).Aggregate()
+}
+
+// physEntry is a physical schema and what it was made of.
+type physEntry struct {
+	def *Definition
+	pol ttlcol.Policy
+	sc  *arrow.Schema
+}
+
+// physOf is physicalSchema of v's definition, built once per definition
+// rather than once per write: a published definition never changes (ALTER
+// publishes a new one), so its pointer and the policy identify the schema.
+func (t *Table) physOf(v *version) *arrow.Schema {
+	if e := t.phys.Load(); e != nil && e.def == v.def && e.pol == v.policy {
+		return e.sc
+	}
+	sc := physicalSchema(v.def, v.policy)
+	t.phys.Store(&physEntry{def: v.def, pol: v.policy, sc: sc})
+	return sc
 }
 
 // physicalSchema is the schema segments are written with: the user columns

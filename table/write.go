@@ -152,7 +152,7 @@ func (t *Table) writeLocked(ctx context.Context, v *version, recs []arrow.Record
 // each key winning. It returns one batch (an empty one for no rows) for
 // the caller to release; for a UNIQUE table with no batch at all, nil.
 func (t *Table) prepareRows(ctx context.Context, v *version, recs []arrow.RecordBatch, o WriteOptions, x writeExtras) (arrow.RecordBatch, error) {
-	p := newPreparer(t.opts.Allocator, v.def, v.policy, o)
+	p := newPreparerPhys(t.opts.Allocator, v.def, v.policy, o, t.physOf(v))
 	p.deleteSign = x.tombstones
 	var pending []arrow.RecordBatch
 	defer func() {
@@ -174,7 +174,7 @@ func (t *Table) prepareRows(ctx context.Context, v *version, recs []arrow.Record
 		if v.def.Model.IsUnique() {
 			return nil, nil
 		}
-		return emptyBatch(t.opts.Allocator, physicalSchema(v.def, v.policy)), nil
+		return emptyBatch(t.opts.Allocator, t.physOf(v)), nil
 	}
 	all, err := concatBatches(t.opts.Allocator, pending)
 	if err != nil {
