@@ -156,28 +156,16 @@ func (s *Session) showVariables(env *stmtEnv, st *parser.ShowVariables) (*Result
 		}
 		v, _ := s.variableLocked(n)
 		if where != nil {
-			keep, err := where.keeps([]schema.Value{schema.BytesVal([]byte(n)), schema.BytesVal([]byte(v))})
+			// The row stays when WHERE is TRUE: not FALSE, not NULL.
+			keep, err := where.eval([]schema.Value{schema.BytesVal([]byte(n)), schema.BytesVal([]byte(v))})
 			if err != nil {
 				return nil, err
 			}
-			if !keep {
+			if keep.IsNull() || keep.Int == 0 {
 				continue
 			}
 		}
 		res.Rows = append(res.Rows, []string{n, v})
 	}
 	return res, nil
-}
-
-// keeps says whether a compiled WHERE (nil: none) keeps row: TRUE, not
-// FALSE or NULL. SHOW VARIABLES filters its few rows with it.
-func (where *compiled) keeps(row []schema.Value) (bool, error) {
-	if where == nil {
-		return true, nil
-	}
-	v, err := where.eval(row)
-	if err != nil {
-		return false, err
-	}
-	return !v.IsNull() && v.Int != 0, nil
 }
