@@ -271,3 +271,105 @@ func TestBadParquet(t *testing.T) {
 		})
 	}
 }
+
+// TestParquetParallelColumns: batches big enough to be encoded on several
+// goroutines, one spanning a row-group boundary and one without NULLs in
+// its nullable columns, give the same bytes as encoding on one goroutine,
+// and read back as written.
+func TestParquetParallelColumns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := FileSchema(allColumns, false)
+	var recs []arrow.RecordBatch
+	from := 0
+	for _, n := range []int{serialRows, 3 * serialRows, 1, 2*serialRows + 5} {
+		recs = append(recs, sampleBatch(mem, sc, from, n))
+		from += n
+	}
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	o := ParquetOptions{RowGroupRows: 2*serialRows + 100, Parallelism: 1}
+	serial := writeParquet(t, mem, sc, o, recs...)
+	o.Parallelism = 8
+	parallel := writeParquet(t, mem, sc, o, recs...)
+	if !bytes.Equal(serial, parallel) {
+		t.Fatalf("parallel encoding wrote %d bytes that differ from the serial %d", len(parallel), len(serial))
+	}
+	pr, err := OpenParquet("x", bytes.NewReader(parallel), int64(len(parallel)), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.NumRows() != int64(from) || pr.NumRowGroups() != 3 {
+		t.Fatalf("%d rows in %d row groups, want %d in 3", pr.NumRows(), pr.NumRowGroups(), from)
+	}
+	pr.Close()
+	rows, err := readValues(t, mem, parallel, columnTypes(allColumns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != from {
+		t.Fatalf("%d rows, want %d", len(rows), from)
+	}
+	for i, row := range rows {
+		if want := sampleRow(i); !equalRows(row, want) {
+			t.Fatalf("row %d:\n got %v\nwant %v", i, row, want)
+		}
+	}
+}
+
+// failingWriter accepts limit bytes, then fails.
+type failingWriter struct{ limit int }
+
+var errSinkFull = errors.New("sink full")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.limit {
+		return 0, errSinkFull
+	}
+	w.limit -= len(p)
+	return len(p), nil
+}
+
+// TestParquetWriterErrors: a batch of another schema and a nested column
+// are refused as invalid arguments; a failing file fails the write that
+// reaches it and every call after it, with its error kept.
+func TestParquetWriterErrors(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := FileSchema(allColumns, false)
+	rec := sampleBatch(mem, sc, 0, 2*serialRows)
+	defer rec.Release()
+
+	var buf bytes.Buffer
+	w, err := NewParquetWriter(&buf, FileSchema(allColumns[:3], false), ParquetOptions{}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); !errors.Is(err, rowttl.ErrInvalidArgument) {
+		t.Fatalf("a batch of another schema: %v, want ErrInvalidArgument", err)
+	}
+	w.Close()
+
+	nested := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)}}, nil)
+	if _, err := NewParquetWriter(&buf, nested, ParquetOptions{}, mem); !errors.Is(err, rowttl.ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), "column l") {
+		t.Fatalf("a nested column: %v, want ErrInvalidArgument naming it", err)
+	}
+
+	w, err = NewParquetWriter(&failingWriter{limit: 1 << 10}, sc, ParquetOptions{RowGroupRows: serialRows}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); !errors.Is(err, errSinkFull) {
+		t.Fatalf("write into a failing file: %v, want its error", err)
+	}
+	if err := w.Write(rec); !errors.Is(err, errSinkFull) {
+		t.Fatalf("write after a failure: %v, want the first error", err)
+	}
+	if err := w.Close(); !errors.Is(err, errSinkFull) {
+		t.Fatalf("close after a failure: %v, want the first error", err)
+	}
+}
