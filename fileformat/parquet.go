@@ -392,10 +392,11 @@ type ReaderAtSeeker = parquet.ReaderAtSeeker
 
 // ParquetReader reads a Parquet file as record batches of its columns.
 type ParquetReader struct {
-	name string
-	pf   *file.Reader
-	fr   *pqarrow.FileReader
-	sc   *arrow.Schema
+	name    string
+	pf      *file.Reader
+	fr      *pqarrow.FileReader
+	sc      *arrow.Schema
+	scratch *scratchAllocator
 }
 
 // DefaultBatchRows is the rows of each batch a ParquetReader returns.
@@ -438,7 +439,10 @@ func OpenParquet(name string, r ReaderAtSeeker, size int64, mem memory.Allocator
 		return nil, rowttl.Errorf(rowttl.ErrCorruption, "%s: bad Parquet footer: %w", name, err)
 	}
 	types := trustMetadata(pf)
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows}, mem)
+	// The column readers and their decoders take memory from pqarrow's
+	// allocator, not from the file's.
+	scratch := newScratchAllocator(mem)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: DefaultBatchRows}, scratch)
 	if err != nil {
 		pf.Close()
 		return nil, rowttl.Errorf(rowttl.ErrCorruption, "%s: bad Parquet schema: %w", name, err)
@@ -455,7 +459,7 @@ func OpenParquet(name string, r ReaderAtSeeker, size int64, mem memory.Allocator
 		}
 		sc = arrow.NewSchema(fs, nil)
 	}
-	return &ParquetReader{name: name, pf: pf, fr: fr, sc: sc}, nil
+	return &ParquetReader{name: name, pf: pf, fr: fr, sc: sc, scratch: scratch}, nil
 }
 
 // Footer keys: the Arrow schema pqarrow stores, and the rowttl types this
@@ -509,7 +513,11 @@ func (pr *ParquetReader) NumRows() int64 { return pr.pf.NumRows() }
 func (pr *ParquetReader) NumRowGroups() int { return pr.pf.NumRowGroups() }
 
 // Close releases the reader. It does not close the underlying file.
-func (pr *ParquetReader) Close() error { return pr.pf.Close() }
+func (pr *ParquetReader) Close() error {
+	err := pr.pf.Close()
+	pr.scratch.release()
+	return err
+}
 
 // Records returns a stream of batches of the given columns (indices into
 // Schema; nil for all) of every row group.

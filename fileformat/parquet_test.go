@@ -2,6 +2,7 @@ package fileformat
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -111,7 +112,8 @@ func boolInt(b bool) int {
 // TestForeignParquet reads files that arrow-go's own writer made with
 // other settings (dictionary or plain, data page v2, several row groups,
 // other codecs, int96 and millisecond timestamps, no stored Arrow schema,
-// dictionary-typed strings) and gets the same values.
+// dictionary-typed strings, delta encodings) and gets the same values,
+// every buffer given back (arrow-go's delta decoders never free theirs).
 func TestForeignParquet(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -125,6 +127,10 @@ func TestForeignParquet(t *testing.T) {
 		{"int96", nil, []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}},
 		{"millis", nil, []pqarrow.WriterOption{pqarrow.WithCoerceTimestamps(arrow.Millisecond), pqarrow.WithTruncatedTimestamps(true)}},
 		{"v1-format", []parquet.WriterProperty{parquet.WithVersion(parquet.V1_0)}, nil},
+		{"delta", []parquet.WriterProperty{parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(1024),
+			parquet.WithEncodingFor("id", parquet.Encodings.DeltaBinaryPacked), parquet.WithEncodingFor("i", parquet.Encodings.DeltaBinaryPacked),
+			parquet.WithEncodingFor("ts", parquet.Encodings.DeltaBinaryPacked), parquet.WithEncodingFor("dt", parquet.Encodings.DeltaBinaryPacked),
+			parquet.WithEncodingFor("s", parquet.Encodings.DeltaLengthByteArray), parquet.WithEncodingFor("v", parquet.Encodings.DeltaByteArray)}, nil},
 	}
 	// Columns a foreign writer has no rowttl metadata for: the values are
 	// read by natural type, then converted to the table's types.
@@ -372,4 +378,68 @@ func TestParquetWriterErrors(t *testing.T) {
 	if err := w.Close(); !errors.Is(err, errSinkFull) {
 		t.Fatalf("close after a failure: %v, want the first error", err)
 	}
+}
+
+// TestDeltaScratchAfterClose: a batch of a delta-encoded file kept past
+// the reader's Close is still whole, and releasing it then frees the rest.
+func TestDeltaScratchAfterClose(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	b := array.NewInt64Builder(mem)
+	for i := range 5000 {
+		if i%7 == 0 {
+			b.AppendNull()
+			continue
+		}
+		b.Append(int64(i * i))
+	}
+	arr := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(sc, []arrow.Array{arr}, int64(arr.Len()))
+	arr.Release()
+	var buf bytes.Buffer
+	props := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithDictionaryDefault(false),
+		parquet.WithEncoding(parquet.Encodings.DeltaBinaryPacked), parquet.WithMaxRowGroupLength(1000))
+	fw, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fw.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	fw.Close()
+	rec.Release()
+	pr, err := OpenParquet("x", bytes.NewReader(buf.Bytes()), int64(buf.Len()), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := pr.Records(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last arrow.RecordBatch
+	for rr.Next() {
+		if last != nil {
+			last.Release()
+		}
+		last = rr.RecordBatch()
+		last.Retain()
+	}
+	if err := rr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rr.Release()
+	pr.Close()
+	if last == nil {
+		t.Fatal("no batch")
+	}
+	col := last.Column(0).(*array.Int64)
+	for i := range col.Len() {
+		row := 5000 - col.Len() + i
+		if want := int64(row * row); col.IsNull(i) != (row%7 == 0) || (!col.IsNull(i) && col.Value(i) != want) {
+			t.Fatalf("row %d after Close: %v, want %d", row, col.GetOneForMarshal(i), want)
+		}
+	}
+	last.Release()
 }
