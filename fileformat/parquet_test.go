@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
@@ -442,4 +444,42 @@ func TestDeltaScratchAfterClose(t *testing.T) {
 		}
 	}
 	last.Release()
+}
+
+// TestParquetEncodings: integer, date and time columns are delta-encoded,
+// a string column of few values dictionary-encoded, and NoDictionary
+// writes both plain.
+func TestParquetEncodings(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := FileSchema(allColumns, false)
+	rec := sampleBatch(mem, sc, 0, 3000)
+	defer rec.Release()
+	has := func(es []parquet.Encoding, e parquet.Encoding) bool { return slices.Contains(es, e) }
+	for _, noDict := range []bool{false, true} {
+		data := writeParquet(t, mem, sc, ParquetOptions{NoDictionary: noDict}, rec)
+		pf, err := file.NewParquetReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rg := pf.MetaData().RowGroup(0)
+		for i, c := range allColumns {
+			cc, err := rg.ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			es := cc.Encodings()
+			phys := pf.MetaData().Schema.Column(i).PhysicalType()
+			delta := phys == parquet.Types.Int32 || phys == parquet.Types.Int64
+			switch {
+			case noDict && (has(es, parquet.Encodings.DeltaBinaryPacked) || has(es, parquet.Encodings.RLEDict)):
+				t.Errorf("NoDictionary: column %s encoded %v", c.Name, es)
+			case !noDict && delta != has(es, parquet.Encodings.DeltaBinaryPacked):
+				t.Errorf("column %s (%s) encoded %v", c.Name, phys, es)
+			case !noDict && c.Name == "c" && !has(es, parquet.Encodings.RLEDict):
+				t.Errorf("column c of one value encoded %v, want a dictionary", es)
+			}
+		}
+		pf.Close()
+	}
 }
