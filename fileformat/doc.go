@@ -43,10 +43,13 @@
 //
 // # Files
 //
-// Parquet files are written with zstd (or snappy, or none), row groups
+// Parquet files are written with snappy (or zstd, or none), row groups
 // cut at RowGroupRows rows or RowGroupBytes buffered bytes (default 1M
-// rows, 128 MiB), dictionary encoding where it pays, statistics, and the
-// Arrow schema stored in the footer. Reading checks the magic at both
+// rows, 128 MiB), integers, dates and times delta-encoded, dictionary
+// encoding for the other columns where it pays, statistics, and the
+// Arrow schema stored in the footer. The column chunks of a batch are
+// encoded on several goroutines and reach the file in order, the same
+// bytes as on one. Reading checks the magic at both
 // ends and the footer before anything else, so a truncated file or one
 // that is not Parquet fails at once with rowttl.ErrCorruption; a damaged
 // page fails the read with the same sentinel, and a malformed file never

@@ -448,7 +448,7 @@ func TestDeltaScratchAfterClose(t *testing.T) {
 
 // TestParquetEncodings: integer, date and time columns are delta-encoded,
 // a string column of few values dictionary-encoded, and NoDictionary
-// writes both plain.
+// writes both plain; pages are snappy unless told otherwise.
 func TestParquetEncodings(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -467,6 +467,9 @@ func TestParquetEncodings(t *testing.T) {
 			cc, err := rg.ColumnChunk(i)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := compress.Codecs.Snappy; cc.Compression() != want {
+				t.Errorf("column %s compressed %s, want %s", c.Name, cc.Compression(), want)
 			}
 			es := cc.Encodings()
 			phys := pf.MetaData().Schema.Column(i).PhysicalType()
