@@ -208,12 +208,12 @@ func NewParquetWriter(w io.Writer, sc *arrow.Schema, o ParquetOptions, mem memor
 // deltaEncoded reports the physical types written DELTA_BINARY_PACKED
 // instead of dictionary-encoded: integers, dates and times. Their values
 // mostly lie near their neighbours (keys, event times, expirations), so
-// the deltas take a few bits each and zstd gets a fraction of the bytes a
-// plain page would give it, where a dictionary of such a column soon
-// outgrows its page and falls back to plain. On the 1M-row bench events
-// table (four BIGINT or DATETIME columns of six) the file is 19% smaller
-// and its encoding takes a quarter less CPU. Every Parquet reader rowttl
-// meets decodes it (arrow-go, DuckDB, Spark, Doris).
+// the deltas take a few bits each and the codec gets a fraction of the
+// bytes a plain page would give it, where a dictionary of such a column
+// soon outgrows its page and falls back to plain. On the 1M-row bench
+// events table (four BIGINT or DATETIME columns of six, zstd) the file is
+// 19% smaller and its encoding takes a quarter less CPU. arrow-go, DuckDB
+// and Doris decode it (DuckDB's answers over such a file are rowttl's).
 func deltaEncoded(t parquet.Type) bool {
 	return t == parquet.Types.Int32 || t == parquet.Types.Int64
 }
