@@ -17,7 +17,7 @@
 # beside rowttl and DuckDB, WRITES writes each (default 20000).
 #
 # Environment: LAYOUTS (default "random correlated"), WORKLOADS (default
-# "load count sum groupby project reclaim upsert export smallwrites suite";
+# "load count sum groupby project reclaim upsert export import smallwrites suite";
 # smallwrites, like upsert, runs with the first layout only; suite is the SQL
 # queries q01..q12 of bench.Suite, the same text in both engines; upsert
 # ignores the layout and runs with the first one only), RUNS (measured runs per workload,
@@ -31,7 +31,7 @@ set -euo pipefail
 ROWS=${1:-2000000}
 LAYOUTS=${LAYOUTS:-random correlated}
 SUITE="q01 q02 q03 q04 q05 q06 q07 q08 q09 q10 q11 q12"
-WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert export smallwrites suite}
+WORKLOADS=${WORKLOADS:-load count sum groupby project reclaim upsert export import smallwrites suite}
 WORKLOADS=${WORKLOADS//suite/$SUITE}
 RUNS=${RUNS:-3}
 WRITES=${WRITES:-20000}

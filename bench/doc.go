@@ -16,7 +16,7 @@
 //
 // # Workloads
 //
-// load, count, sum, groupby, project, reclaim, upsert, export and
+// load, count, sum, groupby, project, reclaim, upsert, export, import and
 // smallwrites (see Workloads and Run). Each runs warm-up runs, then measured
 // runs whose median it reports, with the answer it computed (a count, a
 // sum, a digest of the groups) so that two engines can be checked against

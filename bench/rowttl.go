@@ -26,7 +26,7 @@ import (
 // API's, then the SQL suite's queries (Suite).
 var Workloads = append(append([]string(nil), apiWorkloads...), suiteNames()...)
 
-var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert", "export", "smallwrites"}
+var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert", "export", "import", "smallwrites"}
 
 // ParseWorkloads splits a comma-separated list and checks every name.
 func ParseWorkloads(s string) ([]string, error) {
@@ -317,6 +317,8 @@ func Run(ctx context.Context, o Options, workload string) ([]Result, error) {
 		return runSmallWrites(ctx, &o)
 	case "export":
 		err = runExport(ctx, &o, &res)
+	case "import":
+		err = runImport(ctx, &o, &res)
 	default:
 		q, ok := SuiteQuery(workload)
 		if !ok {

@@ -41,7 +41,7 @@ const Engine = "duckdb"
 
 // workloads this side runs; load_arrow (loading through an Arrow view
 // instead of the Appender) is extra and not in the default list.
-var workloads = append([]string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert", "export", "smallwrites"}, suiteNames()...)
+var workloads = append([]string{"load", "load_arrow", "count", "sum", "groupby", "project", "reclaim", "upsert", "export", "import", "smallwrites"}, suiteNames()...)
 
 func suiteNames() []string {
 	var out []string
@@ -418,6 +418,8 @@ func runWorkload(ctx context.Context, c config, w string) ([]bench.Result, error
 		return runSmallWrites(ctx, c)
 	case "export":
 		err = runExport(ctx, c, &res)
+	case "import":
+		err = runImport(ctx, c, &res)
 	default:
 		q, ok := bench.SuiteQuery(w)
 		if !ok {
@@ -885,6 +887,63 @@ func runExport(ctx context.Context, c config, res *bench.Result) error {
 	}
 	res.Seconds, res.Runs, res.Answer, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, bench.Trial{Run: run})
 	res.BytesOnDisk = fileBytes(path)
+	return err
+}
+
+// runImport times INSERT INTO t SELECT * FROM 'x.parquet' of the file
+// rowttl's import workload reads (bench.WriteImportFile writes the same
+// bytes) into a fresh table of the events schema; the answer is the rows
+// the table holds afterwards, counted untimed.
+func runImport(ctx context.Context, c config, res *bench.Result) error {
+	if err := os.MkdirAll(c.baseDir(), 0o755); err != nil {
+		return err
+	}
+	file := filepath.Join(c.baseDir(), bench.ImportFile)
+	n, err := bench.WriteImportFile(ctx, file, c.rows, c.layout, c.seed, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("write the file to import: %w", err)
+	}
+	defer os.Remove(file)
+	res.OpRows = n
+	path := filepath.Join(c.dir, "duckdb-import.db")
+	defer removeDB(path)
+	var d *db
+	var untimed bench.Untimed
+	t := bench.Trial{
+		Untimed: &untimed,
+		Setup: func() error {
+			if err := removeDB(path); err != nil {
+				return err
+			}
+			var err error
+			if d, err = openDB(ctx, path, c.threads); err != nil {
+				return err
+			}
+			return d.exec(ctx, createEvents)
+		},
+		Run: func() (string, error) {
+			if err := d.exec(ctx, fmt.Sprintf("INSERT INTO events SELECT * FROM '%s'", file)); err != nil {
+				return "", err
+			}
+			var rows int64
+			var cerr error
+			untimed.Do(func() { cerr = d.conn.QueryRowContext(ctx, "SELECT count(*) FROM events").Scan(&rows) })
+			return strconv.FormatInt(rows, 10), cerr
+		},
+		Teardown: func() error {
+			// As in load: the checkpoint is not timed.
+			if err := d.exec(ctx, "CHECKPOINT"); err != nil {
+				d.close()
+				return err
+			}
+			if err := d.close(); err != nil {
+				return err
+			}
+			res.BytesOnDisk = fileBytes(path)
+			return nil
+		},
+	}
+	res.Seconds, res.Runs, res.Answer, err = bench.Measure(c.warmup, c.runs, &res.CPUSeconds, t)
 	return err
 }
 

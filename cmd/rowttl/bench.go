@@ -60,6 +60,9 @@ warm-up, reporting the median of --runs runs:
            too
   upsert   rows/2 upserts over rows/10 keys in 10 writes into UNIQUE
            merge-on-write and merge-on-read tables, then count
+  import   the live rows with their expirations, in a Parquet file laid
+           out as export writes it, into a fresh table through SQL:
+           INSERT INTO events (...) SELECT * FROM local(...)
   smallwrites  durable one-row writes (--writes of them) from 1 and 16
            goroutines into a fresh table: rows/s, p50/p99 latency; then the
            p99 of 10-row writes into the events table during full

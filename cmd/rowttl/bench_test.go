@@ -88,6 +88,27 @@ func TestBenchFlagsRejected(t *testing.T) {
 	}
 }
 
+// import loads the live rows back through SQL: the table then holds as
+// many rows as count finds alive in the events table.
+func TestBenchImport(t *testing.T) {
+	f := smallBench(t)
+	f.layouts, f.workloads, f.json = "random", "count,import", true
+	var out bytes.Buffer
+	if err := runBench(context.Background(), &out, &bytes.Buffer{}, f); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := bench.ReadResults(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Workload != "count" || rs[1].Workload != "import" {
+		t.Fatalf("results %+v", rs)
+	}
+	if imp := rs[1]; imp.Answer != rs[0].Answer || imp.Answer == "0" || imp.OpRows <= 0 || imp.BytesOnDisk <= 0 {
+		t.Errorf("import %+v, count answered %s", imp, rs[0].Answer)
+	}
+}
+
 // --compare pairs rowttl's lines with DuckDB's, upserts included.
 func TestBenchCompare(t *testing.T) {
 	lines := []bench.Result{
