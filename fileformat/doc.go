@@ -53,7 +53,9 @@
 // ends and the footer before anything else, so a truncated file or one
 // that is not Parquet fails at once with rowttl.ErrCorruption; a damaged
 // page fails the read with the same sentinel, and a malformed file never
-// panics (FuzzParquetReader).
+// panics (FuzzParquetReader). ReadAhead decodes a stream's batches on a
+// goroutine of their own, a bounded number ahead of their reader, so that
+// an import decodes the file while it writes the batch before.
 //
 // CSV files are the Stream Load dialect that package load reads: fields
 // separated by TAB (or any separator), records ended by "\n", \N for NULL,

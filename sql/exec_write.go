@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/sql/parser"
 	"github.com/rowttl/rowttl/table"
@@ -314,6 +315,23 @@ func (s *Session) insertSelect(ctx context.Context, env *stmtEnv, q parser.Query
 		if b == nil {
 			break
 		}
+		// A batch smaller than a write's goes row by row so that small
+		// batches still gather into writes of insertBatchRows rows (each
+		// write is sorted by key on its own).
+		if rec, ok := passBatch(targets, in, b); ok {
+			// The rows converted before go first, then the batch whole.
+			err := flush()
+			if err == nil {
+				err = lw.Write(rec)
+			}
+			rec.Release()
+			b.Release()
+			if err != nil {
+				return nil, err
+			}
+			n += int(rec.NumRows())
+			continue
+		}
 		held = append(held, b)
 		// Row by row, so that the error is the first bad row's.
 		for r := range int(b.NumRows()) {
@@ -343,6 +361,38 @@ func (s *Session) insertSelect(ctx context.Context, env *stmtEnv, q parser.Query
 		return nil, err
 	}
 	return &Result{RowsAffected: int64(n)}, nil
+}
+
+// passBatch returns a batch of the SELECT as the batch of its write,
+// sharing its arrays, when every column would come out of the row path
+// unchanged: each target's conversion from its column's type is the
+// identity (castFunc gives it for sameRepr) and the array already has the
+// target's Arrow type; a __TTL__ target takes a BIGINT or date/time column
+// whose array ttlArray would rebuild as it is. No value then converts or
+// fails here, and the table checks the rest (NOT NULL, lengths, the TTL's
+// range) on the whole batch as on the row path's.
+func passBatch(targets []writeTarget, in exec.Schema, b arrow.RecordBatch) (arrow.RecordBatch, bool) {
+	if b.NumRows() < int64(insertBatchRows) {
+		return nil, false
+	}
+	fields := make([]arrow.Field, len(targets))
+	for i, tg := range targets {
+		from, dt := in[i].Type, b.Column(i).DataType()
+		if isNullType(from) || !arrow.TypeEqual(dt, from.Arrow()) {
+			return nil, false
+		}
+		if tg.isTTL() {
+			switch from.Kind {
+			case schema.BigInt, schema.Datetime, schema.TimestampTZ, schema.Date:
+			default:
+				return nil, false
+			}
+		} else if !sameRepr(from, tg.col.Type) || !arrow.TypeEqual(dt, tg.col.Type.Arrow()) {
+			return nil, false
+		}
+		fields[i] = arrow.Field{Name: tg.name, Type: dt, Nullable: true}
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), b.Columns(), b.NumRows()), true
 }
 
 // insertBatchRows is how many rows of INSERT ... VALUES are converted

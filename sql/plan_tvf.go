@@ -288,6 +288,10 @@ type localOp struct {
 
 const localBatchRows = 64 << 10
 
+// localReadAhead is how many Parquet batches a local() decodes ahead of
+// its consumer.
+const localReadAhead = 2
+
 func (o *localOp) Schema() exec.Schema { return o.lp.cols }
 
 func (o *localOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
@@ -311,7 +315,9 @@ func (o *localOp) next(ctx context.Context) (arrow.RecordBatch, error) {
 			if err != nil {
 				return nil, err
 			}
-			o.rr = rr
+			// The file decodes while the consumer (an INSERT's table
+			// writer, most often) works on the batch before.
+			o.rr = fileformat.ReadAhead(rr, localReadAhead)
 		}
 		for o.rr.Next() {
 			b := o.rr.RecordBatch()
