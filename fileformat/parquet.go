@@ -541,6 +541,15 @@ func (pr *ParquetReader) NumRows() int64 { return pr.pf.NumRows() }
 // NumRowGroups returns the file's row groups.
 func (pr *ParquetReader) NumRowGroups() int { return pr.pf.NumRowGroups() }
 
+// SetBatchRows sets the rows of each batch of the streams Records returns
+// from now on (DefaultBatchRows until set); n <= 0 keeps the default.
+func (pr *ParquetReader) SetBatchRows(n int) {
+	if n <= 0 {
+		n = DefaultBatchRows
+	}
+	pr.fr.Props.BatchSize = int64(n)
+}
+
 // Close releases the reader. It does not close the underlying file.
 func (pr *ParquetReader) Close() error {
 	err := pr.pf.Close()

@@ -259,6 +259,7 @@ func (lp *localPlan) build(env *exec.Env) (exec.Operator, error) {
 			f.Close()
 			return nil, err
 		}
+		op.pr.SetBatchRows(localParquetBatchRows)
 	} else {
 		op.lines = newLineScanner(f, lp.delim)
 		op.line = 0
@@ -287,6 +288,10 @@ type localOp struct {
 }
 
 const localBatchRows = 64 << 10
+
+// localParquetBatchRows is the rows of each batch local() reads from a
+// Parquet file (tests lower it to count batches in memory).
+var localParquetBatchRows = fileformat.DefaultBatchRows
 
 // localReadAhead is how many Parquet batches a local() decodes ahead of
 // its consumer.
