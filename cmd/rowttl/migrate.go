@@ -60,7 +60,11 @@ properties), then its rows alive at the migration's now are sent through
 Stream Load (--http, the FE's HTTP port) as Parquet chunks of --chunk-rows
 rows, each with a label of its own; direct-mode expirations travel in
 __DORIS_TTL_COL__, source-mode ones with their source column. It ends by
-comparing each table's row count on both sides at that now.
+comparing each table's row count on both sides at that now, then their
+contents: an order-independent checksum of every column of every row
+(direct-mode expirations included), computed over the source's scan and
+over a SELECT of the same columns on the target, reported in the
+Checksum column; a difference fails the run.
 
 The migration's now and its progress are kept in --state (default
 DIR.migrate.json next to the data directory): a migration that was
@@ -180,13 +184,13 @@ func runMigrate(ctx context.Context, f migrateFlags, password string, stdout, st
 	}
 	defer target.Close()
 	m := &migration{f: f, password: password, st: st, src: src, target: target, stderr: stderr}
-	fmt.Fprintf(stdout, "Table\tRows\tChunks\tSkipped\tTargetRows\n")
+	fmt.Fprintf(stdout, "Table\tRows\tChunks\tSkipped\tTargetRows\tChecksum\n")
 	for _, t := range names {
 		r, err := m.table(ctx, t[0], t[1])
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", t[0], t[1], err)
 		}
-		fmt.Fprintf(stdout, "%s.%s\t%d\t%d\t%d\t%d\n", t[0], t[1], r.rows, r.chunks, r.skipped, r.targetRows)
+		fmt.Fprintf(stdout, "%s.%s\t%d\t%d\t%d\t%d\t%s\n", t[0], t[1], r.rows, r.chunks, r.skipped, r.targetRows, r.digest)
 		st.Done[t[0]+"."+t[1]] = true
 		if err := st.save(f.state); err != nil {
 			return err
@@ -237,6 +241,9 @@ type migration struct {
 type tableResult struct {
 	rows, targetRows int64
 	chunks, skipped  int
+	// digest is the source's rows' (see rowDigest), cols what it covers.
+	digest *rowDigest
+	cols   digestColumns
 }
 
 func (m *migration) exec(ctx context.Context, q string) error {
@@ -290,7 +297,11 @@ func (m *migration) table(ctx context.Context, dbName, name string) (tableResult
 		}
 		return res, rowttl.Errorf(rowttl.ErrCorruption, "the target has %d rows, the source %d at %s%s", res.targetRows, res.rows, m.st.Now.Format(time.RFC3339Nano), note)
 	}
-	return res, nil
+	dst, err := m.targetDigest(ctx, dbName, name, res.cols, frozen)
+	if err != nil {
+		return res, fmt.Errorf("verify the rows on the target: %w", err)
+	}
+	return res, checkDigests(res.digest, dst, res.cols)
 }
 
 var labelUnsafe = regexp.MustCompile(`[^A-Za-z0-9_-]`)
@@ -311,6 +322,15 @@ func (m *migration) rows(ctx context.Context, tbl *table.Table, dbName, name str
 		fields = append(fields, ttl)
 	}
 	sc := arrow.NewSchema(fields, nil)
+	res.digest = &rowDigest{}
+	for _, c := range cols {
+		res.cols.names = append(res.cols.names, c.Name)
+		res.cols.types = append(res.cols.types, c.Type)
+	}
+	if direct {
+		res.cols.names = append(res.cols.names, schema.TTLAlias)
+		res.cols.types = append(res.cols.types, schema.BigIntType)
+	}
 	rr, err := tbl.Scan(ctx, query.Request{Now: m.st.Now, ShowHidden: direct})
 	if err != nil {
 		return res, err
@@ -357,6 +377,10 @@ func (m *migration) rows(ctx context.Context, tbl *table.Table, dbName, name str
 		rec := rr.RecordBatch()
 		n := rec.NumRows()
 		res.rows += n
+		if int(rec.NumCols()) != len(res.cols.types) {
+			return res, fmt.Errorf("the scan has %d columns, the table %d", rec.NumCols(), len(res.cols.types))
+		}
+		res.digest.addBatch(rec, res.cols.types)
 		for off := int64(0); off < n; {
 			if w == nil {
 				if w, err = fileformat.NewParquetWriter(&buf, sc, fileformat.ParquetOptions{}, memory.DefaultAllocator); err != nil {

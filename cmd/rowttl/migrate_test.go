@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/load"
+	"github.com/rowttl/rowttl/schema"
 	mysqlserver "github.com/rowttl/rowttl/server/mysql"
 	"github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/sql/parser"
@@ -135,8 +137,8 @@ func TestMigrate(t *testing.T) {
 	// The first run sent 5 chunks: app.users', default.direct's and three
 	// of default.src_ttl's four (24 of its 50 rows alive, in chunks of 7);
 	// the rerun skipped them and sent the last.
-	if !strings.Contains(out.String(), "app.users\t3\t1\t1\t3\n") || !strings.Contains(out.String(), "default.direct\t3\t1\t1\t3\n") ||
-		!strings.Contains(out.String(), "default.src_ttl\t24\t4\t3\t24\n") {
+	if !strings.Contains(out.String(), "app.users\t3\t1\t1\t3\t") || !strings.Contains(out.String(), "default.direct\t3\t1\t1\t3\t") ||
+		!strings.Contains(out.String(), "default.src_ttl\t24\t4\t3\t24\t") {
 		t.Errorf("the rerun's report:\n%s", out.String())
 	}
 	src, err := table.OpenDB(dir, &table.Options{ReadOnly: true})
@@ -151,8 +153,41 @@ func TestMigrate(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if err := runMigrate(context.Background(), f, "secret", &out, &out); err != nil || !strings.Contains(out.String(), "default.src_ttl\t24\t4\t4\t24\n") {
+	if err := runMigrate(context.Background(), f, "secret", &out, &out); err != nil || !strings.Contains(out.String(), "default.src_ttl\t24\t4\t4\t24\t") {
 		t.Fatalf("a third run: %v\n%s", err, out.String())
+	}
+	// A row altered on the target, a value or a direct-mode expiration,
+	// fails the run though the counts agree; the tables before it pass.
+	ts := sql.NewSession(target)
+	exec := func(qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := ts.Exec(context.Background(), q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		alter, restore []string
+		table          string
+	}{
+		{[]string{"UPDATE app.users SET name = 'eve' WHERE id = 1"}, []string{"UPDATE app.users SET name = 'ann' WHERE id = 1"}, "app.users"},
+		{[]string{"UPDATE app.users SET score = 1.26 WHERE id = 1"}, []string{"UPDATE app.users SET score = 1.25 WHERE id = 1"}, "app.users"},
+		{[]string{"DELETE FROM default.direct WHERE id = 4", "INSERT INTO default.direct (id, v, __DORIS_TTL_COL__) VALUES (4, 'later', 4102444800000001)"},
+			[]string{"DELETE FROM default.direct WHERE id = 4", "INSERT INTO default.direct (id, v, __DORIS_TTL_COL__) VALUES (4, 'later', 4102444800000000)"}, "default.direct"},
+	} {
+		exec(c.alter...)
+		out.Reset()
+		err := runMigrate(context.Background(), f, "secret", &out, &out)
+		if !errors.Is(err, rowttl.ErrCorruption) || !strings.Contains(err.Error(), c.table+": the rows differ: the target's checksum") {
+			t.Errorf("%s: %v\n%s", c.alter, err, out.String())
+		}
+		t.Log(err)
+		exec(c.restore...)
+	}
+	out.Reset()
+	if err := runMigrate(context.Background(), f, "secret", &out, &out); err != nil {
+		t.Fatalf("after the rows were put back: %v\n%s", err, out.String())
 	}
 	// What fails: a wrong password, a table that does not exist.
 	if err := runMigrate(context.Background(), f, "wrong", &out, &out); err == nil || !strings.Contains(err.Error(), "1045") {
@@ -164,5 +199,44 @@ func TestMigrate(t *testing.T) {
 	}
 	if _, err := os.Stat(state); err != nil {
 		t.Errorf("no state file: %v", err)
+	}
+}
+
+// The digest reads a value the same from the source's scan and from the
+// target's text, however the target prints it; values that differ do
+// not read the same.
+func TestRowDigestForms(t *testing.T) {
+	dec, _ := schema.ParseLiteral(schema.DecimalType(10, 2), "1.5")
+	for _, c := range []struct {
+		typ  schema.Type
+		v    schema.Value
+		text string
+		same bool
+	}{
+		{schema.DecimalType(10, 2), dec, "1.50", true},
+		{schema.DecimalType(10, 2), dec, "1.51", false},
+		{schema.DatetimeType(3), schema.IntVal(1_767_225_600_120_000), "2026-01-01 00:00:00.120", true},
+		{schema.DatetimeType(6), schema.IntVal(1_767_225_600_120_000), "2026-01-01 00:00:00.120001", false},
+		{schema.DoubleType, schema.FloatVal(0.1 + 0.2), "0.300000000000000", true}, // printed with 15 digits
+		{schema.DoubleType, schema.FloatVal(0.1 + 0.2), "0.30000000000001", false},
+		{schema.FloatType, schema.FloatVal(float64(float32(1.1))), "1.1", true},
+		{schema.StringType, schema.BytesVal([]byte("a\tb")), "a\tb", true},
+		{schema.StringType, schema.BytesVal([]byte("a")), "a ", false},
+		{schema.DateType, schema.IntVal(20454), "2026-01-01", true},
+		{schema.BooleanType, schema.IntVal(1), "1", true},
+		{schema.BigIntType, schema.Null, "0", false},
+	} {
+		var src, dst rowDigest
+		src.addValue(c.typ, c.v)
+		src.endRow()
+		v, err := schema.ParseLiteral(c.typ, c.text)
+		if err != nil {
+			t.Fatalf("%s %q: %v", c.typ, c.text, err)
+		}
+		dst.addValue(c.typ, v)
+		dst.endRow()
+		if same := src.sum == dst.sum; same != c.same {
+			t.Errorf("%s: %v and %q read the same: %v, want %v", c.typ, c.v, c.text, same, c.same)
+		}
 	}
 }
