@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -225,11 +226,15 @@ func TestRowDigestForms(t *testing.T) {
 		{schema.DateType, schema.IntVal(20454), "2026-01-01", true},
 		{schema.BooleanType, schema.IntVal(1), "1", true},
 		{schema.BigIntType, schema.Null, "0", false},
+		{schema.BigIntType, schema.IntVal(-42), "-42", true},
+		{schema.BigIntType, schema.IntVal(math.MaxInt64), "9223372036854775807", true}, // past parseInt's 18 digits
+		{schema.BigIntType, schema.IntVal(math.MinInt64), "-9223372036854775808", true},
+		{schema.IntType, schema.IntVal(5), "6", false},
 	} {
 		var src, dst rowDigest
 		src.addValue(c.typ, c.v)
 		src.endRow()
-		v, err := schema.ParseLiteral(c.typ, c.text)
+		v, err := parseText(c.typ, []byte(c.text))
 		if err != nil {
 			t.Fatalf("%s %q: %v", c.typ, c.text, err)
 		}
@@ -238,5 +243,16 @@ func TestRowDigestForms(t *testing.T) {
 		if same := src.sum == dst.sum; same != c.same {
 			t.Errorf("%s: %v and %q read the same: %v, want %v", c.typ, c.v, c.text, same, c.same)
 		}
+	}
+	for _, c := range []struct {
+		typ  schema.Type
+		text string
+	}{{schema.IntType, "1x"}, {schema.IntType, "-"}, {schema.IntType, "99999999999"}, {schema.DateType, "yesterday"}} {
+		if v, err := parseText(c.typ, []byte(c.text)); err == nil {
+			t.Errorf("%s %q: read as %v", c.typ, c.text, v)
+		}
+	}
+	if v, err := parseText(schema.IntType, nil); err != nil || !v.IsNull() {
+		t.Errorf("NULL: %v %v", v, err)
 	}
 }

@@ -146,17 +146,55 @@ func (m *migration) targetDigest(ctx context.Context, dbName, name string, cols 
 			return nil, err
 		}
 		for i, t := range cols.types {
-			v := schema.Null
-			if vals[i] != nil {
-				if v, err = schema.ParseLiteral(t, string(vals[i])); err != nil {
-					return nil, rowttl.Errorf(rowttl.ErrCorruption, "the target's column %s holds %q, not a %s: %w", cols.names[i], vals[i], t, err)
-				}
+			v, err := parseText(t, vals[i])
+			if err != nil {
+				return nil, rowttl.Errorf(rowttl.ErrCorruption, "the target's column %s holds %q, not a %s: %w", cols.names[i], vals[i], t, err)
 			}
 			d.addValue(t, v)
 		}
 		d.endRow()
 	}
 	return d, rows.Err()
+}
+
+// parseText reads a value of type t as the target printed it (nil:
+// NULL). Text and integers, most of a table, are read without copying
+// the bytes; anything else as a literal of its type.
+func parseText(t schema.Type, b []byte) (schema.Value, error) {
+	if b == nil {
+		return schema.Null, nil
+	}
+	if t.IsString() {
+		return schema.BytesVal(b), nil
+	}
+	if t.IsInteger() {
+		if n, ok := parseInt(b); ok {
+			return schema.IntVal(n), schema.CheckIntRange(t, n)
+		}
+	}
+	return schema.ParseLiteral(t, string(b))
+}
+
+// parseInt reads a plain decimal integer that cannot overflow (at most
+// 18 digits); ok is false for anything else.
+func parseInt(b []byte) (n int64, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // checkDigests compares the two sides' digests of a table.
