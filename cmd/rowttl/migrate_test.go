@@ -256,3 +256,20 @@ func TestRowDigestForms(t *testing.T) {
 		t.Errorf("NULL: %v %v", v, err)
 	}
 }
+
+// FuzzParseText: the digest's fast reading of integers agrees with the
+// literal parser on any text, and no text panics it.
+func FuzzParseText(f *testing.F) {
+	for _, s := range []string{"0", "-1", "42", "007", "-", "", " 1", "1 ", "+5", "9223372036854775807", "-9223372036854775808", "99999999999999999999", "1e3", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, typ := range []schema.Type{schema.BigIntType, schema.IntType, schema.TinyIntType} {
+			got, gerr := parseText(typ, []byte(s))
+			want, werr := schema.ParseLiteral(typ, s)
+			if (gerr == nil) != (werr == nil) || (gerr == nil && (got.Kind != want.Kind || got.Int != want.Int)) {
+				t.Fatalf("%s %q: %v %v, the literal parser %v %v", typ, s, got, gerr, want, werr)
+			}
+		}
+	})
+}
