@@ -119,7 +119,11 @@
 // row, so that an error names the row's key. INSERT ... SELECT runs its query as SELECT does and
 // streams the batches into a table.LoadWriter, insertBatchRows rows at a
 // time as INSERT ... VALUES does: one version, memory bounded by a few
-// batches whatever the number of rows.
+// batches whatever the number of rows. A batch of at least insertBatchRows
+// rows whose every column needs no conversion into its target (passBatch)
+// goes to the writer whole, its arrays shared; the table checks it as it
+// checks the converted rows. local() decodes a Parquet file a few batches
+// ahead of its consumer (fileformat.ReadAhead).
 //
 // # INTO OUTFILE
 //
