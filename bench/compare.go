@@ -20,6 +20,8 @@ func duckdbWorkload(w string) string {
 		return "upsert_count"
 	case "reclaim_mow", "reclaim_mor":
 		return "reclaim_upsert"
+	case "import_load":
+		return "import"
 	}
 	return w
 }

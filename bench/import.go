@@ -69,6 +69,77 @@ func ImportStatement(tableName, path string) string {
 		tableName, ColID, ColEventTime, ColUserID, ColAmount, ColMessage, schema.TTLColumn, strings.ReplaceAll(path, `"`, `\"`))
 }
 
+// importFile writes the file of the import workloads into the data set's
+// directory.
+func importFile(ctx context.Context, o *Options) (string, int64, error) {
+	if err := os.MkdirAll(o.BaseDir(), 0o755); err != nil {
+		return "", 0, err
+	}
+	path := filepath.Join(o.BaseDir(), ImportFile)
+	n, err := WriteImportFile(ctx, path, o.Rows, o.Layout, o.Seed, o.Mem)
+	if err != nil {
+		return "", 0, fmt.Errorf("write the file to import: %w", err)
+	}
+	o.logf("import: %d rows in %s", n, path)
+	return path, n, nil
+}
+
+// runImportLoad times Options.Load of the import file into a fresh
+// events table, as `rowttl load --format parquet` loads it: the result
+// import_load, compared with DuckDB's import. Its answer is the rows
+// alive at Now afterwards (every row of the file), counted untimed.
+func runImportLoad(ctx context.Context, o *Options) (Result, error) {
+	res := Result{Engine: Engine, Workload: "import_load", Layout: string(o.Layout), Rows: o.Rows}
+	ResetPeakRSS() // the peak of import, run before in this process, is not this one's
+	path, n, err := importFile(ctx, o)
+	if err != nil {
+		return res, err
+	}
+	defer os.Remove(path)
+	dir := filepath.Join(o.Dir, "rowttl-import-load")
+	defer os.RemoveAll(dir)
+	var tbl *table.Table
+	var untimed Untimed
+	t := Trial{
+		Untimed: &untimed,
+		Setup: func() error {
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			var err error
+			tbl, err = table.Create(dir, EventsDefinition(schema.Duplicate), o.tableOptions())
+			return err
+		},
+		Run: func() (string, error) {
+			loaded, err := o.Load(ctx, tbl, path)
+			if err != nil {
+				return "", err
+			}
+			if loaded != n {
+				return "", fmt.Errorf("loaded %d rows of %d", loaded, n)
+			}
+			var live int64
+			untimed.Do(func() { live, err = tbl.Count(ctx, Now, nil) })
+			return strconv.FormatInt(live, 10), err
+		},
+		Teardown: func() error {
+			if err := tbl.Close(); err != nil {
+				return err
+			}
+			var err error
+			res.BytesOnDisk, err = bytesOnDisk(dir)
+			return err
+		},
+	}
+	res.OpRows = n
+	o.logf("import_load: %d warm-up + %d runs", o.Warmup, o.Runs)
+	res.Seconds, res.Runs, res.Answer, err = Measure(o.Warmup, o.Runs, &res.CPUSeconds, t)
+	if err == nil {
+		res.PeakRSSBytes = PeakRSS()
+	}
+	return res, err
+}
+
 // runImport times ImportStatement into a fresh events table; the answer
 // is the rows the table holds afterwards (counted untimed), the result's
 // BytesOnDisk the table's size.
@@ -76,16 +147,11 @@ func runImport(ctx context.Context, o *Options, res *Result) error {
 	if o.SQL == nil {
 		return fmt.Errorf("import needs a SQL session (Options.SQL)")
 	}
-	if err := os.MkdirAll(o.BaseDir(), 0o755); err != nil {
+	path, n, err := importFile(ctx, o)
+	if err != nil {
 		return err
 	}
-	path := filepath.Join(o.BaseDir(), ImportFile)
-	n, err := WriteImportFile(ctx, path, o.Rows, o.Layout, o.Seed, o.Mem)
-	if err != nil {
-		return fmt.Errorf("write the file to import: %w", err)
-	}
 	defer os.Remove(path)
-	o.logf("import: %d rows in %s", n, path)
 	dir := filepath.Join(o.Dir, "rowttl-import")
 	defer os.RemoveAll(dir)
 	var sess SQLSession

@@ -89,6 +89,10 @@ type Options struct {
 	Writes int
 	// SQL opens a session on a data directory for the suite's queries.
 	SQL func(ctx context.Context, dataDir string) (SQLSession, error)
+	// Load loads a Parquet file into a table as `rowttl load --format
+	// parquet` does and returns the rows loaded (package load sits above
+	// this one); nil skips import_load.
+	Load func(ctx context.Context, tbl *table.Table, path string) (int64, error)
 }
 
 func (o *Options) defaults() {
@@ -318,7 +322,15 @@ func Run(ctx context.Context, o Options, workload string) ([]Result, error) {
 	case "export":
 		err = runExport(ctx, &o, &res)
 	case "import":
-		err = runImport(ctx, &o, &res)
+		if err = runImport(ctx, &o, &res); err != nil || o.Load == nil {
+			break
+		}
+		res.PeakRSSBytes = PeakRSS()
+		lr, err := runImportLoad(ctx, &o)
+		if err != nil {
+			return nil, fmt.Errorf("import_load: %w", err)
+		}
+		return []Result{res, lr}, nil
 	default:
 		q, ok := SuiteQuery(workload)
 		if !ok {

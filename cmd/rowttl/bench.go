@@ -62,7 +62,8 @@ warm-up, reporting the median of --runs runs:
            merge-on-write and merge-on-read tables, then count
   import   the live rows with their expirations, in a Parquet file laid
            out as export writes it, into a fresh table through SQL:
-           INSERT INTO events (...) SELECT * FROM local(...)
+           INSERT INTO events (...) SELECT * FROM local(...); then
+           import_load, the same file through rowttl load's path
   smallwrites  durable one-row writes (--writes of them) from 1 and 16
            goroutines into a fresh table: rows/s, p50/p99 latency; then the
            p99 of 10-row writes into the events table during full
@@ -118,7 +119,7 @@ func (f benchFlags) options(layout bench.Layout, progress io.Writer) bench.Optio
 		Dir: f.dir, Rows: f.rows, Layout: layout, Seed: f.seed,
 		Runs: f.runs, Warmup: warm, Progress: progress, Writes: f.writes,
 		PageRows: f.pageRows, SegmentRows: f.segmentRows, ZstdLevel: f.zstdLevel,
-		SQL: benchSQL,
+		SQL: benchSQL, Load: benchLoad,
 	}
 }
 

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	"github.com/rowttl/rowttl/bench"
+	"github.com/rowttl/rowttl/load"
 	"github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
 )
@@ -20,6 +23,21 @@ func benchSQL(_ context.Context, dir string) (bench.SQLSession, error) {
 	s := sql.NewSession(db)
 	s.FreezeNow(bench.Now)
 	return &benchSession{db: db, s: s}, nil
+}
+
+// benchLoad loads a Parquet file into tbl as `rowttl load --format
+// parquet` does, at the benchmark's now.
+func benchLoad(ctx context.Context, tbl *table.Table, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	res := load.Run(ctx, tbl, f, load.Options{Format: load.FormatParquet, Now: bench.Now}, nil)
+	if !res.OK() {
+		return 0, fmt.Errorf("load %s: %s: %s", path, res.Status, res.Message)
+	}
+	return res.NumberLoadedRows, nil
 }
 
 type benchSession struct {
