@@ -324,12 +324,12 @@ func (s *Session) insertSelect(ctx context.Context, env *stmtEnv, q parser.Query
 			if err == nil {
 				err = lw.Write(rec)
 			}
+			n += int(rec.NumRows())
 			rec.Release()
 			b.Release()
 			if err != nil {
 				return nil, err
 			}
-			n += int(rec.NumRows())
 			continue
 		}
 		held = append(held, b)
