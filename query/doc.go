@@ -17,7 +17,9 @@
 // Merge-on-read: before the TTL rule, the keys of every rowset are merged in
 // rowset.Merge's order (the newest version of a key wins; int64 keys take
 // its int64 fast path, dense ones a bitmap) and older versions are
-// hidden, so an expired newest version still hides a live older one. Rows
+// hidden, so an expired newest version still hides a live older one.
+// KeyOwners does the same merge one rowset at a time, for a table that
+// carries it from version to version. Rows
 // are judged live with ttlcol.PageMask, the same preamble compaction uses.
 //
 // Aggregate reduces a scan to its row count and column sums without

@@ -116,6 +116,26 @@ func BenchmarkKeyMerge(b *testing.B) {
 			}
 		}
 	})
+	b.Run("first-count", func(b *testing.B) {
+		// A count on a version whose merge is not cached yet, as the
+		// first read after a write is.
+		tbl := setup(b)
+		defer tbl.Close()
+		v, err := tbl.pin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer v.unref()
+		b.SetBytes(writes * rows * 8)
+		for b.Loop() {
+			v.mergeMu.Lock()
+			v.merged, v.mergedOK = nil, false
+			v.mergeMu.Unlock()
+			if _, err := tbl.Count(context.Background(), base, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("full-compaction", func(b *testing.B) {
 		b.SetBytes(writes * rows * 8)
 		for b.Loop() {

@@ -49,6 +49,13 @@
 // (not in the manifest: the log replays the writes that make them); the
 // flush records them in the manifest, as a write of a rowset does.
 //
+// Merge-on-read: a version merges the keys of its rowsets once, on its first
+// read, and keeps the result. With dense BIGINT keys an install that adds
+// rowsets newer than every other (a write, a load, a flush) carries the
+// previous version's merge forward instead, looking up only the new keys in
+// an index of where each key's newest row is (keymerge.go); a compaction or
+// an ALTER drops the index and the next write builds it again.
+//
 // A write of a rowset encodes its rows into segment files under temporary
 // names, syncs and renames them, syncs the directory, then appends one
 // CRC-framed, numbered record to the manifest and syncs it. Only then is

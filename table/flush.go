@@ -211,7 +211,7 @@ func (t *Table) applyLogged(rec arrow.RecordBatch, ver int64, seq uint64, label 
 	}
 	mt.add(rec, ver, seq, size)
 	nv := newVersion(old.def, old.policy, append([]*rowset.Handle(nil), old.rowsets...), max(old.lastVersion, ver), old.deleted).
-		withMems(t.viewsLocked())
+		withMems(t.viewsLocked()).carryKeyMerge(old)
 	t.vs.current = nv
 	if label != "" {
 		t.vs.labels[label] = true

@@ -123,6 +123,17 @@ type version struct {
 	mergeMu  sync.Mutex
 	merged   map[uint64]*roaring.Bitmap
 	mergedOK bool
+	// superseded, when supersededOK, holds the rows of rowsets a newer
+	// version of their key hides (not the deleted ones), as the install
+	// carried them over from the version before (see keymerge.go): merged
+	// is then their union with deleted, no merge needed. Set before the
+	// version is published, never changed after.
+	superseded   map[uint64]*roaring.Bitmap
+	supersededOK bool
+	// owners indexes the newest row of each key of rowsets, for the next
+	// install to carry the merge further; it moves to that version. Only
+	// the holder of the writer lock touches it.
+	owners *query.KeyOwners
 
 	// mems are the memtables whose rows the version holds beside its
 	// rowsets, oldest first, all newer than every rowset. view caches what
@@ -165,6 +176,10 @@ func (v *version) hidden(mem memory.Allocator) (map[uint64]*roaring.Bitmap, erro
 	}
 	v.mergeMu.Lock()
 	defer v.mergeMu.Unlock()
+	if !v.mergedOK && v.supersededOK {
+		checkCarriedMerge(v.rowsets, v.def.Schema.KeyCount, v.superseded)
+		v.merged, v.mergedOK = unionMarks(v.deleted, v.superseded), true
+	}
 	if !v.mergedOK {
 		// Not the caller's context: one caller's cancellation must not
 		// fail the others waiting for the same merge.

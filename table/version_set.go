@@ -139,7 +139,9 @@ func (vs *versionSet) logAndApply(e *versionEdit) error {
 	if e.WALSeq != 0 && e.WALSeq < vs.walSeq {
 		e.WALSeq = vs.walSeq
 	}
+	cur, owners := vs.current, vs.current.takeOwners()
 	vs.mu.Unlock()
+	keys := nextKeyMerge(cur, owners, e)
 	if len(e.apply.marks) > 0 {
 		e.Deletes = encodeMarks(e.apply.marks)
 	}
@@ -168,6 +170,7 @@ func (vs *versionSet) logAndApply(e *versionEdit) error {
 	}
 	vs.current = newVersion(def, pol, old.with(removed, e.apply.handles...), max(old.lastVersion, e.LastVersion), deleted).
 		withMems(memsWithout(old.mems, e.apply.flushed))
+	keys.install(old, vs.current)
 	vs.walSeq = max(vs.walSeq, e.WALSeq)
 	if e.apply.installed != nil {
 		e.apply.installed()
