@@ -322,7 +322,13 @@ func (s *Scan) advance() (pageTask, bool) {
 			s.page++
 			if s.page < r.NumPages() {
 				first, _ := r.Page(s.page)
-				return pageTask{r: r, p: s.page, ord0: s.segBase + first, rsID: h.Meta.ID, slots: s.segSlots, signIdx: s.deleteSignIdx}, true
+				sign := s.deleteSignIdx
+				if sign >= 0 && !s.deleteSign && noDeleteSign(r.PageStats(sign, s.page)) {
+					// Upserts with no deletion among them: the page reads
+					// as if it had no sign column.
+					sign = -1
+				}
+				return pageTask{r: r, p: s.page, ord0: s.segBase + first, rsID: h.Meta.ID, slots: s.segSlots, signIdx: sign}, true
 			}
 			s.segBase += r.NumRows()
 			s.seg++
@@ -333,6 +339,43 @@ func (s *Scan) advance() (pageTask, bool) {
 		s.seg, s.page, s.segBase = 0, -1, 0
 	}
 	return pageTask{}, false
+}
+
+// noDeleteSign says whether a delete-sign page's zone map rules out a row
+// that deletes its key: no sign set (the maximum is false) or none given.
+func noDeleteSign(z segment.ZoneMap) bool {
+	return z.NullCount == z.Rows || z.Max.Kind == schema.IntValue && z.Max.Int == 0
+}
+
+// clearSigned clears in mask, a bitmap of a page's n rows, the rows whose
+// delete sign is set.
+func clearSigned(mask []byte, b *array.Boolean, n int) {
+	d := b.Data()
+	off := d.Offset()
+	vals := d.Buffers()[1].Bytes()
+	var valid []byte
+	if b.NullN() > 0 {
+		valid = d.Buffers()[0].Bytes()
+	}
+	if off%8 != 0 {
+		for i := 0; i < n; i++ {
+			if b.IsValid(i) && b.Value(i) {
+				bitutil.ClearBit(mask, i)
+			}
+		}
+		return
+	}
+	vals = vals[off/8:]
+	if valid != nil {
+		valid = valid[off/8:]
+	}
+	for j := range mask {
+		set := vals[j]
+		if valid != nil {
+			set &= valid[j]
+		}
+		mask[j] &^= set
+	}
 }
 
 // mapSegment finds each logical slot's column in a segment by column ID;
@@ -558,12 +601,7 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 		}
 		defer sign.Release()
 		if !s.deleteSign {
-			b := sign.(*array.Boolean)
-			for i := 0; i < n; i++ {
-				if b.IsValid(i) && b.Value(i) {
-					bitutil.ClearBit(mask, i)
-				}
-			}
+			clearSigned(mask, sign.(*array.Boolean), n)
 		}
 	}
 	if s.filter != nil && countBits(mask, n) > 0 {
