@@ -151,6 +151,8 @@ func (s *Scan) eachPartial(add func(*partial)) error {
 type reduceBufs struct {
 	ttl, vals segment.Values
 	live, sel []byte
+	// vis holds the rows of a mixed page no newer version hides.
+	vis []byte
 	// filtered and kt, kf hold the rows a filter selects and the bits of
 	// one conjunct; pv the page's decoded columns.
 	filtered, kt, kf []byte
@@ -217,6 +219,21 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		atomic.AddInt64(&s.Counters.PagesRead, 1)
 		deferTTL = true
 		part.rows = int64(n)
+	case hidden != nil:
+		// Mixed, with hidden rows: __TTL__ is decoded for the others
+		// alone when they are few, as in the older rowsets of a
+		// merge-on-read table after upserts, whose keys newer versions
+		// mostly hide.
+		atomic.AddInt64(&s.Counters.PagesRead, 1)
+		b.vis = grow(b.vis, (n+7)/8)
+		live = b.vis
+		setAll(live, n)
+		clearHidden(live, s.hiddenWords(task.rsID), task.ord0, n)
+		if err := s.liveAmong(task, ttlIdx, n, live, b); err != nil {
+			return nil, err
+		}
+		part.rows = int64(countBits(live, n))
+		hidden = nil
 	default:
 		atomic.AddInt64(&s.Counters.PagesRead, 1)
 		if err := r.ReadValues(ttlIdx, p, &b.ttl, false); err != nil {

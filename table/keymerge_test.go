@@ -19,7 +19,8 @@ import (
 // end may jump far off (an index that no longer fits), merge-on-read DELETEs,
 // compactions (which drop the index), memtable flushes, and versions pinned
 // across later writes, which must keep their own merge. Most versions must
-// have been installed with their merge carried, not merged again.
+// have been installed with their merge carried, not merged again, and a
+// count must agree with the rows a scan returns.
 func TestMORCarriedMergeModel(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -139,6 +140,18 @@ func runCarriedMergeModel(t *testing.T, seed uint64, small, steps int) {
 			log = append(log, fmt.Sprintf("compact %q", kind))
 			if err := tbl.CompactAt(ctx, kind, clock); err != nil {
 				fail("compact %s: %v", kind, err)
+			}
+		}
+		// A count reduces pages without their rows: it must agree with
+		// the rows a scan returns.
+		for _, d := range []time.Duration{0, time.Duration(rng.Int64N(int64(24 * time.Hour)))} {
+			at := clock.Add(d)
+			n, err := tbl.Count(ctx, at, nil)
+			if err != nil {
+				fail("count: %v", err)
+			}
+			if rows := tableVisible(t, tbl, at.UnixMicro()); n != int64(len(rows)) {
+				fail("step %d: count at +%v: %d, a scan returns %d rows", step, d, n, len(rows))
 			}
 		}
 		v, err := tbl.pin()
