@@ -19,8 +19,9 @@ import (
 // newest row of each key is (query.KeyOwners), and the new version starts
 // with its superseded rows known. The index moves from version to version
 // under the writer lock; an install it cannot follow (a compaction, an
-// ALTER, keys that do not fit) drops it, and the next write builds it again
-// from every rowset, the merge a read would have paid.
+// ALTER, keys that do not fit) drops it, and the first write after a read
+// merged again builds it from every rowset (a table nothing reads, as one
+// a one-shot load writes, never pays for one).
 
 // keyStep is the key merge of a version about to be installed on top of
 // base.
@@ -60,6 +61,13 @@ func nextKeyMerge(cur *version, owners *query.KeyOwners, e *versionEdit) *keySte
 	// write that installs it.
 	ctx := context.Background()
 	if !ok {
+		if len(cur.rowsets) > 0 && !cur.mergeKnown() {
+			// Nothing read cur: building the index from every rowset
+			// would be a merge no read may ever need (a one-shot load
+			// exits after its write). A read merges, and the next write
+			// builds the index then.
+			return nil
+		}
 		var err error
 		if owners, sup, err = query.BuildKeyOwners(ctx, cur.rowsets, cur.def.Schema.KeyCount); err != nil || owners == nil {
 			return nil
@@ -74,6 +82,13 @@ func nextKeyMerge(cur *version, owners *query.KeyOwners, e *versionEdit) *keySte
 		sup = unionMarks(sup, marks)
 	}
 	return &keyStep{base: cur, owners: owners, superseded: sup}
+}
+
+// mergeKnown says whether v's key merge has run.
+func (v *version) mergeKnown() bool {
+	v.mergeMu.Lock()
+	defer v.mergeMu.Unlock()
+	return v.mergedOK
 }
 
 // takeOwners takes v's index of keys away from it: the index follows one

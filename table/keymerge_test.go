@@ -179,3 +179,81 @@ func bits(b *roaring.Bitmap) []uint32 {
 	}
 	return b.ToArray()
 }
+
+// TestMORKeyIndexLifecycle follows the index the key merge is carried with:
+// built by the first write of a table, carried by writes, dropped by a
+// compaction and by keys too far off, rebuilt only by a write after a read
+// merged, and never built by a process that only writes.
+func TestMORKeyIndexLifecycle(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	opts := &Options{Clock: func() time.Time { return base }, DisableAutoCompaction: true, PageRows: 16, Allocator: mem, SmallWriteRows: -1}
+	tbl := mustCreate(t, dir, modelDef(schema.UniqueMOR, true), opts)
+	ctx := context.Background()
+	write := func(lo, n int64) {
+		t.Helper()
+		rows := make([]modelRow, n)
+		for i := range rows {
+			ts := base.UnixMicro()
+			rows[i] = modelRow{id: lo + int64(i)*3%n, v: lo, ttl: &ts}
+		}
+		rec := modelBatch(mem, rows, true)
+		defer rec.Release()
+		if err := tbl.WriteWith(ctx, rec, WriteOptions{Now: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func(what string, wantIndex bool) {
+		t.Helper()
+		v, err := tbl.pin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer v.unref()
+		if got := v.owners != nil; got != wantIndex {
+			t.Errorf("%s: index %v, want %v", what, got, wantIndex)
+		}
+		if v.supersededOK != wantIndex {
+			t.Errorf("%s: merge carried %v, want %v", what, v.supersededOK, wantIndex)
+		}
+	}
+	count := func(want int64) {
+		t.Helper()
+		n, err := tbl.Count(ctx, base, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Fatalf("count %d, want %d", n, want)
+		}
+	}
+	write(0, 100)
+	state("first write", true)
+	write(50, 100)
+	state("second write", true)
+	count(150)
+	if err := tbl.CompactAt(ctx, Full, base); err != nil {
+		t.Fatal(err)
+	}
+	state("full compaction", false)
+	write(100, 100)
+	state("write after the compaction, nothing read", false)
+	count(200)
+	write(150, 100)
+	state("write after a read", true)
+	write(1<<40, 10)
+	state("keys far off", false)
+	count(260)
+	if err := tbl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if tbl, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer checkClose(t, tbl)
+	write(0, 10)
+	state("write after open, nothing read", false)
+	count(260)
+}
