@@ -79,9 +79,10 @@ func BenchmarkScanTTL(b *testing.B) {
 }
 
 // BenchmarkKeyMerge times the merge-on-read key merge (query.Superseded)
-// of ten writes of 100K upserts each over 200K BIGINT keys, and a full
-// compaction of the same table, which merges the rows by key. Bytes are
-// those of the keys merged.
+// of ten writes of 100K upserts each over 200K BIGINT keys, the index of
+// keys writes carry it with, a count on a version that did not merge yet,
+// and a full compaction of the same table, which merges the rows by key.
+// Bytes are those of the keys merged.
 func BenchmarkKeyMerge(b *testing.B) {
 	const writes, rows, keys = 10, 100_000, 200_000
 	def := directDef()
@@ -113,6 +114,23 @@ func BenchmarkKeyMerge(b *testing.B) {
 		for b.Loop() {
 			if _, err := query.Superseded(context.Background(), memory.DefaultAllocator, v.rowsets, 1, v.deleted); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("index", func(b *testing.B) {
+		// The index a write carries the merge with, built from the ten
+		// rowsets: each write pays a tenth of it, for its own keys.
+		tbl := setup(b)
+		defer tbl.Close()
+		v, err := tbl.pin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer v.unref()
+		b.SetBytes(writes * rows * 8)
+		for b.Loop() {
+			if k, _, err := query.BuildKeyOwners(context.Background(), v.rowsets, 1); err != nil || k == nil {
+				b.Fatal(k, err)
 			}
 		}
 	})
