@@ -84,9 +84,12 @@ func nextKeyMerge(cur *version, owners *query.KeyOwners, e *versionEdit) *keySte
 	return &keyStep{base: cur, owners: owners, superseded: sup}
 }
 
-// mergeKnown says whether v's key merge has run.
+// mergeKnown says whether v's key merge has run. A merge under way counts
+// as not run: the write does not wait for a read's merge.
 func (v *version) mergeKnown() bool {
-	v.mergeMu.Lock()
+	if !v.mergeMu.TryLock() {
+		return false
+	}
 	defer v.mergeMu.Unlock()
 	return v.mergedOK
 }
