@@ -20,8 +20,8 @@ import (
 // with its superseded rows known. The index moves from version to version
 // under the writer lock; an install it cannot follow (a compaction, an
 // ALTER, keys that do not fit) drops it, and the first write after a read
-// merged again builds it from every rowset (a table nothing reads, as one
-// a one-shot load writes, never pays for one).
+// builds it again from every rowset (a table nothing reads, as one a
+// one-shot load writes, never pays for one).
 
 // keyStep is the key merge of a version about to be installed on top of
 // base.
@@ -61,11 +61,11 @@ func nextKeyMerge(cur *version, owners *query.KeyOwners, e *versionEdit) *keySte
 	// write that installs it.
 	ctx := context.Background()
 	if !ok {
-		if len(cur.rowsets) > 0 && !cur.mergeKnown() {
+		if len(cur.rowsets) > 0 && !cur.read.Load() && !cur.mergeKnown() {
 			// Nothing read cur: building the index from every rowset
 			// would be a merge no read may ever need (a one-shot load
-			// exits after its write). A read merges, and the next write
-			// builds the index then.
+			// exits after its write). After a read (or a merge for a
+			// compaction's choice) the next write builds it.
 			return nil
 		}
 		var err error
@@ -106,6 +106,7 @@ func (v *version) takeOwners() *query.KeyOwners {
 // top of it, old's key merge. The caller holds the table's mutex.
 func (nv *version) carryKeyMerge(old *version) *version {
 	nv.owners, nv.superseded, nv.supersededOK = old.takeOwners(), old.superseded, old.supersededOK
+	nv.read.Store(old.read.Load())
 	return nv
 }
 

@@ -23,25 +23,27 @@ import (
 // count must agree with the rows a scan returns.
 func TestMORCarriedMergeModel(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		small int
-	}{{"direct", -1}, {"memtables", 0}} {
+		name           string
+		small, segRows int
+	}{{"direct", -1, 0}, {"segments", -1, 40}, {"memtables", 0, 0}} {
 		for _, seed := range []uint64{1, 2, uint64(time.Now().UnixNano())} {
 			t.Run(fmt.Sprintf("%s/%d", c.name, seed), func(t *testing.T) {
 				t.Logf("seed %d", seed)
-				runCarriedMergeModel(t, seed, c.small, 120)
+				runCarriedMergeModel(t, seed, c.small, c.segRows, 90)
 			})
 		}
 	}
 }
 
-func runCarriedMergeModel(t *testing.T, seed uint64, small, steps int) {
+// runCarriedMergeModel runs the model with writes of at most small rows
+// through the write-ahead log and segments of segRows rows (0: defaults).
+func runCarriedMergeModel(t *testing.T, seed uint64, small, segRows, steps int) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	clock := base
 	def := modelDef(schema.UniqueMOR, true)
 	tbl := mustCreate(t, t.TempDir(), def, &Options{Clock: func() time.Time { return clock }, DisableAutoCompaction: true,
-		PageRows: 16, Allocator: mem, SmallWriteRows: small})
+		PageRows: 16, SegmentRows: int64(segRows), Allocator: mem, SmallWriteRows: small})
 	defer checkClose(t, tbl)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -242,6 +244,14 @@ func TestMORKeyIndexLifecycle(t *testing.T) {
 	count(200)
 	write(150, 100)
 	state("write after a read", true)
+	if err := tbl.CompactAt(ctx, Full, base); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.Aggregate(ctx, query.Request{Now: base, Columns: []string{"v"}}); err != nil {
+		t.Fatal(err)
+	}
+	write(200, 50)
+	state("write after a compaction and a read", true)
 	write(1<<40, 10)
 	state("keys far off", false)
 	count(260)

@@ -134,6 +134,10 @@ type version struct {
 	// install to carry the merge further; it moves to that version. Only
 	// the holder of the writer lock touches it.
 	owners *query.KeyOwners
+	// read says that a scan read the version, or one of the same rowsets
+	// before it (memtable writes in between): the next install may build
+	// owners for the reads to come.
+	read atomic.Bool
 
 	// mems are the memtables whose rows the version holds beside its
 	// rowsets, oldest first, all newer than every rowset. view caches what
@@ -151,6 +155,7 @@ type version struct {
 
 // snapshot describes v for one scan; the scan holds a reference to v.
 func (v *version) snapshot(ctx context.Context, mem memory.Allocator) (*query.Snapshot, error) {
+	v.read.Store(true)
 	if len(v.mems) > 0 {
 		return v.memSnapshot(mem)
 	}
