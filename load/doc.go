@@ -28,6 +28,15 @@
 // request's context ends). The server fails a load whose body sends
 // nothing for ServerOptions.BodyTimeout.
 //
+// The server's loads compute only while they hold a slot of a Workers
+// pool (SharedWorkers: GOMAXPROCS-1 slots, process-wide), so that loads
+// queue for processors rather than crowd out the short statements of
+// other clients: each goroutine lets its slot go while it waits (for its
+// client's bytes, for the other goroutine of its load), hands it to a
+// waiting load every few thousand rows, and with none waiting still yields
+// the processor to the goroutines ready to run. A load run without a pool
+// (`rowttl load`, Options.Workers nil) is not bounded.
+//
 // # Choices where Doris leaves room
 //
 //   - Conversions are strict (Doris's strict_mode=true): a field that does

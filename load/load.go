@@ -147,6 +147,8 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 		return fail(err)
 	}
 	l := &loader{o: o, res: res, lw: lw, mem: mem}
+	l.slot = slot{w: o.Workers, ctx: ctx}
+	l.wslot = slot{w: o.Workers, ctx: ctx}
 	defer l.abort()
 	// The column list is compiled for the definition the load writer
 	// encodes for; an ALTER before the load publishes fails the load.
@@ -173,7 +175,11 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 			return fail(err)
 		}
 		l.startWriter()
+		if err := l.slot.take(); err != nil {
+			return fail(err)
+		}
 		err = l.readParquet(ctx, pf)
+		l.slot.drop()
 		res.NumberLoadedRows = res.NumberTotalRows - res.NumberFilteredRows
 		if err != nil {
 			return fail(err)
@@ -186,9 +192,13 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 		if err := l.init(cols, loc); err != nil {
 			return fail(err)
 		}
-		rd := NewReader(r, format)
+		rd := NewReader(&slotReader{r: r, s: &l.slot}, format)
 		l.startWriter()
+		if err := l.slot.take(); err != nil {
+			return fail(err)
+		}
 		err = l.read(ctx, rd)
+		l.slot.drop()
 		res.LoadBytes = rd.BytesRead()
 		res.NumberLoadedRows = res.NumberTotalRows - res.NumberFilteredRows
 		if err != nil {
@@ -249,18 +259,26 @@ type loader struct {
 	ch     chan arrow.RecordBatch
 	werr   chan error
 	failed atomic.Pointer[error]
+
+	// slot is the converting goroutine's hold on a Workers slot, wslot
+	// the writer goroutine's.
+	slot, wslot slot
 }
 
 // startWriter starts the goroutine handing batches to the load writer.
 func (l *loader) startWriter() {
 	ch, werr := make(chan arrow.RecordBatch, 1), make(chan error, 1)
 	l.ch, l.werr = ch, werr
-	lw := l.lw
+	lw, ws := l.lw, &l.wslot
 	go func() {
 		var err error
 		for rec := range ch {
 			if err == nil {
-				if err = lw.Write(rec); err != nil {
+				if err = ws.take(); err == nil {
+					err = writeSliced(lw, rec, ws)
+					ws.drop()
+				}
+				if err != nil {
 					l.failed.Store(&err)
 				}
 			}
@@ -270,12 +288,47 @@ func (l *loader) startWriter() {
 	}()
 }
 
+// writeSlice is how many rows the writer goroutine encodes between
+// yields of its slot (about a millisecond of work).
+const writeSlice = 8192
+
+// writeSliced writes rec to lw a slice at a time, yielding the slot in
+// between; with no pool it writes rec whole.
+func writeSliced(lw *table.LoadWriter, rec arrow.RecordBatch, s *slot) error {
+	n := rec.NumRows()
+	if s.w == nil || n <= writeSlice {
+		return lw.Write(rec)
+	}
+	for off := int64(0); off < n; off += writeSlice {
+		part := rec.NewSlice(off, min(off+writeSlice, n))
+		err := lw.Write(part)
+		part.Release()
+		if err == nil && off+writeSlice < n {
+			err = s.yield()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send hands a batch to the writer goroutine, letting the converting
+// goroutine's slot go while it waits: the writer may need that slot to
+// take the batch.
+func (l *loader) send(rec arrow.RecordBatch) error {
+	l.slot.drop()
+	l.ch <- rec
+	return l.slot.take()
+}
+
 // stopWriter waits for the batches sent so far to be written and returns
-// the writer's error.
+// the writer's error. The converting goroutine's slot goes meanwhile.
 func (l *loader) stopWriter() error {
 	if l.ch == nil {
 		return nil
 	}
+	l.slot.drop()
 	close(l.ch)
 	l.ch = nil
 	return <-l.werr
@@ -283,6 +336,7 @@ func (l *loader) stopWriter() error {
 
 func (l *loader) abort() {
 	l.stopWriter()
+	l.slot.drop()
 	if l.lw != nil {
 		l.lw.Abort()
 		l.lw = nil
@@ -344,10 +398,11 @@ func (l *loader) filter(where, reason string) {
 	}
 	if l.o.MaxFilterRatio == 0 && l.lw != nil {
 		// The load will fail: stop writing, free the table, and only
-		// count the rest.
+		// count the rest (a context that ends meanwhile stops the read).
 		l.stopWriter()
 		l.lw.Abort()
 		l.lw = nil
+		_ = l.slot.take()
 	}
 }
 
@@ -373,6 +428,9 @@ func (l *loader) read(ctx context.Context, rd *Reader) error {
 		l.res.NumberTotalRows++
 		if n++; n&4095 == 0 {
 			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := l.slot.yield(); err != nil {
 				return err
 			}
 			if p := l.o.Progress; p != nil {
@@ -494,6 +552,5 @@ func (l *loader) flush() error {
 	}
 	rec := l.b.NewRecordBatch()
 	l.batchRows, l.batchBytes = 0, 0
-	l.ch <- rec
-	return nil
+	return l.send(rec)
 }

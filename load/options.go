@@ -59,6 +59,9 @@ type Options struct {
 	BatchBytes int
 	// Progress, when set, is kept up to date while the load runs.
 	Progress *Progress
+	// Workers, when set, is the pool whose slots the load's converting
+	// and encoding goroutines hold while they compute; nil bounds nothing.
+	Workers *Workers
 }
 
 // strict reports whether bad fields filter their rows.

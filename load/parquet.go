@@ -258,6 +258,9 @@ func (l *loader) readParquet(ctx context.Context, in *parquetInput) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if err := l.slot.yield(); err != nil {
+			return err
+		}
 		rec := rr.RecordBatch()
 		if int(rec.NumCols()) != len(l.pqCols) {
 			return rowttl.Errorf(rowttl.ErrCorruption, "%s: read %d columns, asked for %d", in.name, rec.NumCols(), len(l.pqCols))
@@ -389,8 +392,7 @@ func (l *loader) wholeBatch(rec arrow.RecordBatch, fns []func(int) (schema.Value
 	out := array.NewRecordBatch(l.sc, cols, int64(n))
 	release()
 	l.res.NumberTotalRows += int64(n)
-	l.ch <- out
-	return true, nil
+	return true, l.send(out)
 }
 
 // convertParquet fills l.vals from row i of a batch, or says why the row

@@ -38,6 +38,9 @@ type ServerOptions struct {
 	// long; it writes nothing. 0 means DefaultBodyTimeout, a negative value
 	// no limit.
 	BodyTimeout time.Duration
+	// Workers bounds the loads that compute at once (see Workers); nil
+	// means SharedWorkers().
+	Workers *Workers
 }
 
 // DefaultBodyTimeout is how long a load's body may send nothing.
@@ -136,6 +139,10 @@ func (s *Server) streamLoad(w http.ResponseWriter, r *http.Request) {
 				s.track(ir, true)
 				defer s.track(ir, false)
 				body = ir
+			}
+			o.Workers = s.o.Workers
+			if o.Workers == nil {
+				o.Workers = SharedWorkers()
 			}
 			res = Run(r.Context(), tbl, body, o, s.o.Allocator)
 			s.metrics.Observe(dbName, tblName, res, time.Since(start))
