@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -200,6 +201,11 @@ type connState struct {
 	stop  context.CancelFunc
 
 	sess *rsql.Session // used by the connection's goroutine only
+	// rowsText and rows remember whether the connection's last statement
+	// text yields a result set (see returnsRows); the connection's
+	// goroutine alone uses them.
+	rowsText string
+	rows     bool
 
 	mu struct {
 		sync.Mutex
@@ -467,7 +473,7 @@ func (s *Server) exec(ctx context.Context, st *connState, text string, w *rowWri
 	if handled, err := s.compat(ctx, st, text, callback); handled {
 		return err
 	}
-	rows, err := rsql.TextReturnsRows(text)
+	rows, err := st.returnsRows(text)
 	if err != nil {
 		return err
 	}
@@ -484,6 +490,31 @@ func (s *Server) exec(ctx context.Context, st *connState, text string, w *rowWri
 	}
 	return callback(&sqltypes.Result{RowsAffected: uint64(max(res.RowsAffected, 0))})
 }
+
+// returnsRows reports whether text yields a result set (so that the
+// session's Query, not Exec, runs it). The answer depends on the text
+// alone, so the connection keeps it for its last statement: a client that
+// repeats one statement (a dashboard polling a count) has it parsed once
+// a run, by the session, rather than twice.
+func (st *connState) returnsRows(text string) (bool, error) {
+	if text == st.rowsText && text != "" {
+		return st.rows, nil
+	}
+	rows, err := rsql.TextReturnsRows(text)
+	if err != nil {
+		return false, err
+	}
+	// A long text (a big INSERT) is not worth keeping alive; the copy
+	// keeps a statement of a multi-statement packet from holding the
+	// whole packet.
+	if len(text) <= maxRememberedText {
+		st.rowsText, st.rows = strings.Clone(text), rows
+	}
+	return rows, nil
+}
+
+// maxRememberedText bounds the statement text returnsRows keeps.
+const maxRememberedText = 4 << 10
 
 // scanParallelism is the number of goroutines a statement's scans use
 // when running statements are running at once on procs processors: one

@@ -479,3 +479,33 @@ func TestLocalFiles(t *testing.T) {
 		t.Errorf("a missing file: %d %q", me.Number, me.Message)
 	}
 }
+
+// TestReturnsRowsRemembered: the kind a connection remembers for its last
+// statement text answers only that text; other texts, failing ones and
+// long ones are parsed each time.
+func TestReturnsRowsRemembered(t *testing.T) {
+	st := &connState{}
+	long := "SELECT 1 " + strings.Repeat(" ", maxRememberedText)
+	for i, c := range []struct {
+		text string
+		rows bool
+		err  bool
+		kept string
+	}{
+		{text: "SELECT count(*) FROM t", rows: true, kept: "SELECT count(*) FROM t"},
+		{text: "SELECT count(*) FROM t", rows: true, kept: "SELECT count(*) FROM t"},
+		{text: "INSERT INTO t VALUES (1)", kept: "INSERT INTO t VALUES (1)"},
+		{text: "INSERT INTO t VALUES (1)", kept: "INSERT INTO t VALUES (1)"},
+		{text: "SHOW TABLES", rows: true, kept: "SHOW TABLES"},
+		{text: "SELEC 1", err: true, kept: "SHOW TABLES"},
+		{text: "SELEC 1", err: true, kept: "SHOW TABLES"},
+		{text: long, rows: true, kept: "SHOW TABLES"},
+		{text: "CREATE TABLE u (id INT) DUPLICATE KEY(id)", kept: "CREATE TABLE u (id INT) DUPLICATE KEY(id)"},
+		{text: "", err: true, kept: "CREATE TABLE u (id INT) DUPLICATE KEY(id)"},
+	} {
+		rows, err := st.returnsRows(c.text)
+		if rows != c.rows || (err != nil) != c.err || st.rowsText != c.kept {
+			t.Errorf("%d %.30q: rows %v err %v, kept %q; want rows %v err %v, kept %q", i, c.text, rows, err, st.rowsText, c.rows, c.err, c.kept)
+		}
+	}
+}
