@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -200,4 +201,51 @@ func BenchmarkDecimalConvert(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLoadRows loads 200000 rows of (id BIGINT, user_id BIGINT,
+// amount DOUBLE, msg STRING) per iteration (ROWTTL_BENCH_LOAD_ROWS rows),
+// the shape of the Stream Loads server/mysql's BenchmarkCountUnderLoads
+// runs, and reports rows/s and the Go memory allocated per row: what the
+// loads of a busy server leave to the garbage collector.
+//
+//	go test -run XXX -bench LoadRows -benchmem ./load
+func BenchmarkLoadRows(b *testing.B) {
+	rows := 200000
+	if n, err := strconv.Atoi(os.Getenv("ROWTTL_BENCH_LOAD_ROWS")); err == nil && n > 0 {
+		rows = n
+	}
+	var data bytes.Buffer
+	for i := 0; i < rows; i++ {
+		fmt.Fprintf(&data, "%d\t%d\t1.5\tloaded\n", 10_000_000+i, i%1000)
+	}
+	db, err := table.OpenDB(b.TempDir(), &table.Options{DisableAutoCompaction: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s := sql.NewSession(db)
+	if _, err := s.Exec(context.Background(), `CREATE TABLE ev (id BIGINT, user_id BIGINT, amount DOUBLE, msg STRING) DUPLICATE KEY(id)`); err != nil {
+		b.Fatal(err)
+	}
+	tbl, err := db.Table(table.DefaultDatabase, "ev")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		res := Run(context.Background(), tbl, bytes.NewReader(data.Bytes()), Options{}, nil)
+		if !res.OK() || res.NumberLoadedRows != int64(rows) {
+			b.Fatalf("%s: %s", res.Status, res.Message)
+		}
+	}
+	took := time.Since(start)
+	runtime.ReadMemStats(&m1)
+	n := float64(rows) * float64(b.N)
+	b.ReportMetric(n/took.Seconds(), "rows/s")
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "alloc-B/row")
+	b.ReportMetric(float64(m1.NumGC-m0.NumGC)/float64(b.N), "GCs/op")
 }
