@@ -36,6 +36,19 @@ func NewWorkers(n int) *Workers {
 // Slots returns the pool's size.
 func (w *Workers) Slots() int { return cap(w.slots) }
 
+// Busy returns how many slots are held now.
+func (w *Workers) Busy() int { return len(w.slots) }
+
+// Acquire waits for a slot (giving up when ctx ends) for work other than
+// a load's that should share the loads' bound; release gives it back.
+func (w *Workers) Acquire(ctx context.Context) (release func(), err error) {
+	s := &slot{w: w, ctx: ctx}
+	if err := s.take(); err != nil {
+		return nil, err
+	}
+	return s.drop, nil
+}
+
 // SharedWorkers is the process-wide pool a Server's loads use unless
 // ServerOptions.Workers says otherwise: GOMAXPROCS-1 slots (at least one),
 // so that one processor is always left to the statements of other

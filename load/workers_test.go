@@ -72,9 +72,17 @@ func TestWorkersContext(t *testing.T) {
 	if err := s.take(); !errors.Is(err, context.DeadlineExceeded) || s.held {
 		t.Fatalf("take: %v, held %v", err, s.held)
 	}
+	if _, err := w.Acquire(ctx); !errors.Is(err, context.DeadlineExceeded) || w.Busy() != 1 {
+		t.Fatalf("Acquire: %v, %d busy", err, w.Busy())
+	}
 	held.drop()
-	if err := (&slot{w: w, ctx: context.Background()}).take(); err != nil {
-		t.Fatal(err)
+	release, err := w.Acquire(context.Background())
+	if err != nil || w.Busy() != 1 {
+		t.Fatalf("Acquire: %v, %d busy", err, w.Busy())
+	}
+	release()
+	if w.Busy() != 0 {
+		t.Fatalf("%d busy", w.Busy())
 	}
 }
 
