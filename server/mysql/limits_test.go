@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	gomysql "github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/rowttl/rowttl/load"
 	rsql "github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/table"
 )
@@ -443,5 +445,34 @@ func TestScanParallelism(t *testing.T) {
 		if got := scanParallelism(c.running, c.procs); got != c.want {
 			t.Errorf("%d statements on %d processors: %d", c.running, c.procs, got)
 		}
+	}
+}
+
+// TestScanWorkersUnderLoads: a load holding a slot of the server's pool
+// counts as a statement running, so a lone statement beside loads that
+// keep every processor busy scans on one goroutine.
+func TestScanWorkersUnderLoads(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	w := load.NewWorkers(procs)
+	s := &Server{o: Options{LoadWorkers: w}}
+	if got := s.scanWorkers(1); got != 0 {
+		t.Fatalf("no load: %d", got)
+	}
+	var release []func()
+	for range procs {
+		r, err := w.Acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		release = append(release, r)
+	}
+	if got := s.scanWorkers(1); got != 1 {
+		t.Fatalf("%d loads computing on %d processors: %d", procs, procs, got)
+	}
+	for _, r := range release {
+		r()
+	}
+	if got := s.scanWorkers(1); got != 0 {
+		t.Fatalf("loads done: %d", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/load"
 	"github.com/rowttl/rowttl/query"
 	rsql "github.com/rowttl/rowttl/sql"
 	"github.com/rowttl/rowttl/sql/parser"
@@ -58,6 +59,12 @@ type Options struct {
 	// LocalFiles is the directory whose files the table function local()
 	// may read (file_path is relative to it); empty refuses local().
 	LocalFiles string
+	// LoadWorkers is the pool of the loads that run beside the server's
+	// statements (default load.SharedWorkers(), the one a load.Server
+	// uses): its busy slots count as statements running when a scan's
+	// parallelism is chosen, since a load computing keeps a processor
+	// busy as a statement does.
+	LoadWorkers *load.Workers
 }
 
 func (o *Options) defaults() {
@@ -78,6 +85,9 @@ func (o *Options) defaults() {
 	}
 	if o.NewSession == nil {
 		o.NewSession = rsql.NewSession
+	}
+	if o.LoadWorkers == nil {
+		o.LoadWorkers = load.SharedWorkers()
 	}
 }
 
@@ -449,7 +459,7 @@ func (s *Server) run(st *connState, text string, w *rowWriter, callback func(*sq
 	ctx, cancel := context.WithCancel(st.ctx)
 	running := s.running.Add(1)
 	defer s.running.Add(-1)
-	if n := scanParallelism(int(running), runtime.GOMAXPROCS(0)); n > 0 {
+	if n := s.scanWorkers(int(running)); n > 0 {
 		ctx = query.WithParallelism(ctx, n)
 	}
 	st.begin(cancel)
@@ -516,11 +526,18 @@ func (st *connState) returnsRows(text string) (bool, error) {
 // maxRememberedText bounds the statement text returnsRows keeps.
 const maxRememberedText = 4 << 10
 
+// scanWorkers is scanParallelism for running statements of the server,
+// the loads of its pool computing counted with them.
+func (s *Server) scanWorkers(running int) int {
+	return scanParallelism(running+s.o.LoadWorkers.Busy(), runtime.GOMAXPROCS(0))
+}
+
 // scanParallelism is the number of goroutines a statement's scans use
-// when running statements are running at once on procs processors: one
-// when they are more than the processors (each statement keeps one busy;
-// more goroutines per scan only wait for a processor, and add their
-// handoffs to every statement's latency), else the scan's default (0).
+// when running statements (and computing loads) are running at once on
+// procs processors: one when they are more than the processors (each
+// keeps one busy; more goroutines per scan only wait for a processor, and
+// add their handoffs to every statement's latency), else the scan's
+// default (0).
 func scanParallelism(running, procs int) int {
 	if running > procs {
 		return 1
