@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -203,21 +204,19 @@ func BenchmarkDecimalConvert(b *testing.B) {
 	}
 }
 
-// BenchmarkLoadRows loads 200000 rows of (id BIGINT, user_id BIGINT,
-// amount DOUBLE, msg STRING) per iteration (ROWTTL_BENCH_LOAD_ROWS rows),
-// the shape of the Stream Loads server/mysql's BenchmarkCountUnderLoads
-// runs, and reports rows/s and the Go memory allocated per row: what the
-// loads of a busy server leave to the garbage collector.
+// BenchmarkLoadRows loads rows of (id BIGINT, user_id BIGINT, amount
+// DOUBLE, msg STRING), the shape of the Stream Loads server/mysql's
+// BenchmarkCountUnderLoads runs: one load of 200000 rows
+// (ROWTTL_BENCH_LOAD_ROWS) per iteration, then eight at once of an eighth
+// each, unbounded and in a pool of GOMAXPROCS-1 slots (what a server's
+// loads get when no statement competes). It reports rows/s and the Go
+// memory allocated per row: what loads leave to the garbage collector.
 //
-//	go test -run XXX -bench LoadRows -benchmem ./load
+//	go test -run XXX -bench LoadRows ./load
 func BenchmarkLoadRows(b *testing.B) {
 	rows := 200000
 	if n, err := strconv.Atoi(os.Getenv("ROWTTL_BENCH_LOAD_ROWS")); err == nil && n > 0 {
 		rows = n
-	}
-	var data bytes.Buffer
-	for i := 0; i < rows; i++ {
-		fmt.Fprintf(&data, "%d\t%d\t1.5\tloaded\n", 10_000_000+i, i%1000)
 	}
 	db, err := table.OpenDB(b.TempDir(), &table.Options{DisableAutoCompaction: true})
 	if err != nil {
@@ -232,20 +231,44 @@ func BenchmarkLoadRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		res := Run(context.Background(), tbl, bytes.NewReader(data.Bytes()), Options{}, nil)
-		if !res.OK() || res.NumberLoadedRows != int64(rows) {
-			b.Fatalf("%s: %s", res.Status, res.Message)
-		}
+	for _, c := range []struct {
+		name  string
+		loads int
+		pool  *Workers
+	}{
+		{"1-load", 1, nil},
+		{"8-loads", 8, nil},
+		{"8-loads-pool", 8, NewWorkers(runtime.GOMAXPROCS(0) - 1)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var data bytes.Buffer
+			for i := 0; i < rows/c.loads; i++ {
+				fmt.Fprintf(&data, "%d\t%d\t1.5\tloaded\n", 10_000_000+i, i%1000)
+			}
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			b.ResetTimer()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				var wg sync.WaitGroup
+				for l := 0; l < c.loads; l++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						res := Run(context.Background(), tbl, bytes.NewReader(data.Bytes()), Options{Workers: c.pool}, nil)
+						if !res.OK() || res.NumberLoadedRows != int64(rows/c.loads) {
+							b.Errorf("%s: %s", res.Status, res.Message)
+						}
+					}()
+				}
+				wg.Wait()
+			}
+			took := time.Since(start)
+			runtime.ReadMemStats(&m1)
+			n := float64(rows/c.loads*c.loads) * float64(b.N)
+			b.ReportMetric(n/took.Seconds(), "rows/s")
+			b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "alloc-B/row")
+			b.ReportMetric(float64(m1.NumGC-m0.NumGC)/float64(b.N), "GCs/op")
+		})
 	}
-	took := time.Since(start)
-	runtime.ReadMemStats(&m1)
-	n := float64(rows) * float64(b.N)
-	b.ReportMetric(n/took.Seconds(), "rows/s")
-	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/n, "alloc-B/row")
-	b.ReportMetric(float64(m1.NumGC-m0.NumGC)/float64(b.N), "GCs/op")
 }
