@@ -88,9 +88,9 @@ func BenchmarkStreamToGoSQLDriver(b *testing.B) {
 // BenchmarkCountUnderLoads runs SELECT count(*) on 64 connections while 8
 // Stream Loads (ROWTTL_BENCH_LOADS) of 20000 rows each
 // (ROWTTL_BENCH_LOAD_ROWS) run over HTTP on the same server, and reports
-// the p50 and p99 latency of the counts and the loads' rows per second
-// together; every load must succeed and be visible. With no loads, the
-// counts run for a second.
+// the p50 and p99 latency of the counts, the loads' rows per second
+// together and the process's peak RSS; every load must succeed and be
+// visible. With no loads, the counts run for a second.
 //
 //	go test -run XXX -bench CountUnderLoads -benchtime 1x ./server/mysql
 func BenchmarkCountUnderLoads(b *testing.B) {
@@ -209,6 +209,7 @@ func BenchmarkCountUnderLoads(b *testing.B) {
 		if loads > 0 {
 			b.ReportMetric(float64(loads*loadRows)/loadTime.Seconds(), "load-rows/s")
 		}
+		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")
 	}
 }
 
