@@ -40,7 +40,7 @@ func TestWorkersBound(t *testing.T) {
 				n := active.Add(1)
 				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 				}
-				time.Sleep(20 * time.Microsecond)
+				time.Sleep(100 * time.Microsecond)
 				active.Add(-1)
 				if err := s.yield(); err != nil {
 					t.Error(err)
@@ -56,6 +56,42 @@ func TestWorkersBound(t *testing.T) {
 	}
 	if len(w.slots) != 0 {
 		t.Fatalf("%d slots still held", len(w.slots))
+	}
+}
+
+// TestWorkersYieldHandsOver: a goroutine that yields gives its slot to
+// the one waiting, and gets it back only after it.
+func TestWorkersYieldHandsOver(t *testing.T) {
+	w := NewWorkers(1)
+	a := slot{w: w, ctx: context.Background()}
+	if err := a.take(); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b := slot{w: w, ctx: context.Background()}
+		if err := b.take(); err != nil {
+			t.Error(err)
+			return
+		}
+		note("b")
+		b.drop()
+	}()
+	for w.waiting.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := a.yield(); err != nil || !a.held {
+		t.Fatalf("yield: %v, held %v", err, a.held)
+	}
+	note("a")
+	a.drop()
+	<-done
+	if fmt.Sprint(order) != "[b a]" {
+		t.Fatalf("order %v: the waiting goroutine did not get the slot first", order)
 	}
 }
 
