@@ -12,7 +12,9 @@
 // session answers, told the server's variables, the client's user and
 // host and the handshake's connection id, so that a connection and the
 // in-process shell agree. Serve returns once every connection's statement
-// has unwound and released its batches.
+// has unwound and released its batches. A statement's scans run on one
+// goroutine once the statements running and the loads computing (the
+// slots held in Options.LoadWorkers) outnumber the processors.
 //
 // The wire protocol is vitess.io/vitess/go/mysql's; this package supplies
 // its Handler and AuthServer, and wraps each connection to enforce the
