@@ -27,6 +27,9 @@ import (
 //     rowttl_load_failures_total, rowttl_load_rows_total (loaded),
 //     rowttl_load_filtered_rows_total, rowttl_load_bytes_total and the
 //     histogram rowttl_load_duration_seconds;
+//   - the server's load pool (Workers): rowttl_load_workers (its slots),
+//     rowttl_load_workers_busy (held) and rowttl_load_workers_waiting
+//     (goroutines of loads waiting for a slot);
 //   - the Go runtime and process collectors.
 type Metrics struct {
 	reg *prometheus.Registry
@@ -57,6 +60,17 @@ func NewMetrics(db *table.DB) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// watchWorkers adds the gauges of a load pool.
+func (m *Metrics) watchWorkers(w *Workers) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rowttl_load_workers", Help: "Slots of the pool the loads compute in."},
+			func() float64 { return float64(w.Slots()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rowttl_load_workers_busy", Help: "Slots of the load pool held now."},
+			func() float64 { return float64(w.Busy()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "rowttl_load_workers_waiting", Help: "Goroutines of loads waiting for a slot of the pool now."},
+			func() float64 { return float64(w.Waiting()) }))
 }
 
 // Registry returns the registry the metrics are in.

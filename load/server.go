@@ -81,7 +81,11 @@ const shutdownIdle = time.Second
 
 // NewServer returns a server of db's tables.
 func NewServer(db *table.DB, o ServerOptions) *Server {
+	if o.Workers == nil {
+		o.Workers = SharedWorkers()
+	}
 	s := &Server{db: db, o: o, metrics: NewMetrics(db)}
+	s.metrics.watchWorkers(o.Workers)
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /api/{db}/{table}/_stream_load", s.streamLoad)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.Registry(), promhttp.HandlerOpts{}))
@@ -141,9 +145,6 @@ func (s *Server) streamLoad(w http.ResponseWriter, r *http.Request) {
 				body = ir
 			}
 			o.Workers = s.o.Workers
-			if o.Workers == nil {
-				o.Workers = SharedWorkers()
-			}
 			res = Run(r.Context(), tbl, body, o, s.o.Allocator)
 			s.metrics.Observe(dbName, tblName, res, time.Since(start))
 		} else {

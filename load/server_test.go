@@ -193,7 +193,13 @@ func TestServerCurl(t *testing.T) {
 func TestServerMetrics(t *testing.T) {
 	e := newEnv(t)
 	e.exec(`CREATE TABLE t (id INT, exp DATETIME) DUPLICATE KEY(id) PROPERTIES ("function_column.enable_row_ttl" = "true")`)
-	base := startServer(t, e, ServerOptions{})
+	pool := NewWorkers(3)
+	release, err := pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	base := startServer(t, e, ServerOptions{Workers: pool})
 	url := base + "/api/default/t/_stream_load"
 	hdr := map[string]string{"columns": "id, exp, __TTL__ = cast(exp as datetime)"}
 	// Two rows live far in the future, one already expired.
@@ -252,6 +258,12 @@ func TestServerMetrics(t *testing.T) {
 		"rowttl_table_write_stalls_total":   0,
 	} {
 		if got := value(name, tl); got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	// The pool's slots, the one held above, and nobody waiting.
+	for name, want := range map[string]float64{"rowttl_load_workers": 3, "rowttl_load_workers_busy": 1, "rowttl_load_workers_waiting": 0} {
+		if got := value(name, nil); got != want {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}

@@ -39,6 +39,9 @@ func (w *Workers) Slots() int { return cap(w.slots) }
 // Busy returns how many slots are held now.
 func (w *Workers) Busy() int { return len(w.slots) }
 
+// Waiting returns how many goroutines wait for a slot now.
+func (w *Workers) Waiting() int { return int(w.waiting.Load()) }
+
 // Acquire waits for a slot (giving up when ctx ends) for work other than
 // a load's that should share the loads' bound; release gives it back.
 func (w *Workers) Acquire(ctx context.Context) (release func(), err error) {
