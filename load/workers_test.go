@@ -230,3 +230,29 @@ func buildRecord(t *testing.T, e *env, sc *arrow.Schema, n int) arrow.RecordBatc
 	}
 	return b.NewRecordBatch()
 }
+
+// TestWorkersLoadGivesUp: a load waiting for a slot fails, writing
+// nothing, when its context ends (a client that goes away while its load
+// queues).
+func TestWorkersLoadGivesUp(t *testing.T) {
+	e := newEnv(t)
+	e.exec(`CREATE TABLE t (id INT, v INT) DUPLICATE KEY(id)`)
+	w := NewWorkers(1)
+	release, err := w.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res := Run(ctx, e.table("t"), strings.NewReader("1\t1\n"), Options{Now: testNow, Workers: w}, e.mem)
+	if res.OK() || !errors.Is(res.Err, context.DeadlineExceeded) || res.NumberLoadedRows != 0 {
+		t.Fatalf("%+v", res)
+	}
+	if got := e.exec(`SELECT count(*) FROM t`); got != "count(*)\n0\n" {
+		t.Fatalf("got %q", got)
+	}
+	if w.Busy() != 1 || w.Waiting() != 0 {
+		t.Fatalf("%d busy, %d waiting", w.Busy(), w.Waiting())
+	}
+}
