@@ -209,8 +209,16 @@ func Run(ctx context.Context, tbl *table.Table, r io.Reader, o Options, mem memo
 		return fail(rowttl.Errorf(rowttl.ErrInvalidArgument, "[DATA_QUALITY_ERROR]too many filtered rows: %d of %d, more than max_filter_ratio %v allows; first error: %s", f, res.NumberTotalRows, o.MaxFilterRatio, res.FirstErrorMsg))
 	}
 	commitStart := time.Now()
+	// Finishing the files is computing too (a UNIQUE load sorts and
+	// merges its runs there): the commit holds a slot, the wait for the
+	// writer lock included.
+	if err := l.slot.take(); err != nil {
+		return fail(err)
+	}
 	lw, l.lw = l.lw, nil
-	if err := lw.Commit(); err != nil {
+	err = lw.Commit()
+	l.slot.drop()
+	if err != nil {
 		if errors.Is(err, rowttl.ErrLabelExists) {
 			// A load of the same label, running beside this one, published
 			// first.

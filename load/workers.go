@@ -20,9 +20,11 @@ import (
 // slots, which the processors could not exceed anyway.
 //
 // A goroutine holds a slot only while it computes: it lets it go while it
-// waits for its input (a slow client holds no slot), for the other
-// goroutine of its load, or for the table, and it hands it over every few
-// thousand rows when another load waits.
+// waits for its input (a slow client holds no slot) or for the other
+// goroutine of its load, and it hands it over every few thousand rows when
+// another load waits. The commit, which finishes the files (a UNIQUE load
+// sorts and merges there), holds one too, its short wait for the table's
+// writer lock included.
 type Workers struct {
 	slots   chan struct{}
 	waiting atomic.Int32
