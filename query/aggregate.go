@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"sync"
 	"sync/atomic"
 
@@ -27,9 +28,12 @@ type Sum struct {
 	Count int64 // non-NULL values added
 	// Int is the exact sum of an integer column.
 	Int int64
-	// Float is the sum of a FLOAT or DOUBLE column. Pages whose doubles
-	// are stored decimal-scaled add exactly and round once; the pages add
-	// up in table order, so the result does not depend on parallelism.
+	// Float is the sum of a FLOAT or DOUBLE column. The doubles of pages
+	// stored decimal-scaled add as exact integers, one total per scale;
+	// those totals and the other pages' sums (each in a fixed order) add
+	// exactly at the end and round once, so the result depends neither on
+	// parallelism nor on how rows fall into pages, and is the exact sum
+	// rounded when every page is scaled.
 	Float float64
 }
 
@@ -66,6 +70,7 @@ func (s *Scan) Aggregate() (Aggregates, error) {
 	}
 	tot := Aggregates{Sums: make([]Sum, len(s.outSlots))}
 	exact := make([]segment.Int128, len(s.outSlots))
+	floats := make([]floatTotal, len(s.outSlots))
 	add := func(p *partial) {
 		tot.Rows += p.rows
 		for i, ps := range p.sums {
@@ -73,10 +78,8 @@ func (s *Scan) Aggregate() (Aggregates, error) {
 			switch {
 			case kinds[i].IsInteger():
 				exact[i].AddInt128(ps.exact)
-			case ps.scale >= 0:
-				tot.Sums[i].Float += ps.exact.Float64() / math.Pow10(ps.scale)
 			default:
-				tot.Sums[i].Float += ps.float
+				floats[i].add(ps)
 			}
 		}
 	}
@@ -91,9 +94,77 @@ func (s *Scan) Aggregate() (Aggregates, error) {
 				return Aggregates{}, rowttl.Errorf(rowttl.ErrInvalidArgument, "sum of %s overflows BIGINT", s.out.Field(i).Name)
 			}
 			tot.Sums[i].Int = v
+		} else {
+			tot.Sums[i].Float = floats[i].value()
 		}
 	}
 	return tot, nil
+}
+
+// floatTotal is the sum of a FLOAT or DOUBLE column over the pages:
+// scaled[e] holds the exact sum of the scaled pages of exponent e, in
+// units of 10^-e (no table can overflow it: a scaled value is at most
+// 2^53), and other the pages' sums of plain doubles, kept as they come
+// while they are finite.
+type floatTotal struct {
+	scaled    [maxScale + 1]segment.Int128
+	hasScaled bool
+	other     []float64
+}
+
+// maxScale bounds the exponents of decimal-scaled pages (segment's
+// maxScaleExp); a page past it adds through other.
+const maxScale = 9
+
+func (t *floatTotal) add(ps pageSum) {
+	switch {
+	case ps.count == 0:
+	case ps.scale >= 0 && ps.scale <= maxScale:
+		t.scaled[ps.scale].AddInt128(ps.exact)
+		t.hasScaled = true
+	case ps.scale >= 0:
+		t.other = append(t.other, ps.exact.Float64()/math.Pow10(ps.scale))
+	default:
+		t.other = append(t.other, ps.float)
+	}
+}
+
+// value returns the exact sum of the parts, rounded once; a part that is
+// NaN or infinite makes the result what float addition makes it.
+func (t *floatTotal) value() float64 {
+	if !t.hasScaled && len(t.other) <= 1 {
+		if len(t.other) == 0 {
+			return 0
+		}
+		return t.other[0]
+	}
+	var special float64
+	hasSpecial := false
+	var sum big.Rat
+	var x big.Rat
+	for e, v := range t.scaled {
+		if v == (segment.Int128{}) {
+			continue
+		}
+		num := new(big.Int).Lsh(big.NewInt(v.Hi), 64)
+		num.Add(num, new(big.Int).SetUint64(v.Lo))
+		x.SetFrac(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e)), nil))
+		sum.Add(&sum, &x)
+	}
+	for _, f := range t.other {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			special += f
+			hasSpecial = true
+			continue
+		}
+		x.SetFloat64(f)
+		sum.Add(&sum, &x)
+	}
+	f, _ := sum.Float64()
+	if hasSpecial {
+		return f + special
+	}
+	return f
 }
 
 // slotType is the type a slot is shown with.

@@ -122,3 +122,78 @@ func BenchmarkSumKernels(b *testing.B) {
 		}
 	})
 }
+
+func TestFloatTotal(t *testing.T) {
+	scaled := func(v int64, e int) pageSum {
+		var x segment.Int128
+		x.Add(v)
+		return pageSum{count: 1, exact: x, scale: e}
+	}
+	plain := func(f float64) pageSum { return pageSum{count: 1, float: f, scale: -1} }
+	for _, tc := range []struct {
+		name  string
+		parts []pageSum
+		want  float64
+	}{
+		{"none", nil, 0},
+		{"one plain page", []pageSum{plain(0.1 + 0.2)}, 0.1 + 0.2},
+		{"scaled pages round once", []pageSum{scaled(1, 1), scaled(2, 1)}, 0.3},
+		{"scales mix", []pageSum{scaled(1, 1), scaled(2, 2), scaled(3, 9)}, 0.120000003},
+		{"plain and scaled", []pageSum{plain(0.5), scaled(1, 1), scaled(2, 1)}, 0.8},
+		// Added in order, 1e16 + 1 + 1 would lose both ones.
+		{"exact across pages", []pageSum{plain(1e16), plain(1), plain(1)}, 1e16 + 2},
+		{"cancels exactly", []pageSum{plain(1e300), scaled(7, 0), plain(-1e300)}, 7},
+		{"empty page ignored", []pageSum{{scale: 3}, scaled(25, 1)}, 2.5},
+		{"infinity", []pageSum{plain(math.Inf(1)), scaled(5, 0)}, math.Inf(1)},
+		{"opposite infinities", []pageSum{plain(math.Inf(1)), plain(math.Inf(-1)), scaled(5, 0)}, math.NaN()},
+		{"NaN", []pageSum{plain(math.NaN()), plain(1)}, math.NaN()},
+	} {
+		var ft floatTotal
+		for _, p := range tc.parts {
+			ft.add(p)
+		}
+		got := ft.value()
+		if got != tc.want && !(math.IsNaN(got) && math.IsNaN(tc.want)) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestFloatTotalRandom checks floatTotal against the exact sum of random
+// scaled and plain pages, in any order.
+func TestFloatTotalRandom(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for trial := 0; trial < 500; trial++ {
+		var parts []pageSum
+		var exact big.Rat
+		for range rng.IntN(20) {
+			if rng.IntN(3) == 0 {
+				f := (rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(30)-10))
+				parts = append(parts, pageSum{count: 1, float: f, scale: -1})
+				exact.Add(&exact, new(big.Rat).SetFloat64(f))
+				continue
+			}
+			e := rng.IntN(10)
+			var x segment.Int128
+			var n big.Int
+			for range 1 + rng.IntN(5) {
+				v := rng.Int64N(1<<53) - 1<<52
+				x.Add(v)
+				n.Add(&n, big.NewInt(v))
+			}
+			parts = append(parts, pageSum{count: 1, exact: x, scale: e})
+			exact.Add(&exact, new(big.Rat).SetFrac(&n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e)), nil)))
+		}
+		want, _ := exact.Float64()
+		rng.Shuffle(len(parts), func(i, j int) { parts[i], parts[j] = parts[j], parts[i] })
+		var ft floatTotal
+		for _, p := range parts {
+			ft.add(p)
+		}
+		if got := ft.value(); got != want {
+			t.Fatalf("seed %d trial %d: %v, want %v (%d parts)", seed, trial, got, want, len(parts))
+		}
+	}
+}

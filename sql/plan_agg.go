@@ -11,9 +11,12 @@ import (
 
 // scanReducible reports an aggregate query the scan answers (planScanAgg):
 // no GROUP BY or HAVING, only count(*) and
-// count and sum of bare integer columns, and a WHERE whose every conjunct
-// pushes down exactly. Zone maps then count and sum whole pages without
-// decoding them, which no operator above the scan can match.
+// count and sum of bare integer and DOUBLE columns, and a WHERE whose every
+// conjunct pushes down exactly. Zone maps then count and sum whole pages
+// without decoding them, and a DOUBLE stored decimal-scaled sums as exact
+// integers divided once per page, which no operator above the scan can
+// match. FLOAT stays with the operators: the scan would sum it on its row
+// path, building the very batches the operators read.
 func scanReducible(env *stmtEnv, st *parser.Select, src *selectSource) bool {
 	if src.tbl == nil || len(st.GroupBy) > 0 || st.Having != nil || st.Distinct {
 		return false
@@ -37,7 +40,12 @@ func scanReducible(env *stmtEnv, st *parser.Select, src *selectSource) bool {
 					break
 				}
 				slot, err := src.sc.resolve(ref)
-				ok = err == nil && src.sc.cols[slot].typ.IsInteger()
+				if err != nil {
+					ok = false
+					break
+				}
+				t := src.sc.cols[slot].typ
+				ok = t.IsInteger() || t.Kind == schema.Double
 			default:
 				ok = false
 			}

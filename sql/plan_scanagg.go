@@ -16,9 +16,9 @@ import (
 )
 
 // scanAgg is an aggregation the scan answers (scanReducible): count(*),
-// count and sum of integer columns under a WHERE pushed down whole, read
-// from query.Scan.Aggregate, whose zone maps count and sum whole pages
-// without decoding them.
+// count and sum of integer and DOUBLE columns under a WHERE pushed down
+// whole, read from query.Scan.Aggregate, whose zone maps count and sum
+// whole pages without decoding them.
 type scanAgg struct {
 	req query.Request
 	// funcs and cols are, for each aggregate of the plan, its function
@@ -118,6 +118,8 @@ func (o *scanAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				v = schema.IntVal(sum.Count)
 			case sum.Count == 0:
 				v = schema.Null
+			case c.Type.Kind == schema.Double:
+				v = schema.FloatVal(sum.Float)
 			default:
 				v = schema.IntVal(sum.Int)
 			}
