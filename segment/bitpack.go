@@ -2,6 +2,7 @@ package segment
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"unsafe"
 )
@@ -210,4 +211,166 @@ func unpackDelta[T integer](dst []T, src []byte, bw uint, first, minDelta int64)
 		d[i] = T(acc)
 	}
 	return acc
+}
+
+// Kernels on packed frame-of-reference values, which a scan that only
+// compares or sums a page runs without writing the values out: decoding a
+// page into int64s and reading them back costs more memory traffic than the
+// comparison or the addition. Value i is base + packed value i (wrapping).
+
+func b2u(b bool) uint8 {
+	var x uint8
+	if b {
+		x = 1
+	}
+	return x
+}
+
+// rangeFOR ORs into t bit i of each of the n values of src in [a, a+span]
+// (outside it when negate) and into f the bits of the others, eight rows to
+// a byte; bits past n are left alone. src holds packedLen(n, bw) bytes.
+func rangeFOR(src []byte, n int, bw uint, base, a int64, span uint64, negate bool, t, f []byte) {
+	var flip byte
+	if negate {
+		flip = 0xff
+	}
+	// value - a, wrapping, is off + packed value.
+	off := uint64(base - a)
+	i := 0
+	if bw == 0 {
+		tb := (0 - b2u(off <= span)) ^ flip
+		for ; i+8 <= n; i += 8 {
+			t[i>>3] |= tb
+			f[i>>3] |= ^tb
+		}
+	} else if nf := fastCount(n, len(src), bw); nf >= 8 {
+		p := unsafe.Pointer(unsafe.SliceData(src))
+		mask := uint64(1)<<bw - 1
+		bit := uint(0)
+		for ; i+8 <= nf; i += 8 {
+			var tb byte
+			for j := range 8 {
+				w := *(*uint64)(unsafe.Add(p, bit>>3))
+				tb |= b2u(off+(w>>(bit&7)&mask) <= span) << j
+				bit += bw
+			}
+			tb ^= flip
+			t[i>>3] |= tb
+			f[i>>3] |= ^tb
+		}
+	}
+	for ; i < n; i += 8 {
+		k := min(8, n-i)
+		var tb byte
+		for j := range k {
+			var u uint64
+			if bw > 0 {
+				u = readBits(src, uint(i+j)*bw, bw)
+			}
+			tb |= b2u(off+u <= span) << j
+		}
+		mask := byte(1)<<k - 1
+		tb = (tb ^ flip) & mask
+		t[i>>3] |= tb
+		f[i>>3] |= ^tb & mask
+	}
+}
+
+// sumFOR returns the exact sum of the values of src whose bit is set in sel
+// (nil: all n), and how many there are. src holds packedLen(n, bw) bytes.
+func sumFOR(src []byte, n int, bw uint, base int64, sel []byte) (Int128, int) {
+	var sum Int128
+	k := 0
+	i := 0
+	if bw > 0 && (bw == 64 || uint64(math.MaxInt64)-uint64(base) < 1<<bw-1) {
+		// base + a packed value may wrap (the writer never packs so, but
+		// the sum must be of the values as they decode): value by value.
+		for ; i < n; i++ {
+			if sel == nil || sel[i>>3]>>(i&7)&1 != 0 {
+				sum.Add(base + int64(readBits(src, uint(i)*bw, bw)))
+				k++
+			}
+		}
+		return sum, k
+	}
+	if bw == 0 {
+		if sel == nil {
+			k = n
+		} else {
+			k = popcountBits(sel, n)
+		}
+		i = n
+	} else if nf := fastCount(n, len(src), bw); nf >= 64 {
+		p := unsafe.Pointer(unsafe.SliceData(src))
+		mask := uint64(1)<<bw - 1
+		for ; i+64 <= nf; i += 64 {
+			w := ^uint64(0)
+			if sel != nil {
+				w = binary.LittleEndian.Uint64(sel[i>>3:])
+			}
+			// 64 values of at most 56 bits cannot overflow.
+			s, c := maskedWordFOR(p, uint(i)*bw, bw, mask, w)
+			sum.addUint64(s)
+			k += c
+		}
+	}
+	for ; i < n; i++ {
+		if sel != nil && sel[i>>3]>>(i&7)&1 == 0 {
+			continue
+		}
+		var u uint64
+		if bw > 0 {
+			u = readBits(src, uint(i)*bw, bw)
+		}
+		sum.addUint64(u)
+		k++
+	}
+	sum.AddInt128(mulInt128(base, int64(k)))
+	return sum, k
+}
+
+// maskedWordFOR adds the packed values of the 64 rows from bit whose bit is
+// set in w, as query's masked sums do: a full word in a plain loop, a
+// sparse one by its set bits, others through a mask instead of a branch.
+func maskedWordFOR(p unsafe.Pointer, bit, bw uint, mask, w uint64) (uint64, int) {
+	var s0, s1 uint64
+	switch {
+	case w == 0:
+		return 0, 0
+	case w == ^uint64(0):
+		for range 32 {
+			w0 := *(*uint64)(unsafe.Add(p, bit>>3))
+			w1 := *(*uint64)(unsafe.Add(p, (bit+bw)>>3))
+			s0 += w0 >> (bit & 7) & mask
+			s1 += w1 >> ((bit + bw) & 7) & mask
+			bit += 2 * bw
+		}
+		return s0 + s1, 64
+	case bits.OnesCount64(w) <= 16:
+		c := bits.OnesCount64(w)
+		for ; w != 0; w &= w - 1 {
+			b := bit + uint(bits.TrailingZeros64(w))*bw
+			s0 += *(*uint64)(unsafe.Add(p, b>>3)) >> (b & 7) & mask
+		}
+		return s0, c
+	}
+	c := bits.OnesCount64(w)
+	for j := range 64 {
+		v := *(*uint64)(unsafe.Add(p, bit>>3)) >> (bit & 7) & mask
+		s0 += v & -(w >> uint(j) & 1)
+		bit += bw
+	}
+	return s0, c
+}
+
+// popcountBits counts the set bits of the first n bits of bm.
+func popcountBits(bm []byte, n int) int {
+	c := 0
+	for i := 0; i+8 <= n; i += 8 {
+		c += bits.OnesCount8(bm[i>>3])
+	}
+	if n%8 != 0 {
+		c += bits.OnesCount8(bm[n>>3] & (byte(1)<<(n%8) - 1))
+	}
+	return c
 }

@@ -1,6 +1,8 @@
 package segment
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -67,5 +69,139 @@ func TestReadBitsAtEnd(t *testing.T) {
 	src := []byte{0xff}
 	if v := readBits(src, 3, 5); v != 0x1f {
 		t.Fatalf("readBits = %x", v)
+	}
+}
+
+// naiveFOR decodes a packed run value by value.
+func naiveFOR(src []byte, n int, bw uint, base int64) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		var u uint64
+		if bw > 0 {
+			u = readBits(src, uint(i)*bw, bw)
+		}
+		out[i] = base + int64(u)
+	}
+	return out
+}
+
+func checkRangeFOR(src []byte, n int, bw uint, base, a int64, span uint64, negate bool) error {
+	vals := naiveFOR(src, n, bw, base)
+	bl := (n + 7) / 8
+	// Bits already set stay set: start from a pattern.
+	t, f := make([]byte, bl+1), make([]byte, bl+1)
+	t[bl], f[bl] = 0xa5, 0x5a
+	rangeFOR(src, n, bw, base, a, span, negate, t, f)
+	for i, v := range vals {
+		in := uint64(v-a) <= span != negate
+		if t[i/8]>>(i%8)&1 == 1 != in || f[i/8]>>(i%8)&1 == 1 == in {
+			return fmt.Errorf("row %d (%d) in [%d, +%d] negate %t: t %t f %t", i, v, a, span, negate, !in, in)
+		}
+	}
+	if n%8 != 0 && (t[n/8]>>(n%8) != 0 || f[n/8]>>(n%8) != 0) || t[bl] != 0xa5 || f[bl] != 0x5a {
+		return fmt.Errorf("bits past row %d written", n)
+	}
+	return nil
+}
+
+func checkSumFOR(src []byte, n int, bw uint, base int64, sel []byte) error {
+	var want Int128
+	k := 0
+	for i, v := range naiveFOR(src, n, bw, base) {
+		if sel == nil || sel[i/8]>>(i%8)&1 == 1 {
+			want.Add(v)
+			k++
+		}
+	}
+	got, gk := sumFOR(src, n, bw, base, sel)
+	if got != want || gk != k {
+		return fmt.Errorf("sum %s of %d, want %s of %d", got, gk, want, k)
+	}
+	return nil
+}
+
+func packRandom(rng *rand.Rand, n int, bw uint) []byte {
+	vals := make([]uint64, n)
+	for i := range vals {
+		vals[i] = rng.Uint64()
+		if bw < 64 {
+			vals[i] &= 1<<bw - 1
+		}
+	}
+	return appendPacked(nil, vals, bw)
+}
+
+func TestRangeAndSumFOR(t *testing.T) {
+	max56 := appendPacked(nil, []uint64{1<<56 - 1, 0, 1<<56 - 1}, 56)
+	ones := appendPacked(nil, []uint64{1, 1, 1, 1, 1, 1, 1, 1, 1}, 1)
+	for _, tc := range []struct {
+		name     string
+		src      []byte
+		n        int
+		bw       uint
+		base, a  int64
+		span     uint64
+		negate   bool
+		selFirst bool // sum the first row alone
+	}{
+		{"width zero", nil, 20, 0, 7, 7, 0, false, false},
+		{"width zero outside", nil, 20, 0, 7, 8, 5, false, true},
+		{"width zero negated", nil, 9, 0, -3, -3, 0, true, false},
+		{"one-bit values", ones, 9, 1, 0, 1, 0, false, false},
+		{"widest fast width", max56, 3, 56, math.MinInt64, math.MinInt64, 1<<56 - 2, false, false},
+		{"base wraps", max56, 3, 56, math.MaxInt64, math.MinInt64, 1 << 56, false, true},
+		{"everything", ones, 9, 1, 5, math.MinInt64, math.MaxUint64, false, false},
+		{"nothing", ones, 9, 1, 5, math.MinInt64, math.MaxUint64, true, false},
+	} {
+		if err := checkRangeFOR(tc.src, tc.n, tc.bw, tc.base, tc.a, tc.span, tc.negate); err != nil {
+			t.Errorf("%s: rangeFOR: %v", tc.name, err)
+		}
+		var sel []byte
+		if tc.selFirst {
+			sel = make([]byte, (tc.n+7)/8)
+			sel[0] = 1
+		}
+		if err := checkSumFOR(tc.src, tc.n, tc.bw, tc.base, sel); err != nil {
+			t.Errorf("%s: sumFOR: %v", tc.name, err)
+		}
+	}
+}
+
+// TestRangeAndSumFORRandom checks the kernels on packed values against
+// comparisons and sums of the decoded values, for every width.
+func TestRangeAndSumFORRandom(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	for trial := range 3000 {
+		bw := uint(rng.IntN(65))
+		n := rng.IntN(700)
+		src := packRandom(rng, n, bw)
+		base := int64(rng.Uint64())
+		if rng.IntN(2) == 0 {
+			base = rng.Int64N(2000) - 1000
+		}
+		vals := naiveFOR(src, n, bw, base)
+		a := int64(rng.Uint64())
+		if n > 0 && rng.IntN(3) > 0 {
+			a = vals[rng.IntN(n)] + rng.Int64N(3) - 1
+		}
+		span := []uint64{0, 1, rng.Uint64() >> rng.IntN(64), math.MaxUint64}[rng.IntN(4)]
+		if err := checkRangeFOR(src, n, bw, base, a, span, rng.IntN(2) == 0); err != nil {
+			t.Fatalf("seed %d trial %d: width %d, %d values: %v", seed, trial, bw, n, err)
+		}
+		var sel []byte
+		if rng.IntN(5) > 0 {
+			sel = make([]byte, (n+7)/8)
+			density := []int{0, 1, 5, 50, 100}[rng.IntN(5)]
+			for i := range n {
+				if rng.IntN(100) < density {
+					sel[i/8] |= 1 << (i % 8)
+				}
+			}
+		}
+		if err := checkSumFOR(src, n, bw, base, sel); err != nil {
+			t.Fatalf("seed %d trial %d: width %d, %d values: %v", seed, trial, bw, n, err)
+		}
 	}
 }

@@ -56,3 +56,27 @@ func (a Int128) String() string {
 	v := new(big.Int).Lsh(big.NewInt(a.Hi), 64)
 	return v.Add(v, new(big.Int).SetUint64(a.Lo)).String()
 }
+
+func (a *Int128) addUint64(v uint64) {
+	var c uint64
+	a.Lo, c = bits.Add64(a.Lo, v, 0)
+	a.Hi += int64(c)
+}
+
+// mulInt128 returns x × k exactly.
+func mulInt128(x, k int64) Int128 {
+	neg := (x < 0) != (k < 0)
+	ux, uk := uint64(x), uint64(k)
+	if x < 0 {
+		ux = -ux
+	}
+	if k < 0 {
+		uk = -uk
+	}
+	hi, lo := bits.Mul64(ux, uk)
+	r := Int128{Hi: int64(hi), Lo: lo}
+	if neg {
+		r = r.neg()
+	}
+	return r
+}

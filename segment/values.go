@@ -24,6 +24,19 @@ type Values struct {
 	ints   []int64
 	floats []float64
 	valid  []byte
+
+	// pk is the page ReadPacked left packed (pk.src nil otherwise), and sc
+	// the chunk it lives in, read into buffers v keeps.
+	pk packedInts
+	sc scratch
+}
+
+// packedInts is a frame-of-reference body: value i is base + packed value
+// i of bw bits in src.
+type packedInts struct {
+	src  []byte
+	bw   uint
+	base int64
 }
 
 // ValuesOK reports whether ReadValues can decode column col: BIGINT,
@@ -53,6 +66,118 @@ func (r *Reader) ReadSelected(col, p int, v *Values, sel []byte) error {
 	return r.readValues(col, p, v, false, sel)
 }
 
+// ReadPacked is ReadValues, except that a frame-of-reference page (the
+// usual form of integers and decimal-scaled doubles) stays packed: Ints is
+// nil and Packed true, for RangeBits and Sum to read the packed values
+// without writing them out, and Unpack to decode them when they are needed
+// after all. Other pages decode as ReadValues decodes them. The packed
+// values live in buffers of v until its next read.
+func (r *Reader) ReadPacked(col, p int, v *Values) error {
+	if col < 0 || col >= len(r.f.cols) || p < 0 || p >= len(r.f.pages) || !r.ValuesOK(col) {
+		return fmt.Errorf("segment %s: ReadPacked of column %d page %d: not a BIGINT, timestamp or DOUBLE column in range", r.name, col, p)
+	}
+	c := r.f.chunk(col, p)
+	ct := r.f.cols[col]
+	off := 0
+	if ct.kind != kindInt {
+		off = 2 // a scaled page opens with its exponent and inner encoding
+	}
+	if c.enc != encFOR && (ct.kind == kindInt || c.enc != encScaled) || c.zone.NullCount == int64(r.f.pages[p]) {
+		return r.readValues(col, p, v, false, nil)
+	}
+	n := r.f.pages[p]
+	v.N, v.Scale, v.Valid, v.Nulls = n, -1, nil, int(c.zone.NullCount)
+	v.Ints, v.Floats, v.pk = nil, nil, packedInts{}
+	body, err := r.readChunk(c, &v.sc)
+	if err != nil {
+		return r.pageError(col, p, err)
+	}
+	err = v.decodePacked(n, body, off)
+	if err == nil && v.pk.src == nil {
+		// A scaled page of another inner encoding.
+		v.Valid, v.Scale = nil, -1
+		err = v.decode(ct, n, c.enc, body, false, nil)
+	}
+	if err != nil {
+		return r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)
+	}
+	return nil
+}
+
+// decodePacked checks the page header and keeps the packed values of a
+// frame-of-reference body (after off bytes of scaled header), leaving
+// v.pk.src nil when a scaled page holds another inner encoding.
+func (v *Values) decodePacked(n int, body []byte, off int) error {
+	if v.Nulls > 0 {
+		bm, rest, err := splitValidity(body, n, v.Nulls)
+		if err != nil {
+			return err
+		}
+		v.valid = grow(v.valid, (n+7)/8)
+		v.Valid = v.valid
+		copy(v.Valid, bm)
+		body = rest
+	}
+	if off > 0 {
+		if len(body) < 2 {
+			return errBodyLen
+		}
+		e := int(body[0])
+		if e > maxScaleExp {
+			return errValue
+		}
+		if encoding(body[1]) != encFOR {
+			return nil
+		}
+		v.Scale = e
+	}
+	base, bw, packed, err := parseFOR(body[off:], n, 8)
+	if err != nil {
+		return err
+	}
+	if packed == nil {
+		packed = []byte{}
+	}
+	v.pk = packedInts{src: packed, bw: bw, base: base}
+	return nil
+}
+
+// Packed reports whether v holds a page ReadPacked left packed.
+func (v *Values) Packed() bool { return v.pk.src != nil }
+
+// Unpack decodes a packed page into Ints; it does nothing to others.
+func (v *Values) Unpack() {
+	if v.pk.src == nil {
+		return
+	}
+	v.ints = grow(v.ints, v.N)
+	v.Ints = v.ints
+	unpackFOR(v.Ints, v.pk.src, v.pk.bw, v.pk.base)
+	v.pk = packedInts{}
+}
+
+// RangeBits ORs into t bit i of each row of a packed page whose value (in
+// Ints' terms) lies in [a, a+span], or outside it when negate, and into f
+// the bits of the other rows, NULL rows included, whatever their slots
+// hold. It panics on a page that is not packed.
+func (v *Values) RangeBits(a int64, span uint64, negate bool, t, f []byte) {
+	if v.pk.src == nil {
+		panic("segment: RangeBits of a page not packed")
+	}
+	rangeFOR(v.pk.src, v.N, v.pk.bw, v.pk.base, a, span, negate, t, f)
+}
+
+// Sum returns the exact sum of the values (in Ints' terms) of the rows of
+// a packed page whose bit is set in sel (nil: every row), which must leave
+// out the NULL rows. It panics on a page that is not packed.
+func (v *Values) Sum(sel []byte) Int128 {
+	if v.pk.src == nil {
+		panic("segment: Sum of a page not packed")
+	}
+	s, _ := sumFOR(v.pk.src, v.N, v.pk.bw, v.pk.base, sel)
+	return s
+}
+
 func (r *Reader) pageRows(p int) int {
 	if p < 0 || p >= len(r.f.pages) {
 		return 0
@@ -67,7 +192,7 @@ func (r *Reader) readValues(col, p int, v *Values, validityOnly bool, sel []byte
 	c := r.f.chunk(col, p)
 	n := r.f.pages[p]
 	v.N, v.Scale, v.Valid, v.Nulls = n, -1, nil, int(c.zone.NullCount)
-	v.Ints, v.Floats = nil, nil
+	v.Ints, v.Floats, v.pk = nil, nil, packedInts{}
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
 	body, err := r.readChunk(c, sc)

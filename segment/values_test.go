@@ -137,7 +137,7 @@ func TestReadValuesMatchesReadPage(t *testing.T) {
 				a.Release()
 			}
 			r := openBytes(t, b, "values.seg")
-			var v Values
+			var v, pv Values
 			for col := 0; col < 3; col++ {
 				if r.ValuesOK(col) != (col < 2) {
 					t.Fatalf("ValuesOK(%d) = %t", col, r.ValuesOK(col))
@@ -161,6 +161,17 @@ func TestReadValuesMatchesReadPage(t *testing.T) {
 					if err := checkValues(a, &v); err != nil {
 						t.Fatalf("%s nulls %.1f col %d page %d (%s/%s): %v", sh, nullFrac, col, p, enc, comp, err)
 					}
+					if err := checkPacked(r, col, p, &v, rngFor(uint64(p*5+col))); err != nil {
+						t.Fatalf("%s nulls %.1f col %d page %d (%s/%s) packed: %v", sh, nullFrac, col, p, enc, comp, err)
+					}
+					if err := r.ReadPacked(col, p, &pv); err != nil {
+						t.Fatal(err)
+					}
+					encs["packed "+enc] = encs["packed "+enc] || pv.Packed()
+					pv.Unpack()
+					if err := checkValues(a, &pv); err != nil {
+						t.Fatalf("%s nulls %.1f col %d page %d (%s/%s) unpacked: %v", sh, nullFrac, col, p, enc, comp, err)
+					}
 					sel := randomSel(rngFor(uint64(p*7+col)), a.Len())
 					if err := r.ReadSelected(col, p, &v, sel); err != nil {
 						t.Fatal(err)
@@ -179,11 +190,64 @@ func TestReadValuesMatchesReadPage(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"scaled/none", "plain/none", "for/none", "constant/none", "delta/none"} {
+	for _, want := range []string{"scaled/none", "plain/none", "for/none", "constant/none", "delta/none", "packed scaled", "packed for"} {
 		if !encs[want] {
 			t.Errorf("no page encoded %s among %v", want, encs)
 		}
 	}
+	for _, never := range []string{"packed plain", "packed constant", "packed delta"} {
+		if encs[never] {
+			t.Errorf("ReadPacked left a page packed as %s", never)
+		}
+	}
+}
+
+// checkPacked reads page p of col with ReadPacked and, when it stays
+// packed, checks RangeBits and Sum against the values ReadValues decodes,
+// for random bounds and selections; v holds the page as ReadValues read it.
+func checkPacked(r *Reader, col, p int, v *Values, rng *rand.Rand) error {
+	var pv Values
+	if err := r.ReadPacked(col, p, &pv); err != nil {
+		return err
+	}
+	if pv.N != v.N || pv.Nulls != v.Nulls || pv.Scale != v.Scale || (pv.Valid == nil) != (v.Valid == nil) {
+		return fmt.Errorf("packed page of %d rows, %d nulls, scale %d; want %d, %d, %d", pv.N, pv.Nulls, pv.Scale, v.N, v.Nulls, v.Scale)
+	}
+	if !pv.Packed() {
+		if pv.Ints == nil && pv.Floats == nil && v.Nulls != v.N {
+			return errors.New("neither packed nor decoded")
+		}
+		return nil
+	}
+	if pv.Ints != nil || v.Ints == nil {
+		return errors.New("a packed page with Ints, or a page of doubles")
+	}
+	for range 20 {
+		a := v.Ints[rng.IntN(v.N)] + rng.Int64N(5) - 2
+		span := []uint64{0, 3, uint64(rng.Int64N(1 << 20)), math.MaxInt64, math.MaxUint64}[rng.IntN(5)]
+		negate := rng.IntN(2) == 0
+		bl := (v.N + 7) / 8
+		t, f := make([]byte, bl), make([]byte, bl)
+		pv.RangeBits(a, span, negate, t, f)
+		sel := randomSel(rng, v.N)
+		var want Int128
+		for i := range v.N {
+			in := uint64(v.Ints[i]-a) <= span != negate
+			if t[i/8]>>(i%8)&1 == 1 != in || f[i/8]>>(i%8)&1 == 1 == in {
+				return fmt.Errorf("RangeBits [%d, +%d] negate %t: row %d (%d) wrong", a, span, negate, i, v.Ints[i])
+			}
+			if v.Valid != nil && v.Valid[i/8]>>(i%8)&1 == 0 {
+				sel[i/8] &^= 1 << (i % 8)
+			}
+			if sel[i/8]>>(i%8)&1 == 1 {
+				want.Add(v.Ints[i])
+			}
+		}
+		if got := pv.Sum(sel); got != want {
+			return fmt.Errorf("Sum %s, want %s", got, want)
+		}
+	}
+	return nil
 }
 
 func TestReadValuesCorrupt(t *testing.T) {
