@@ -239,6 +239,8 @@ type reduceBufs struct {
 	// one conjunct; pv the page's decoded columns.
 	filtered, kt, kf []byte
 	pv               pageValues
+	// expired receives the expired rows of a packed __TTL__ page.
+	expired []byte
 }
 
 // reduceBufsPool keeps the workers' buffers from scan to scan: a count
@@ -332,12 +334,16 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		hidden = nil
 	default:
 		atomic.AddInt64(&s.Counters.PagesRead, 1)
-		if err := r.ReadValues(ttlIdx, p, &b.ttl, false); err != nil {
+		if err := r.ReadPacked(ttlIdx, p, &b.ttl); err != nil {
 			return nil, err
 		}
 		b.live = grow(b.live, (n+7)/8)
 		live = b.live
-		part.rows = int64(ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, live))
+		if b.ttl.Packed() {
+			part.rows = int64(s.packedLive(&b.ttl, nil, live, b))
+		} else {
+			part.rows = int64(ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, live))
+		}
 	}
 	if s.filter == nil && hidden != nil && live == nil && len(s.outSlots) == 0 {
 		// A count of an all-live page: its rows but the hidden ones.
@@ -400,7 +406,7 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 			// other rows have expired): decode those alone.
 			err = r.ReadSelected(task.slots[slot], p, v, live)
 		} else {
-			err = r.ReadValues(task.slots[slot], p, v, false)
+			err = r.ReadPacked(task.slots[slot], p, v)
 		}
 		if err != nil {
 			return nil, err
@@ -429,6 +435,8 @@ func (s *Scan) sumValues(ps *pageSum, v *segment.Values, live []byte, n int, b *
 		ps.count = int64(n)
 	}
 	switch {
+	case v.Packed():
+		ps.exact, ps.scale = v.Sum(sel), v.Scale
 	case v.Floats != nil:
 		ps.float = sumFloats(v.Floats, sel)
 	case v.Scale >= 0:
@@ -438,25 +446,46 @@ func (s *Scan) sumValues(ps *pageSum, v *segment.Values, live []byte, n int, b *
 	}
 }
 
+// packedLive is ttlcol.LiveMask of a packed __TTL__ page: it sets in live
+// the rows whose expiration is NULL or after the scan's threshold, testing
+// the packed values of the rows of sel alone (nil: all; the bits of the
+// others are then unspecified), and returns the number of bits set.
+func (s *Scan) packedLive(ttl *segment.Values, sel, live []byte, b *reduceBufs) int {
+	n := ttl.N
+	bl := (n + 7) / 8
+	clear(live[:bl])
+	if s.threshold < math.MaxInt64 {
+		b.expired = grow(b.expired, bl)
+		clear(b.expired)
+		a := s.threshold + 1
+		ttl.RangeBits(a, uint64(math.MaxInt64-a), false, sel, live, b.expired)
+	}
+	if ttl.Valid != nil {
+		for i := range bl {
+			live[i] |= ^ttl.Valid[i]
+		}
+		clearTail(live, n)
+	}
+	return countBits(live, n)
+}
+
 // liveAmong clears in sel the rows of a mixed page that have expired,
-// decoding __TTL__ for the selected rows alone when they are few: a
-// selective filter then saves most of the page's expiration checks.
+// testing the packed expirations of the selected rows alone when they are
+// few: a selective filter then saves most of the page's expiration checks.
 func (s *Scan) liveAmong(task pageTask, ttlIdx, n int, sel []byte, b *reduceBufs) error {
 	if countBits(sel, n) == 0 {
 		return nil
 	}
-	var err error
-	if countBits(sel, n)*8 < n {
-		err = task.r.ReadSelected(ttlIdx, task.p, &b.ttl, sel)
-	} else {
-		err = task.r.ReadValues(ttlIdx, task.p, &b.ttl, false)
-	}
-	if err != nil {
+	if err := task.r.ReadPacked(ttlIdx, task.p, &b.ttl); err != nil {
 		return err
 	}
-	// Rows outside sel hold any value; their bits are cleared below.
+	// Rows outside sel get any bit; sel clears them below.
 	b.live = grow(b.live, (n+7)/8)
-	ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, b.live)
+	if b.ttl.Packed() {
+		s.packedLive(&b.ttl, sel, b.live, b)
+	} else {
+		ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, b.live)
+	}
 	for i := range sel {
 		sel[i] &= b.live[i]
 	}

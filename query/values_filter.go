@@ -18,9 +18,11 @@ import (
 // (stored as such in the page) with a number, joined by AND, OR and NOT,
 // is evaluated here instead, with the three-valued semantics of eval.go:
 // the comparisons of the top-level AND one after the other, each on the
-// rows the previous ones left selected, a column decoded only for those
-// rows when they are few (segment.Reader.ReadSelected) and not at all once
-// none is left.
+// rows the previous ones left selected, a column read once and left
+// packed where its encoding allows (segment.Reader.ReadPacked): then
+// compared on its packed values, the page's whole while unpacking or the
+// few selected rows by their bits, never written out as int64s; and not
+// read at all once no row is left.
 
 // valuesFilterOK reports whether b can be evaluated on the values of the
 // page of task.
@@ -49,9 +51,9 @@ func (s *Scan) valuesFilterOK(b bound, task pageTask) bool {
 	return false
 }
 
-// pageValues decodes the columns of one page on demand, each once, for
-// the rows selected when it is first asked for: later asks are always of
-// a subset of those rows, since the selection only shrinks.
+// pageValues reads the columns of one page on demand, each once; later
+// asks are always of a subset of the rows selected at the first, since the
+// selection only shrinks.
 type pageValues struct {
 	task pageTask
 	vals []segment.Values
@@ -118,13 +120,10 @@ func (pv *pageValues) get(slot int) (*segment.Values, error) {
 		return v, nil
 	}
 	idx, p := pv.task.slots[slot], pv.task.p
-	var err error
-	if countBits(pv.sel, pv.n)*8 < pv.n {
-		err = pv.task.r.ReadSelected(idx, p, v, pv.sel)
-	} else {
-		err = pv.task.r.ReadValues(idx, p, v, false)
-	}
-	if err != nil {
+	// Left packed where it can be, for comparisons and sums on the packed
+	// values, of the few selected rows or of all; other encodings decode
+	// whole, as ReadSelected would decode them.
+	if err := pv.task.r.ReadPacked(idx, p, v); err != nil {
 		return nil, err
 	}
 	pv.have[slot] = true
@@ -196,6 +195,26 @@ func evalValues(b bound, pv *pageValues, t, f []byte) (ok bool, err error) {
 		if err != nil {
 			return false, err
 		}
+		if v.Packed() {
+			// Compared on the packed values: the whole page while
+			// unpacking, or the few selected rows by their bits.
+			var r intRange
+			ok := true
+			switch {
+			case v.Scale >= 0:
+				r, ok = scaledRange(pow10(v.Scale), x.c.Kind, x.c.Float, x.c.Int, x.op)
+			case x.c.Kind == schema.IntValue:
+				r = opRange(x.c.Int, x.op)
+			default:
+				ok = false
+			}
+			if !ok {
+				return false, nil
+			}
+			r.set(n, t, f, func(a int64, span uint64, negate bool) { v.RangeBits(a, span, negate, pv.sel, t, f) })
+			maskNulls(v, x.op, n, t, f)
+			return true, nil
+		}
 		ints, floats := v.Ints, v.Floats
 		ct, cf := t, f
 		m := n
@@ -240,20 +259,27 @@ func evalValues(b bound, pv *pageValues, t, f []byte) (ok bool, err error) {
 			t[i>>3] |= (ct[j>>3] >> (j & 7) & 1) << (i & 7)
 			f[i>>3] |= (cf[j>>3] >> (j & 7) & 1) << (i & 7)
 		}
-		if v.Valid != nil {
-			for i := range (n + 7) / 8 {
-				t[i] &= v.Valid[i]
-				if x.op == NullSafeEq {
-					f[i] |= ^v.Valid[i]
-				} else {
-					f[i] &= v.Valid[i]
-				}
-			}
-			clearTail(f, n)
-		}
+		maskNulls(v, x.op, n, t, f)
 		return true, nil
 	}
 	return false, nil
+}
+
+// maskNulls makes the NULL rows of a comparison of v neither TRUE nor
+// FALSE, but FALSE for <=>.
+func maskNulls(v *segment.Values, op Op, n int, t, f []byte) {
+	if v.Valid == nil {
+		return
+	}
+	for i := range (n + 7) / 8 {
+		t[i] &= v.Valid[i]
+		if op == NullSafeEq {
+			f[i] |= ^v.Valid[i]
+		} else {
+			f[i] &= v.Valid[i]
+		}
+	}
+	clearTail(f, n)
 }
 
 // clearTail clears the bits of bm past row n.
@@ -293,9 +319,31 @@ func b2u(b bool) uint8 {
 	return x
 }
 
-// cmpInts sets the TRUE rows of vals op c in t and the others in f, eight
-// rows to a byte.
-func cmpInts(vals []int64, c int64, op Op, t, f []byte) {
+// intRange is a comparison of values as a range of int64s: TRUE for v in
+// [a, a+span], or outside it when negate; none says the range is empty.
+type intRange struct {
+	a      int64
+	span   uint64
+	negate bool
+	none   bool
+}
+
+// set sets the TRUE rows of n in t and the others in f, eight rows to a
+// byte, testing each value through test unless the range decides alone.
+func (r intRange) set(n int, t, f []byte, test func(a int64, span uint64, negate bool)) {
+	if r.none {
+		if r.negate {
+			setAll(t, n)
+		} else {
+			setAll(f, n)
+		}
+		return
+	}
+	test(r.a, r.span, r.negate)
+}
+
+// opRange returns op c as a range.
+func opRange(c int64, op Op) intRange {
 	// Every op is v in [a, b] or its negation, or no row at all.
 	a, b, negate := c, c, false
 	switch op {
@@ -306,16 +354,19 @@ func cmpInts(vals []int64, c int64, op Op, t, f []byte) {
 		b, negate = math.MaxInt64, op == Lt
 	case Gt, Le:
 		if c == math.MaxInt64 {
-			if op == Le {
-				setAll(t, len(vals))
-			} else {
-				setAll(f, len(vals))
-			}
-			return
+			return intRange{none: true, negate: op == Le}
 		}
 		a, b, negate = c+1, math.MaxInt64, op == Le
 	}
-	rangeBits(vals, a, uint64(b-a), negate, t, f)
+	return intRange{a: a, span: uint64(b - a), negate: negate}
+}
+
+// cmpInts sets the TRUE rows of vals op c in t and the others in f, eight
+// rows to a byte.
+func cmpInts(vals []int64, c int64, op Op, t, f []byte) {
+	opRange(c, op).set(len(vals), t, f, func(a int64, span uint64, negate bool) {
+		rangeBits(vals, a, span, negate, t, f)
+	})
 }
 
 // rangeBits sets in t the rows of vals in [a, a+span] (or, negated,
@@ -374,16 +425,30 @@ func cmpFloats(vals []float64, kind schema.ValueKind, cf float64, ci int64, op O
 }
 
 // cmpScaled compares the doubles of a decimal-scaled page, vals[i] / p
-// as the page decodes them, with a number constant. Decoding is monotone
-// in the stored integer (the conversion to float64 and the division by a
-// positive p both round monotonically), so the rows where the double is at
-// least c, and those where it is above c, are each the integers from a
-// threshold up; the comparison becomes one of integers against the
-// thresholds, found by bisection with the decoding itself.
+// as the page decodes them, with a number constant, as cmpInts does. It
+// declines (false) a constant that is no number or is NaN.
 func cmpScaled(vals []int64, p float64, kind schema.ValueKind, cf float64, ci int64, op Op, t, f []byte) bool {
-	c, ok := floatConst(kind, cf, ci)
+	r, ok := scaledRange(p, kind, cf, ci, op)
 	if !ok {
 		return false
+	}
+	r.set(len(vals), t, f, func(a int64, span uint64, negate bool) {
+		rangeBits(vals, a, span, negate, t, f)
+	})
+	return true
+}
+
+// scaledRange is opRange for the doubles of a decimal-scaled page, the
+// stored integers v read as v / p. Decoding is monotone in v (the
+// conversion to float64 and the division by a positive p both round
+// monotonically), so the rows where the double is at least c, and those
+// where it is above c, are each the integers from a threshold up; the
+// comparison becomes one of integers against the thresholds, found by
+// bisection with the decoding itself.
+func scaledRange(p float64, kind schema.ValueKind, cf float64, ci int64, op Op) (intRange, bool) {
+	c, ok := floatConst(kind, cf, ci)
+	if !ok {
+		return intRange{}, false
 	}
 	ge, geOK := firstInt(func(v int64) bool { return float64(v)/p >= c })
 	gt, gtOK := firstInt(func(v int64) bool { return float64(v)/p > c })
@@ -402,19 +467,12 @@ func cmpScaled(vals []int64, p float64, kind schema.ValueKind, cf float64, ci in
 			b = gt - 1
 		}
 	default:
-		return false
+		return intRange{}, false
 	}
-	n := len(vals)
 	if none {
-		if negate {
-			setAll(t, n)
-		} else {
-			setAll(f, n)
-		}
-		return true
+		return intRange{none: true, negate: negate}, true
 	}
-	rangeBits(vals, a, uint64(b-a), negate, t, f)
-	return true
+	return intRange{a: a, span: uint64(b - a), negate: negate}, true
 }
 
 // firstInt returns the least int64 for which the monotone pred holds, and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -250,6 +251,44 @@ func BenchmarkWrite(b *testing.B) {
 				size = s.Bytes
 			}
 			b.ReportMetric(float64(size)/float64(benchRows), "file-B/row")
+		})
+	}
+}
+
+// BenchmarkPackedKernels compares, on one 64Ki-row page of packed values
+// (20 bits: a decimal-scaled amount; 42: epoch-µs expirations), unpacking
+// alone with the range test and the sum of half the rows on the packed
+// values.
+func BenchmarkPackedKernels(b *testing.B) {
+	const n = 65536
+	for _, bw := range []uint{20, 42} {
+		rng := rand.New(rand.NewPCG(uint64(bw), 1))
+		src := packRandom(rng, n, bw)
+		sel := make([]byte, n/8)
+		for i := range sel {
+			sel[i] = byte(rng.Uint32())
+		}
+		dst := make([]int64, n)
+		t, f := make([]byte, n/8), make([]byte, n/8)
+		b.Run(fmt.Sprintf("unpack-%d", bw), func(b *testing.B) {
+			for b.Loop() {
+				unpackFOR(dst, src, bw, 1000)
+			}
+		})
+		b.Run(fmt.Sprintf("range-%d", bw), func(b *testing.B) {
+			for b.Loop() {
+				rangeFOR(src, n, bw, 1000, 1<<(bw-1), 1<<62, false, t, f)
+			}
+		})
+		b.Run(fmt.Sprintf("sum-half-%d", bw), func(b *testing.B) {
+			for b.Loop() {
+				sumFOR(src, n, bw, 1000, sel)
+			}
+		})
+		b.Run(fmt.Sprintf("sum-all-%d", bw), func(b *testing.B) {
+			for b.Loop() {
+				sumFOR(src, n, bw, 1000, nil)
+			}
 		})
 	}
 }

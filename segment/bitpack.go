@@ -247,13 +247,15 @@ func rangeFOR(src []byte, n int, bw uint, base, a int64, span uint64, negate boo
 		p := unsafe.Pointer(unsafe.SliceData(src))
 		mask := uint64(1)<<bw - 1
 		bit := uint(0)
+		in := func(b uint) byte {
+			w := *(*uint64)(unsafe.Add(p, b>>3))
+			return b2u(off+(w>>(b&7)&mask) <= span)
+		}
+		// Eight independent loads per byte, as unpackFOR keeps four.
 		for ; i+8 <= nf; i += 8 {
-			var tb byte
-			for j := range 8 {
-				w := *(*uint64)(unsafe.Add(p, bit>>3))
-				tb |= b2u(off+(w>>(bit&7)&mask) <= span) << j
-				bit += bw
-			}
+			tb := in(bit) | in(bit+bw)<<1 | in(bit+2*bw)<<2 | in(bit+3*bw)<<3 |
+				in(bit+4*bw)<<4 | in(bit+5*bw)<<5 | in(bit+6*bw)<<6 | in(bit+7*bw)<<7
+			bit += 8 * bw
 			tb ^= flip
 			t[i>>3] |= tb
 			f[i>>3] |= ^tb
@@ -338,14 +340,16 @@ func maskedWordFOR(p unsafe.Pointer, bit, bw uint, mask, w uint64) (uint64, int)
 	case w == 0:
 		return 0, 0
 	case w == ^uint64(0):
-		for range 32 {
-			w0 := *(*uint64)(unsafe.Add(p, bit>>3))
-			w1 := *(*uint64)(unsafe.Add(p, (bit+bw)>>3))
-			s0 += w0 >> (bit & 7) & mask
-			s1 += w1 >> ((bit + bw) & 7) & mask
-			bit += 2 * bw
+		var s2, s3 uint64
+		for range 16 {
+			b0, b1, b2, b3 := bit, bit+bw, bit+2*bw, bit+3*bw
+			s0 += *(*uint64)(unsafe.Add(p, b0>>3)) >> (b0 & 7) & mask
+			s1 += *(*uint64)(unsafe.Add(p, b1>>3)) >> (b1 & 7) & mask
+			s2 += *(*uint64)(unsafe.Add(p, b2>>3)) >> (b2 & 7) & mask
+			s3 += *(*uint64)(unsafe.Add(p, b3>>3)) >> (b3 & 7) & mask
+			bit += 4 * bw
 		}
-		return s0 + s1, 64
+		return (s0 + s1) + (s2 + s3), 64
 	case bits.OnesCount64(w) <= 16:
 		c := bits.OnesCount64(w)
 		for ; w != 0; w &= w - 1 {
@@ -355,12 +359,16 @@ func maskedWordFOR(p unsafe.Pointer, bit, bw uint, mask, w uint64) (uint64, int)
 		return s0, c
 	}
 	c := bits.OnesCount64(w)
-	for j := range 64 {
-		v := *(*uint64)(unsafe.Add(p, bit>>3)) >> (bit & 7) & mask
-		s0 += v & -(w >> uint(j) & 1)
-		bit += bw
+	for j := 0; j < 64; j += 2 {
+		b0, b1 := bit, bit+bw
+		v0 := *(*uint64)(unsafe.Add(p, b0>>3)) >> (b0 & 7) & mask
+		v1 := *(*uint64)(unsafe.Add(p, b1>>3)) >> (b1 & 7) & mask
+		s0 += v0 & -(w & 1)
+		s1 += v1 & -(w >> 1 & 1)
+		w >>= 2
+		bit += 2 * bw
 	}
-	return s0, c
+	return s0 + s1, c
 }
 
 // popcountBits counts the set bits of the first n bits of bm.
@@ -373,4 +381,69 @@ func popcountBits(bm []byte, n int) int {
 		c += bits.OnesCount8(bm[n>>3] & (byte(1)<<(n%8) - 1))
 	}
 	return c
+}
+
+// rangeFORSelected is rangeFOR for the rows whose bit is set in sel alone,
+// visited by their set bits: the bits of the other rows are left alone.
+func rangeFORSelected(src []byte, n int, bw uint, base, a int64, span uint64, negate bool, sel, t, f []byte) {
+	off := uint64(base - a)
+	nf := fastCount(n, len(src), bw)
+	var p unsafe.Pointer
+	if len(src) > 0 {
+		p = unsafe.Pointer(unsafe.SliceData(src))
+	}
+	var mask uint64
+	if bw > 0 {
+		mask = 1<<bw - 1
+	}
+	var flip uint64
+	if negate {
+		flip = ^uint64(0)
+	}
+	for i0 := 0; i0 < n; i0 += 64 {
+		m := min(64, n-i0)
+		w := loadBits(sel, i0, m)
+		var tw uint64
+		for x := w; x != 0; x &= x - 1 {
+			j := uint(bits.TrailingZeros64(x))
+			i := i0 + int(j)
+			var u uint64
+			switch {
+			case bw == 0:
+			case i < nf:
+				b := uint(i) * bw
+				u = *(*uint64)(unsafe.Add(p, b>>3)) >> (b & 7) & mask
+			default:
+				u = readBits(src, uint(i)*bw, bw)
+			}
+			tw |= uint64(b2u(off+u <= span)) << j
+		}
+		tw = (tw ^ flip) & w
+		orBits(t, i0, m, tw)
+		orBits(f, i0, m, ^tw&w)
+	}
+}
+
+// loadBits returns the m (at most 64) bits of bm from row i0 (a multiple
+// of 64).
+func loadBits(bm []byte, i0, m int) uint64 {
+	if m == 64 {
+		return binary.LittleEndian.Uint64(bm[i0>>3:])
+	}
+	var w uint64
+	for k := 0; k*8 < m; k++ {
+		w |= uint64(bm[i0>>3+k]) << (8 * k)
+	}
+	return w & (1<<m - 1)
+}
+
+// orBits ORs the m bits of w into bm from row i0 (a multiple of 64).
+func orBits(bm []byte, i0, m int, w uint64) {
+	if m == 64 {
+		binary.LittleEndian.PutUint64(bm[i0>>3:], binary.LittleEndian.Uint64(bm[i0>>3:])|w)
+		return
+	}
+	for k := 0; k*8 < m; k++ {
+		bm[i0>>3+k] |= byte(w >> (8 * k))
+	}
 }

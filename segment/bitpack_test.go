@@ -101,6 +101,27 @@ func checkRangeFOR(src []byte, n int, bw uint, base, a int64, span uint64, negat
 	if n%8 != 0 && (t[n/8]>>(n%8) != 0 || f[n/8]>>(n%8) != 0) || t[bl] != 0xa5 || f[bl] != 0x5a {
 		return fmt.Errorf("bits past row %d written", n)
 	}
+	// The selected rows alone: every other bit stays clear.
+	sel := make([]byte, bl+1)
+	for i := range n {
+		if (i*7+n)%5 < 2 {
+			sel[i/8] |= 1 << (i % 8)
+		}
+	}
+	clear(t)
+	clear(f)
+	t[bl], f[bl] = 0xa5, 0x5a
+	rangeFORSelected(src, n, bw, base, a, span, negate, sel, t, f)
+	for i, v := range vals {
+		in := uint64(v-a) <= span != negate
+		on := sel[i/8]>>(i%8)&1 == 1
+		if t[i/8]>>(i%8)&1 == 1 != (in && on) || f[i/8]>>(i%8)&1 == 1 != (!in && on) {
+			return fmt.Errorf("selected row %t %d (%d) in [%d, +%d] negate %t: t %t f %t", on, i, v, a, span, negate, !in, in)
+		}
+	}
+	if n%8 != 0 && (t[n/8]>>(n%8) != 0 || f[n/8]>>(n%8) != 0) || t[bl] != 0xa5 || f[bl] != 0x5a {
+		return fmt.Errorf("bits past row %d written", n)
+	}
 	return nil
 }
 

@@ -228,12 +228,21 @@ func checkPacked(r *Reader, col, p int, v *Values, rng *rand.Rand) error {
 		negate := rng.IntN(2) == 0
 		bl := (v.N + 7) / 8
 		t, f := make([]byte, bl), make([]byte, bl)
-		pv.RangeBits(a, span, negate, t, f)
 		sel := randomSel(rng, v.N)
+		var rsel []byte // the rows RangeBits answers for: nil, all
+		if rng.IntN(2) == 0 {
+			rsel = sel
+		}
+		pv.RangeBits(a, span, negate, rsel, t, f)
 		var want Int128
 		for i := range v.N {
 			in := uint64(v.Ints[i]-a) <= span != negate
-			if t[i/8]>>(i%8)&1 == 1 != in || f[i/8]>>(i%8)&1 == 1 == in {
+			if rsel != nil && rsel[i/8]>>(i%8)&1 == 0 {
+				// Unspecified, but never both.
+				if t[i/8]>>(i%8)&1 == 1 && f[i/8]>>(i%8)&1 == 1 {
+					return fmt.Errorf("row %d outside the selection both TRUE and FALSE", i)
+				}
+			} else if t[i/8]>>(i%8)&1 == 1 != in || f[i/8]>>(i%8)&1 == 1 == in {
 				return fmt.Errorf("RangeBits [%d, +%d] negate %t: row %d (%d) wrong", a, span, negate, i, v.Ints[i])
 			}
 			if v.Valid != nil && v.Valid[i/8]>>(i%8)&1 == 0 {
