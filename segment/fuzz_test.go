@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -64,6 +65,14 @@ func FuzzReader(f *testing.F) {
 				a, err := r.ReadPage(mem, c, p)
 				if err != nil {
 					checkCorrupt(t, err, "fuzz.seg")
+					if r.ValuesOK(c) {
+						var v Values
+						if err := r.ReadPacked(c, p, &v); err == nil {
+							t.Fatalf("ReadPacked accepts what ReadPage refuses")
+						} else {
+							checkCorrupt(t, err, "fuzz.seg")
+						}
+					}
 					continue
 				}
 				_, n := r.Page(p)
@@ -77,6 +86,18 @@ func FuzzReader(f *testing.F) {
 						t.Fatalf("ReadPage decoded what ReadValues refuses: %v", err)
 					}
 					if err := checkValues(a, &v); err != nil {
+						t.Fatal(err)
+					}
+					// So must the packed kernels.
+					if err := checkPacked(r, c, p, &v, rand.New(rand.NewPCG(uint64(c), uint64(p)))); err != nil {
+						t.Fatal(err)
+					}
+					var pv Values
+					if err := r.ReadPacked(c, p, &pv); err != nil {
+						t.Fatal(err)
+					}
+					pv.Unpack()
+					if err := checkValues(a, &pv); err != nil {
 						t.Fatal(err)
 					}
 					sel := make([]byte, (n+7)/8)
@@ -139,6 +160,40 @@ func FuzzDecodeChunk(f *testing.F) {
 			t.Fatalf("decoded encoding %d for %s", enc, ct.dt)
 		}
 		if err := checkArray(a, n, nn); err != nil {
+			t.Fatal(err)
+		}
+		// The packed form of what decoded, where ReadPacked keeps one,
+		// holds the same values and its kernels agree with them.
+		off := -1
+		switch {
+		case ct.kind == kindInt && ct.width == 8 && encoding(enc) == encFOR:
+			off = 0
+		case ct.kind == kindFloat && ct.width == 8 && encoding(enc) == encScaled:
+			off = 2
+		}
+		if off < 0 || nn == n {
+			return
+		}
+		pv := Values{N: n, Scale: -1, Nulls: nn}
+		if err := pv.decodePacked(n, body, off); err != nil {
+			t.Fatalf("decodeChunk decoded what decodePacked refuses: %v", err)
+		}
+		if !pv.Packed() {
+			return
+		}
+		var v Values
+		v.N, v.Scale, v.Nulls = n, pv.Scale, nn
+		if err := v.decode(ct, n, encoding(enc), body, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkValues(a, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkPackedKernels(&pv, &v, rand.New(rand.NewPCG(uint64(n), 1))); err != nil {
+			t.Fatal(err)
+		}
+		pv.Unpack()
+		if err := checkValues(a, &pv); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -222,6 +222,12 @@ func checkPacked(r *Reader, col, p int, v *Values, rng *rand.Rand) error {
 	if pv.Ints != nil || v.Ints == nil {
 		return errors.New("a packed page with Ints, or a page of doubles")
 	}
+	return checkPackedKernels(&pv, v, rng)
+}
+
+// checkPackedKernels checks RangeBits and Sum of the packed page pv
+// against v, the same page decoded, for random bounds and selections.
+func checkPackedKernels(pv, v *Values, rng *rand.Rand) error {
 	for range 20 {
 		a := v.Ints[rng.IntN(v.N)] + rng.Int64N(5) - 2
 		span := []uint64{0, 3, uint64(rng.Int64N(1 << 20)), math.MaxInt64, math.MaxUint64}[rng.IntN(5)]
