@@ -26,12 +26,15 @@
 // building batches: all-live pages answer from their zone maps (counts, and
 // the exact sums of integer and decimal-scaled pages), pages whose
 // expirations have all passed read only the validity of __TTL__, and other
-// pages decode into buffers each worker keeps. A filter of comparisons of
-// BIGINT and DOUBLE columns with numbers (AND, OR, NOT, IS NULL, IN) is
-// evaluated on those buffers too, one conjunct at a time on the rows the
-// previous ones left, without building a batch (values_filter.go); other
-// filters take the row path page by page. Partial results combine in
-// page order, so a sum does not depend on the number of workers.
+// pages are read into buffers each worker keeps, frame-of-reference pages
+// left packed: the live mask, the comparisons and the sums work on the
+// packed values. A filter of comparisons of BIGINT and DOUBLE columns with
+// numbers (AND, OR, NOT, IS NULL, IN) is evaluated on those buffers too,
+// one conjunct at a time on the rows the previous ones left, without
+// building a batch (values_filter.go); other filters take the row path page
+// by page. The sums of decimal-scaled pages stay exact integers, one per
+// scale, and a double's total rounds once at the end, so a sum depends
+// neither on the number of workers nor on how rows fall into pages.
 //
 // A scan never returns an expired row; only compaction, through
 // NewStoredScan and the options of the internal package rawscan, reads rows

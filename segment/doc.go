@@ -44,6 +44,9 @@
 // ReadValues and ReadSelected decode BIGINT and DOUBLE pages into buffers
 // the caller keeps, for scans that reduce rows instead of returning them;
 // ReadSelected decodes only the selected rows of frame-of-reference pages.
+// ReadPacked leaves such pages (plain or decimal-scaled) packed, for
+// Values.RangeBits and Values.Sum to compare and add the packed values
+// without writing them out.
 //
 // Zone map bounds are physical scalars (schema.Value). String bounds longer
 // than MaxBoundLen bytes and decimal bounds are not kept: such zone maps have
