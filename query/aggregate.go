@@ -1,6 +1,7 @@
 package query
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/big"
@@ -486,9 +487,7 @@ func (s *Scan) liveAmong(task pageTask, ttlIdx, n int, sel []byte, b *reduceBufs
 	} else {
 		ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, b.live)
 	}
-	for i := range sel {
-		sel[i] &= b.live[i]
-	}
+	andBits(sel, b.live)
 	return nil
 }
 
@@ -518,16 +517,28 @@ func (s *Scan) filterValues(task pageTask, n int, live []byte, b *reduceBufs) (s
 		if ok, err := evalValues(k, &b.pv, b.kt, b.kf); !ok || err != nil {
 			return nil, ok, err
 		}
-		left := byte(0)
-		for i := range sel {
-			sel[i] &= b.kt[i]
-			left |= sel[i]
-		}
-		if left == 0 {
+		if !andBits(sel, b.kt) {
 			break
 		}
 	}
 	return sel, true, nil
+}
+
+// andBits clears in dst the bits clear in src (as long as dst) and reports
+// whether any bit of dst is left, eight bytes at a time.
+func andBits(dst, src []byte) bool {
+	var left uint64
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		w := binary.LittleEndian.Uint64(dst[i:]) & binary.LittleEndian.Uint64(src[i:])
+		binary.LittleEndian.PutUint64(dst[i:], w)
+		left |= w
+	}
+	for ; i < len(dst); i++ {
+		dst[i] &= src[i]
+		left |= uint64(dst[i])
+	}
+	return left != 0
 }
 
 // plainPage says whether a page can be reduced from its column values,

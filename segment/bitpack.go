@@ -374,7 +374,11 @@ func maskedWordFOR(p unsafe.Pointer, bit, bw uint, mask, w uint64) (uint64, int)
 // popcountBits counts the set bits of the first n bits of bm.
 func popcountBits(bm []byte, n int) int {
 	c := 0
-	for i := 0; i+8 <= n; i += 8 {
+	i := 0
+	for ; i+64 <= n; i += 64 {
+		c += bits.OnesCount64(binary.LittleEndian.Uint64(bm[i>>3:]))
+	}
+	for ; i+8 <= n; i += 8 {
 		c += bits.OnesCount8(bm[i>>3])
 	}
 	if n%8 != 0 {
@@ -403,6 +407,9 @@ func rangeFORSelected(src []byte, n int, bw uint, base, a int64, span uint64, ne
 	for i0 := 0; i0 < n; i0 += 64 {
 		m := min(64, n-i0)
 		w := loadBits(sel, i0, m)
+		if w == 0 {
+			continue
+		}
 		var tw uint64
 		for x := w; x != 0; x &= x - 1 {
 			j := uint(bits.TrailingZeros64(x))
