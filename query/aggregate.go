@@ -69,6 +69,7 @@ func (s *Scan) Aggregate() (Aggregates, error) {
 		}
 		kinds[i] = t
 	}
+	s.recompared = recompared(s.filter)
 	tot := Aggregates{Sums: make([]Sum, len(s.outSlots))}
 	exact := make([]segment.Int128, len(s.outSlots))
 	floats := make([]floatTotal, len(s.outSlots))
@@ -105,8 +106,8 @@ func (s *Scan) Aggregate() (Aggregates, error) {
 // floatTotal is the sum of a FLOAT or DOUBLE column over the pages:
 // scaled[e] holds the exact sum of the scaled pages of exponent e, in
 // units of 10^-e (no table can overflow it: a scaled value is at most
-// 2^53), and other the pages' sums of plain doubles, kept as they come
-// while they are finite.
+// 2^53), and other the pages' sums of plain doubles (and FLOATs), kept
+// as they come.
 type floatTotal struct {
 	scaled    [maxScale + 1]segment.Int128
 	hasScaled bool
@@ -505,7 +506,7 @@ func (s *Scan) filterValues(task pageTask, n int, live []byte, b *reduceBufs) (s
 	}
 	// A live mask made by negating a validity bitmap has its tail set.
 	clearTail(sel, n)
-	b.pv.reset(task, len(task.slots), n, sel)
+	b.pv.reset(task, len(task.slots), n, sel, s.recompared)
 	kids := []bound{s.filter}
 	if l, isLogic := s.filter.(*boundLogic); isLogic && l.and && len(l.kids) > 0 {
 		kids = l.kids

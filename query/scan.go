@@ -95,6 +95,9 @@ type Scan struct {
 	outSlots  []int
 	need      []int // slots to decode: outputs and filter columns
 	filter    bound
+	// recompared marks the slots Aggregate's filter compares more than
+	// once (values_filter.go).
+	recompared []bool
 
 	workers        int
 	pl             *pipeline

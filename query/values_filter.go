@@ -58,8 +58,12 @@ type pageValues struct {
 	task pageTask
 	vals []segment.Values
 	have []bool
-	sel  []byte // the current selection, owned by the caller
-	n    int
+	// recompared marks the columns compared more than once (an IN list,
+	// a range): decoded, each further comparison costs a pass over int64s
+	// rather than an unpacking.
+	recompared []bool
+	sel        []byte // the current selection, owned by the caller
+	n          int
 	// rows, gInts, gFloats, gt and gf hold the selected rows of a sparse
 	// selection, their values and their bits.
 	rows    []int32
@@ -105,8 +109,9 @@ func resizeTo[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-func (pv *pageValues) reset(task pageTask, slots, n int, sel []byte) {
+func (pv *pageValues) reset(task pageTask, slots, n int, sel []byte, recompared []bool) {
 	pv.task, pv.n, pv.sel = task, n, sel
+	pv.recompared = recompared
 	if len(pv.vals) < slots {
 		pv.vals = make([]segment.Values, slots)
 		pv.have = make([]bool, slots)
@@ -120,10 +125,19 @@ func (pv *pageValues) get(slot int) (*segment.Values, error) {
 		return v, nil
 	}
 	idx, p := pv.task.slots[slot], pv.task.p
-	// Left packed where it can be, for comparisons and sums on the packed
-	// values, of the few selected rows or of all; other encodings decode
-	// whole, as ReadSelected would decode them.
-	if err := pv.task.r.ReadPacked(idx, p, v); err != nil {
+	var err error
+	switch {
+	case slot >= len(pv.recompared) || !pv.recompared[slot]:
+		// Left packed where it can be, for comparisons and sums on the
+		// packed values, of the few selected rows or of all; other
+		// encodings decode whole, as ReadSelected would decode them.
+		err = pv.task.r.ReadPacked(idx, p, v)
+	case countBits(pv.sel, pv.n)*8 < pv.n:
+		err = pv.task.r.ReadSelected(idx, p, v, pv.sel)
+	default:
+		err = pv.task.r.ReadValues(idx, p, v, false)
+	}
+	if err != nil {
 		return nil, err
 	}
 	pv.have[slot] = true
@@ -280,6 +294,35 @@ func maskNulls(v *segment.Values, op Op, n int, t, f []byte) {
 		}
 	}
 	clearTail(f, n)
+}
+
+// recompared returns, by slot, whether b compares the slot more than once.
+func recompared(b bound) []bool {
+	var n []int
+	var walk func(bound)
+	walk = func(b bound) {
+		switch x := b.(type) {
+		case *boundLogic:
+			for _, k := range x.kids {
+				walk(k)
+			}
+		case *boundNot:
+			walk(x.k)
+		case *boundCmp:
+			for len(n) <= x.slot {
+				n = append(n, 0)
+			}
+			n[x.slot]++
+		}
+	}
+	if b != nil {
+		walk(b)
+	}
+	out := make([]bool, len(n))
+	for i, c := range n {
+		out[i] = c > 1
+	}
+	return out
 }
 
 // clearTail clears the bits of bm past row n.

@@ -2,6 +2,7 @@ package query
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -93,5 +94,24 @@ func TestValueKernelsMatchNaive(t *testing.T) {
 		cmpScaled([]int64{1}, 1, schema.FloatValue, math.NaN(), 0, Eq, tt[:], ff[:]) ||
 		cmpFloats([]float64{1}, schema.BytesValue, 0, 0, Eq, tt[:], ff[:]) {
 		t.Fatal("a NaN or non-number constant was not declined")
+	}
+}
+
+func TestRecompared(t *testing.T) {
+	cmp := func(slot int) bound { return &boundCmp{slot: slot, op: Eq} }
+	for _, tc := range []struct {
+		name string
+		b    bound
+		want []bool
+	}{
+		{"none", nil, []bool{}},
+		{"one comparison", cmp(2), []bool{false, false, false}},
+		{"an IN list", &boundLogic{kids: []bound{cmp(1), cmp(1), cmp(1)}}, []bool{false, true}},
+		{"a range and another column", &boundLogic{and: true, kids: []bound{cmp(0), &boundNot{k: cmp(0)}, cmp(3), &boundIsNull{slot: 3}}}, []bool{true, false, false, false}},
+	} {
+		got := recompared(tc.b)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 // BenchmarkAggregateTTL reduces 1M rows of the events shape, half expired
 // at now with 10% NULL expirations, on one worker: a sum of the
-// decimal-scaled amount, and a count under two numeric comparisons (the
-// first selecting a tenth of the rows).
+// decimal-scaled amount, a count under two numeric comparisons (the first
+// selecting a tenth of the rows), and one under an IN list of eight values.
 func BenchmarkAggregateTTL(b *testing.B) {
 	recs := benchBatches(b)
 	tbl := mustCreate(b, b.TempDir(), directDef(), quiet())
@@ -25,6 +25,7 @@ func BenchmarkAggregateTTL(b *testing.B) {
 	}{
 		{"sum-amount", []string{"amount"}, nil},
 		{"count-two-comparisons", []string{}, query.AllOf(query.Compare("amount", query.Gt, 90.0), query.Compare("user_id", query.Lt, int64(500)))},
+		{"count-in-list", []string{}, query.In{Column: "user_id", Values: []any{int64(1), int64(3), int64(5), int64(7), int64(11), int64(13), int64(17), int64(19)}}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
