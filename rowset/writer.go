@@ -2,6 +2,7 @@ package rowset
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,11 @@ type WriterOptions struct {
 	// to find (if the record is not durable, that open deletes them as
 	// orphans). Temporary files are always removed.
 	MayRemove func() bool
+	// WritebackBytes is the step in which segment files go to disk while
+	// they are written (see vfs.WritebackWriter): 0 means
+	// vfs.DefaultWritebackBytes, < 0 writes them in one go, synced at the
+	// end.
+	WritebackBytes int64
 }
 
 // Writer writes the segments of one rowset. Rows are written in the order
@@ -125,7 +131,11 @@ func (w *Writer) openSegment() error {
 		return fmt.Errorf("create segment %s: %w", tmp, err)
 	}
 	w.created = append(w.created, tmp)
-	sw, err := segment.NewWriter(f, w.opts.Schema, w.opts.Segment)
+	var out io.Writer = f
+	if w.opts.WritebackBytes >= 0 {
+		out = vfs.NewWritebackWriter(f, w.opts.WritebackBytes)
+	}
+	sw, err := segment.NewWriter(out, w.opts.Schema, w.opts.Segment)
 	if err != nil {
 		f.Close()
 		return err
