@@ -122,6 +122,10 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 // yet (see segment.WriterOptions.Tag).
 func (w *Writer) SetTag(tag []byte) { w.opts.Segment.Tag = tag }
 
+// SetParallelism replaces the encoding parallelism of the segment files the
+// writer has not opened yet (see segment.WriterOptions.Parallelism).
+func (w *Writer) SetParallelism(n int) { w.opts.Segment.Parallelism = n }
+
 func (w *Writer) openSegment() error {
 	num := w.opts.NewFileNum()
 	name := SegmentFileName(w.opts.Dir, num)

@@ -37,7 +37,10 @@ type WriterOptions struct {
 	// memory speed, zstd at under 1 GB/s.
 	HotColumns []int
 	// Parallelism is the number of goroutines that encode the columns of
-	// a page; 0 means GOMAXPROCS. The file is the same whatever it is.
+	// a page; 0 means GOMAXPROCS. 1 encodes on the caller's goroutine,
+	// starting none, so that a writer sharing the machine with latency
+	// bound work (a compaction beside small writes) keeps no more than
+	// one processor busy. The file is the same whatever it is.
 	Parallelism int
 	// Tag is kept in the footer for the file's owner (Reader.Tag), at most
 	// MaxTagBytes: the table records there what a file was written for, so
@@ -302,7 +305,7 @@ func (w *Writer) flushPage(async bool) error {
 	slot.done = make(chan struct{})
 	w.pending = 0
 	w.inflight = append(w.inflight, slot)
-	if !async {
+	if !async || w.workers == 1 {
 		w.encodePage(slot)
 		return w.drain()
 	}

@@ -297,6 +297,43 @@ func TestParallelEncodingSameFile(t *testing.T) {
 	}
 }
 
+// TestParallelismOneEncodesInline checks that a writer told to use one
+// goroutine encodes on the caller's: each page is written out before the
+// Write that filled it returns, nothing left in flight on a goroutine of its
+// own that would take a second processor.
+func TestParallelismOneEncodesInline(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	var arrs []arrow.Array
+	for i, dt := range allTypes {
+		arrs = append(arrs, genArray(mem, dt, 3000, rngFor(uint64(i)), shapes[i%len(shapes)], 0.1))
+	}
+	rec := newRecord(arrs...)
+	defer rec.Release()
+	for _, a := range arrs {
+		a.Release()
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, rec.Schema(), WriterOptions{PageRows: 500, Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := int64(0); off < rec.NumRows(); off += 500 {
+		before := buf.Len()
+		s := rec.NewSlice(off, off+500)
+		err := w.Write(s)
+		s.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w.inflight) != 0 || buf.Len() == before {
+			t.Fatalf("rows %d: %d pages in flight, %d bytes written by the Write that filled a page", off, len(w.inflight), buf.Len()-before)
+		}
+	}
+	if _, err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestLongStringsCutPages writes strings long enough that a page of
 // PageRows rows would hold far more than PageBytes of them: pages end early
 // instead, the values read back, and a single value longer than the budget

@@ -2,6 +2,7 @@ package table
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -110,6 +111,8 @@ func (t *Table) compactKind(ctx context.Context, kind CompactionKind, now time.T
 // without the writer lock: writers go on meanwhile, and install reconciles
 // what they did to the inputs.
 func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (*compactOutput, error) {
+	par := t.compactionParallelism()
+	ctx = query.WithParallelism(ctx, par)
 	threshold := v.policy.Threshold(now.UnixMicro())
 	model := v.def.Model
 	inputs, fromBase := j.inputs, j.fromBase
@@ -122,6 +125,7 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 		// record's fate decides.
 		w := t.newRowsetWriterWith(v, func() bool { return !out.installing || t.vs.mayRemoveFiles() })
 		w.SetTag(t.tagFor(kindOutput))
+		w.SetParallelism(par)
 		return w
 	}
 
@@ -159,7 +163,11 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 		for i, h := range inputs {
 			deleted[i] = v.deleted[h.Meta.ID]
 		}
-		handled, err := compaction.CopyPages(ctx, t.opts.Allocator, inputs, deleted, v.policy, drop, threshold, phys, w, kept)
+		// The decoded pages and their filtered rows live until the writer
+		// has copied them: the page allocator recycles them, as a scan's,
+		// rather than leave a rewrite's worth of garbage to collect while
+		// writes wait for the processor the collector takes.
+		handled, err := compaction.CopyPages(ctx, t.opts.PageAllocator, inputs, deleted, v.policy, drop, threshold, phys, w, kept)
 		if err != nil {
 			w.Abort()
 			return nil, err
@@ -207,6 +215,7 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 		snap := &query.Snapshot{
 			Schema: &v.def.Schema, Policy: v.policy, Model: model,
 			Rowsets: []*rowset.Handle{h}, Deleted: hidden, Merged: true, Release: v.unref,
+			PageMem: t.opts.PageAllocator,
 		}
 		req := query.Request{Now: now, ShowHidden: v.policy.Mode != ttlcol.NoTTL, RowIDs: kept != nil}
 		raw := rawscan.Options{
@@ -238,6 +247,15 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 		return nil, err
 	}
 	return finish(w)
+}
+
+// compactionParallelism is the number of goroutines a rewrite keeps busy
+// (Options.CompactionParallelism).
+func (t *Table) compactionParallelism() int {
+	if n := t.opts.CompactionParallelism; n > 0 {
+		return n
+	}
+	return max(1, runtime.GOMAXPROCS(0)-1)
 }
 
 // physReader turns scan batches into batches of the physical schema.

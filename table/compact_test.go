@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -289,5 +290,21 @@ func TestReadersDuringCompaction(t *testing.T) {
 	st, _ := tbl.Stats(ctx, base)
 	if st.TotalCompactions() == 0 {
 		t.Fatal("no compaction ran")
+	}
+}
+
+// TestCompactionParallelism checks the number of goroutines a rewrite
+// keeps busy: one fewer than the processors, so that writes find one free,
+// but never none; an explicit option wins.
+func TestCompactionParallelism(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, c := range []struct{ procs, opt, want int }{
+		{1, 0, 1}, {2, 0, 1}, {8, 0, 7}, {2, 3, 3}, {8, 1, 1},
+	} {
+		runtime.GOMAXPROCS(c.procs)
+		tbl := &Table{opts: Options{CompactionParallelism: c.opt}}
+		if got := tbl.compactionParallelism(); got != c.want {
+			t.Errorf("GOMAXPROCS %d, option %d: %d goroutines, want %d", c.procs, c.opt, got, c.want)
+		}
 	}
 }

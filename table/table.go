@@ -79,6 +79,12 @@ type Options struct {
 	// MemtableAge is how long a memtable takes writes before it is frozen
 	// and flushed whatever its size; 0 means 10 seconds.
 	MemtableAge time.Duration
+	// CompactionParallelism is the number of goroutines a compaction's
+	// rewrite keeps busy, decoding and encoding pages; 0 means one fewer
+	// than GOMAXPROCS (at least one), so that the writes that go on during
+	// a compaction find a processor free rather than queue behind the
+	// rewrite's goroutines for tens of milliseconds.
+	CompactionParallelism int
 	// memChunkRows sizes the chunks of a memtable (tests make them tiny).
 	memChunkRows int64
 }
