@@ -35,10 +35,14 @@ func CompareTable(w io.Writer, rs []Result) {
 	type key struct{ engine, workload, layout string }
 	last := map[key]Result{}
 	var order []key
-	var small []Result
+	var small, mem []Result
 	for _, r := range rs {
 		if strings.HasPrefix(r.Workload, "smallwrites") {
 			small = append(small, r)
+			continue
+		}
+		if strings.HasPrefix(r.Workload, MemtableWorkload("")) {
+			mem = append(mem, r)
 			continue
 		}
 		k := key{r.Engine, r.Workload, r.Layout}
@@ -47,10 +51,12 @@ func CompareTable(w io.Writer, rs []Result) {
 		}
 		last[k] = r
 	}
-	if len(order) == 0 && len(small) > 0 {
+	if len(order) == 0 && (len(small) > 0 || len(mem) > 0) {
 		SmallWritesTable(w, small)
+		MemtableTable(w, mem)
 		return
 	}
+	defer MemtableTable(w, mem)
 	defer SmallWritesTable(w, small)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\tlayout\trows\trowttl s\tduckdb s\tratio\tcpu rowttl\tcpu duckdb\tdisk rowttl\tdisk duckdb\tRSS rowttl\tRSS duckdb\tanswers\t")
@@ -224,4 +230,43 @@ func SmallWritesTable(w io.Writer, rs []Result) {
 				k.workload, k.engine, CompactionWriteRows, r.Rows, r.Seconds, r.P99Seconds/r.IdleP99Seconds)
 		}
 	}
+}
+
+// MemtableTable prints the memtable workload's results: each read over the
+// memtables, after their flush, and the ratio, the last result of each
+// read and layout winning.
+func MemtableTable(w io.Writer, rs []Result) {
+	if len(rs) == 0 {
+		return
+	}
+	type key struct{ workload, layout string }
+	last := map[key]Result{}
+	var order []key
+	for _, r := range rs {
+		k := key{r.Workload, r.Layout}
+		if _, ok := last[k]; !ok {
+			order = append(order, k)
+		}
+		last[k] = r
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "memtable\tlayout\trows\tin memtables\tmemtable s\tflushed s\tratio\tcpu ratio\tanswer\t")
+	worst := 0.0
+	for _, k := range order {
+		r := last[k]
+		ratio := MemtableRatio(r)
+		worst = max(worst, ratio)
+		ans := r.Answer
+		if len(ans) > 40 {
+			ans = ans[:37] + "..."
+		}
+		cpu := "-"
+		if r.CPUSeconds > 0 && r.FlushedCPUSeconds > 0 {
+			cpu = fmt.Sprintf("%.2f", r.CPUSeconds/r.FlushedCPUSeconds)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.4f\t%.4f\t%.2f\t%s\t%s\t\n", k.workload, k.layout, r.Rows, r.MemtableRows, r.Seconds, r.FlushedSeconds, ratio, cpu, ans)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "ratio = seconds with the newest rows in memtables / seconds after their flush (worst %.2fx); cpu ratio the same of CPU seconds (medians of runs alternating between the two)\n", worst)
 }

@@ -16,11 +16,11 @@
 //
 // # Workloads
 //
-// load, count, sum, groupby, project, reclaim, upsert, export, import and
-// smallwrites (see Workloads and Run). Each runs warm-up runs, then measured
-// runs whose median it reports, with the answer it computed (a count, a
-// sum, a digest of the groups) so that two engines can be checked against
-// each other. Prepare makes the events table and a twin holding only its
+// load, count, sum, groupby, project, reclaim, upsert, export, import,
+// smallwrites and memtable (see Workloads and Run). Each runs warm-up runs,
+// then measured runs whose median it reports, with the answer it computed
+// (a count, a sum, a digest of the groups) so that two engines can be
+// checked against each other. Prepare makes the events table and a twin holding only its
 // live rows, cached on disk.
 //
 // smallwrites (smallwrites.go) runs once after a short warm-up: durable
@@ -30,6 +30,11 @@
 // SQLite side (bench/sqlite, a module of its own so that the main module
 // never depends on SQLite) and the DuckDB side alike.
 //
+// memtable (memtable.go) times count, sum and the SQL suite over a table
+// whose newest rows sit in memtables, written as small writes, beside the
+// same reads over a copy given the same writes and flushed, alternating
+// between the two so that the ratio stands on a busy machine.
+//
 // groupby runs the engine's own hash aggregation (exec.NewHashAggregate)
 // over a table scan, through a small adapter from the scan's record reader
 // to an exec.Operator.
@@ -38,7 +43,8 @@
 //
 // It reads and writes tables only through the public API (table, query), so
 // that what it times is what a user gets; the one exception is copying a
-// closed table's directory (segment files hard-linked) so that reclaim can
-// compact the same table in every run. It never imports the DuckDB or the
+// closed table's directory, or a closed data directory's (segment files
+// hard-linked), so that reclaim can compact the same table in every run and
+// memtable can write into copies of the prepared one. It never imports the DuckDB or the
 // SQLite module, so the main module stays pure Go and free of them.
 package bench

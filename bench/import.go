@@ -155,6 +155,7 @@ func runImport(ctx context.Context, o *Options, res *Result) error {
 	dir := filepath.Join(o.Dir, "rowttl-import")
 	defer os.RemoveAll(dir)
 	var sess SQLSession
+	var sqlDB *table.DB
 	var untimed Untimed
 	t := Trial{
 		Untimed: &untimed,
@@ -173,7 +174,12 @@ func runImport(ctx context.Context, o *Options, res *Result) error {
 			if err := db.Close(); err != nil {
 				return err
 			}
-			sess, err = o.SQL(ctx, dir)
+			if sqlDB, err = table.OpenDB(dir, &table.Options{DisableAutoCompaction: true}); err != nil {
+				return err
+			}
+			if sess, err = o.SQL(ctx, sqlDB); err != nil {
+				sqlDB.Close()
+			}
 			return err
 		},
 		Run: func() (string, error) {
@@ -192,10 +198,13 @@ func runImport(ctx context.Context, o *Options, res *Result) error {
 			return rows[0][0], nil
 		},
 		Teardown: func() error {
-			if err := sess.Close(); err != nil {
+			err := sess.Close()
+			if cerr := sqlDB.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
 				return err
 			}
-			var err error
 			res.BytesOnDisk, err = bytesOnDisk(filepath.Join(dir, table.DefaultDatabase, "events"))
 			return err
 		},

@@ -55,6 +55,13 @@ type Result struct {
 	IdleP50Seconds float64 `json:"idle_p50_seconds,omitempty"`
 	IdleP99Seconds float64 `json:"idle_p99_seconds,omitempty"`
 	Goroutines     int     `json:"goroutines,omitempty"`
+
+	// The memtable workload: the rows that sat in memtables while Seconds
+	// was measured, and the same read's seconds (wall and CPU, medians)
+	// after their flush.
+	MemtableRows      int64   `json:"memtable_rows,omitempty"`
+	FlushedSeconds    float64 `json:"flushed_seconds,omitempty"`
+	FlushedCPUSeconds float64 `json:"flushed_cpu_seconds,omitempty"`
 }
 
 // WriteJSON prints r as one JSON line.

@@ -26,7 +26,7 @@ import (
 // API's, then the SQL suite's queries (Suite).
 var Workloads = append(append([]string(nil), apiWorkloads...), suiteNames()...)
 
-var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert", "export", "import", "smallwrites"}
+var apiWorkloads = []string{"load", "count", "sum", "groupby", "project", "reclaim", "upsert", "export", "import", "smallwrites", "memtable"}
 
 // ParseWorkloads splits a comma-separated list and checks every name.
 func ParseWorkloads(s string) ([]string, error) {
@@ -87,8 +87,10 @@ type Options struct {
 	// Writes is the number of single-row writes of the small-writes
 	// workloads; 0 means DefaultSmallWrites.
 	Writes int
-	// SQL opens a session on a data directory for the suite's queries.
-	SQL func(ctx context.Context, dataDir string) (SQLSession, error)
+	// SQL opens a session over an open data directory for the suite's
+	// queries; the harness opens the directory (with the options its
+	// workload needs) and closes it after the session.
+	SQL func(ctx context.Context, db *table.DB) (SQLSession, error)
 	// Load loads a Parquet file into a table as `rowttl load --format
 	// parquet` does and returns the rows loaded (package load sits above
 	// this one); nil skips import_load.
@@ -319,6 +321,12 @@ func Run(ctx context.Context, o Options, workload string) ([]Result, error) {
 		return runUpserts(ctx, &o)
 	case "smallwrites":
 		return runSmallWrites(ctx, &o)
+	case "memtable":
+		rs, err := runMemtable(ctx, &o)
+		if err != nil {
+			return nil, fmt.Errorf("memtable: %w", err)
+		}
+		return rs, nil
 	case "export":
 		err = runExport(ctx, &o, &res)
 	case "import":

@@ -62,7 +62,8 @@ func suiteNames() []string {
 
 // SQLSession runs the suite's statements; the harness's caller provides it
 // (the SQL layer sits above this package), so that the suite is timed
-// through the same path a user's query takes.
+// through the same path a user's query takes. Closing it leaves its data
+// directory open.
 type SQLSession interface {
 	// Run executes one statement at the benchmark's Now and returns its
 	// rows formatted as the shell prints them.
@@ -224,9 +225,14 @@ func runQuery(ctx context.Context, o *Options, res *Result, q Query) error {
 	if o.SQL == nil {
 		return fmt.Errorf("%s needs a SQL session (Options.SQL)", q.Name)
 	}
-	sess, err := o.SQL(ctx, o.SQLDir())
+	db, err := table.OpenDB(o.SQLDir(), &table.Options{DisableAutoCompaction: true})
 	if err != nil {
 		return fmt.Errorf("open the prepared data directory (run Prepare first): %w", err)
+	}
+	defer db.Close()
+	sess, err := o.SQL(ctx, db)
+	if err != nil {
+		return err
 	}
 	defer sess.Close()
 	if res.BytesOnDisk, err = bytesOnDisk(o.EventsDir()); err != nil {

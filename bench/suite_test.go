@@ -14,8 +14,7 @@ import (
 )
 
 type testSession struct {
-	db *table.DB
-	s  *sql.Session
+	s *sql.Session
 }
 
 func (t *testSession) Run(ctx context.Context, text string) ([][]string, error) {
@@ -26,16 +25,15 @@ func (t *testSession) Run(ctx context.Context, text string) ([][]string, error) 
 	return res.Rows, nil
 }
 
-func (t *testSession) Close() error { return t.db.Close() }
+func (t *testSession) Close() error {
+	t.s.Close()
+	return nil
+}
 
-func openTestSQL(_ context.Context, dir string) (SQLSession, error) {
-	db, err := table.OpenDB(dir, &table.Options{DisableAutoCompaction: true})
-	if err != nil {
-		return nil, err
-	}
+func openTestSQL(_ context.Context, db *table.DB) (SQLSession, error) {
 	s := sql.NewSession(db)
 	s.FreezeNow(Now)
-	return &testSession{db: db, s: s}, nil
+	return &testSession{s: s}, nil
 }
 
 // suiteAnswers computes the answer of every suite query by brute force

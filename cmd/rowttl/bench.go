@@ -68,6 +68,10 @@ warm-up, reporting the median of --runs runs:
            goroutines into a fresh table: rows/s, p50/p99 latency; then the
            p99 of 10-row writes into the events table during full
            compactions of it, beside its idle p99
+  memtable count, sum and the SQL suite over a copy of the events table
+           whose newest rows/5 rows (at most 200,000) sit in memtables,
+           written as durable 1000-row writes, then the same after a
+           flush: both times and their ratio (memtable_count, ...)
   q01..q12 the SQL suite (bench.Suite), run through a SQL session as
            "rowttl sql" runs it, over events and a 1M-row users table;
            "suite" names them all
@@ -321,7 +325,15 @@ func printBenchTable(w io.Writer, rs []bench.Result, isolated bool) {
 			rate = "-"
 			answer = bench.SmallWriteSummary(r) + ", " + answer
 		}
-		if len(answer) > maxAnswer && r.P99Seconds == 0 {
+		long := r.P99Seconds > 0
+		if r.FlushedSeconds > 0 {
+			if len(answer) > maxAnswer {
+				answer = answer[:maxAnswer-3] + "..."
+			}
+			answer = bench.MemtableSummary(r) + ", " + answer
+			long = true
+		}
+		if len(answer) > maxAnswer && !long {
 			// The JSON lines keep it whole.
 			answer = answer[:maxAnswer-3] + "..."
 		}

@@ -11,18 +11,14 @@ import (
 	"github.com/rowttl/rowttl/table"
 )
 
-// benchSQL opens the suite's session the way `rowttl sql` does: a data
-// directory, a session in its default database, the clock frozen at the
+// benchSQL opens the suite's session the way `rowttl sql` does: a session
+// in the data directory's default database, the clock frozen at the
 // benchmark's now; each query's rows come formatted as the shell prints
-// them.
-func benchSQL(_ context.Context, dir string) (bench.SQLSession, error) {
-	db, err := table.OpenDB(dir, &table.Options{DisableAutoCompaction: true})
-	if err != nil {
-		return nil, err
-	}
+// them. The harness opened the directory and closes it.
+func benchSQL(_ context.Context, db *table.DB) (bench.SQLSession, error) {
 	s := sql.NewSession(db)
 	s.FreezeNow(bench.Now)
-	return &benchSession{db: db, s: s}, nil
+	return &benchSession{s: s}, nil
 }
 
 // benchLoad loads a Parquet file into tbl as `rowttl load --format
@@ -41,8 +37,7 @@ func benchLoad(ctx context.Context, tbl *table.Table, path string) (int64, error
 }
 
 type benchSession struct {
-	db *table.DB
-	s  *sql.Session
+	s *sql.Session
 }
 
 func (b *benchSession) Run(ctx context.Context, text string) ([][]string, error) {
@@ -53,4 +48,7 @@ func (b *benchSession) Run(ctx context.Context, text string) ([][]string, error)
 	return res.Rows, nil
 }
 
-func (b *benchSession) Close() error { return b.db.Close() }
+func (b *benchSession) Close() error {
+	b.s.Close()
+	return nil
+}
