@@ -14,6 +14,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/vfs"
 )
@@ -642,6 +643,69 @@ func TestMemtableFlushManifestFaults(t *testing.T) {
 					t.Fatalf("reopened:\n%s\nwant\n%s", got, want)
 				}
 			})
+		}
+	}
+}
+
+// TestMemtablePageSkipping checks that rows still in a memtable are read
+// under the same rules as a flushed rowset's: pages wholly expired or
+// wholly live are decided by their __TTL__ zone maps, and a filter's zone
+// maps prune pages, with the same counts before and after the flush.
+func TestMemtablePageSkipping(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{Allocator: mem, PageRows: 100, DisableAutoCompaction: true,
+		MemtableBytes: 1 << 30, MemtableAge: time.Hour})
+	defer checkClose(t, tbl)
+	// Expirations rise with the key, written as ten small writes.
+	for w := 0; w < 10; w++ {
+		rows := make([]eventRow, 100)
+		for i := range rows {
+			id := int64(w*100 + i)
+			e := base.UnixMicro() + (id-500)*1000
+			rows[i] = eventRow{id: id, ttl: &e}
+		}
+		rec := eventBatch(mem, rows, true)
+		mustWrite(t, tbl, rec)
+		rec.Release()
+	}
+	ctx := context.Background()
+	scan := func(req query.Request) (int64, query.Counters) {
+		t.Helper()
+		r, err := tbl.Scan(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Release()
+		var n int64
+		for r.Next() {
+			n += r.RecordBatch().NumRows()
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return n, r.(*query.Scan).Counters
+	}
+	now := base.Add(-50 * time.Microsecond)
+	for _, flushed := range []bool{false, true} {
+		st, err := tbl.Stats(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int64{false: 1000, true: 0}[flushed]; st.MemtableRows != want {
+			t.Fatalf("flushed %v: %d rows in memtables, want %d", flushed, st.MemtableRows, want)
+		}
+		if n, c := scan(query.Request{Now: now, Columns: []string{}}); n != 500 || c.PagesExpired != 5 || c.PagesLive != 5 || c.PagesRead != 0 {
+			t.Errorf("flushed %v: count %d, counters %+v: want 500 rows, 5 expired pages skipped and 5 live pages counted from metadata", flushed, n, c)
+		}
+		// Row 777 is live, in the eighth page: the others are pruned or
+		// expired.
+		n, c := scan(query.Request{Now: now, Columns: []string{"id"}, Filter: query.Compare("id", query.Eq, int64(777))})
+		if n != 1 || c.PagesRead != 1 || c.PagesPruned+c.PagesExpired != 9 {
+			t.Errorf("flushed %v: id = 777 gave %d rows, counters %+v: want 1 row from 1 page, 9 pruned or expired", flushed, n, c)
+		}
+		if !flushed {
+			mustFlush(t, ctx, tbl)
 		}
 	}
 }
