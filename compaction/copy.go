@@ -25,7 +25,7 @@ import (
 // deleted[i] holds the ordinals of inputs[i] that delete marks hide (nil:
 // none); pol is the table's TTL policy, which judges a wholly expired
 // input.
-func CopyPages(ctx context.Context, mem memory.Allocator, inputs []*rowset.Handle, deleted []*roaring.Bitmap, pol ttlcol.Policy, drop bool, threshold int64, phys *arrow.Schema, w *rowset.Writer, kept []*roaring.Bitmap) (bool, error) {
+func CopyPages(ctx context.Context, mem, pageMem memory.Allocator, inputs []*rowset.Handle, deleted []*roaring.Bitmap, pol ttlcol.Policy, drop bool, threshold int64, phys *arrow.Schema, w *rowset.Writer, kept []*roaring.Bitmap) (bool, error) {
 	for _, h := range inputs {
 		for _, r := range h.Segments {
 			if !r.SameLayout(phys) {
@@ -59,13 +59,13 @@ func CopyPages(ctx context.Context, mem memory.Allocator, inputs []*rowset.Handl
 				}
 				hidden := del != nil && del.IntersectsWithInterval(uint64(ord0), uint64(ord0)+uint64(n))
 				if state == ttlcol.AllLive && !hidden {
-					if err := w.CopyPage(mem, r, p); err != nil {
+					if err := w.CopyPage(pageMem, r, p); err != nil {
 						return true, err
 					}
 					kept[i].AddRange(uint64(ord0), uint64(ord0)+uint64(n))
 					continue
 				}
-				if err := filterPage(ctx, mem, r, p, ord0, n, state, threshold, ttlIdx, del, phys, w, kept[i]); err != nil {
+				if err := filterPage(ctx, mem, pageMem, r, p, ord0, n, state, threshold, ttlIdx, del, phys, w, kept[i]); err != nil {
 					return true, err
 				}
 			}
@@ -77,7 +77,7 @@ func CopyPages(ctx context.Context, mem memory.Allocator, inputs []*rowset.Handl
 
 // filterPage decodes one page and writes the rows that are neither expired
 // (when state says some are) nor deleted, adding their ordinals to kept.
-func filterPage(ctx context.Context, mem memory.Allocator, r interface {
+func filterPage(ctx context.Context, mem, pageMem memory.Allocator, r interface {
 	ReadPage(memory.Allocator, int, int) (arrow.Array, error)
 }, p int, ord0 int64, n int, state ttlcol.PageState, threshold int64, ttlIdx int, del *roaring.Bitmap, phys *arrow.Schema, w *rowset.Writer, kept *roaring.Bitmap) error {
 	cols := make([]arrow.Array, phys.NumFields())
@@ -89,7 +89,7 @@ func filterPage(ctx context.Context, mem memory.Allocator, r interface {
 		}
 	}()
 	for c := range cols {
-		a, err := r.ReadPage(mem, c, p)
+		a, err := r.ReadPage(pageMem, c, p)
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func filterPage(ctx context.Context, mem memory.Allocator, r interface {
 	if nkept == n {
 		return w.Write(rec)
 	}
-	out, err := query.FilterBatch(ctx, mem, rec, mask)
+	out, err := query.FilterBatchInto(ctx, mem, pageMem, rec, mask)
 	if err != nil {
 		return err
 	}

@@ -204,6 +204,13 @@ func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected i
 // LSB-first bitmap of rec's rows), every column gathered here rather than
 // by arrow-go's compute filter, which loses the validity of booleans.
 func FilterBatch(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, mask []byte) (arrow.RecordBatch, error) {
+	return FilterBatchInto(ctx, mem, mem, rec, mask)
+}
+
+// FilterBatchInto is FilterBatch whose own gathers write into pageMem,
+// which may hand out buffers unzeroed (see Snapshot.PageMem), as a scan's
+// gathers do; the compute kernels of the other types allocate from mem.
+func FilterBatchInto(ctx context.Context, mem, pageMem memory.Allocator, rec arrow.RecordBatch, mask []byte) (arrow.RecordBatch, error) {
 	n := int(rec.NumRows())
 	selected := countBits(mask, n)
 	ctx = compute.WithAllocator(ctx, mem)
@@ -214,7 +221,7 @@ func FilterBatch(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatc
 		}
 	}()
 	for _, c := range rec.Columns() {
-		f, err := filterArray(ctx, mem, c, mask, n, selected)
+		f, err := filterArray(ctx, pageMem, c, mask, n, selected)
 		if err != nil {
 			return nil, fmt.Errorf("filter batch: %w", err)
 		}

@@ -167,7 +167,7 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 		// has copied them: the page allocator recycles them, as a scan's,
 		// rather than leave a rewrite's worth of garbage to collect while
 		// writes wait for the processor the collector takes.
-		handled, err := compaction.CopyPages(ctx, t.opts.PageAllocator, inputs, deleted, v.policy, drop, threshold, phys, w, kept)
+		handled, err := compaction.CopyPages(ctx, t.opts.Allocator, t.opts.PageAllocator, inputs, deleted, v.policy, drop, threshold, phys, w, kept)
 		if err != nil {
 			w.Abort()
 			return nil, err
