@@ -186,18 +186,22 @@ func runSmallWrites(ctx context.Context, o *Options) ([]Result, error) {
 }
 
 // compactionWrites is the number of writes timed idle and during
-// compactions: each round compacts a fresh copy of the prepared table, until
-// so many writes ran during the compactions (or maxCompactions ran), so
-// that a p99 stands on enough of them whatever the table's size, and every
-// compaction rewrites the same table.
+// compactions: each round writes into a fresh copy of the prepared table,
+// idle and then while a full compaction of it runs, until so many writes
+// ran in both (or maxCompactions ran), so that a p99 stands on enough of
+// them whatever the table's size, and every compaction rewrites the same
+// table. The idle writes of a round are as many as the previous round's
+// writes during its compaction (a quarter of compactionWrites in the
+// first): idle and busy writes take turns through the run, so that a
+// machine whose load changes meanwhile weighs on both alike.
 const (
 	compactionWrites = 300
 	maxCompactions   = 20
 )
 
-// runCompactionWrites times 10-row writes into a copy of the prepared
-// events table, idle and then while a full compaction of it runs, on fresh
-// copies until compactionWrites ran during compactions.
+// runCompactionWrites times 10-row writes into copies of the prepared
+// events table, idle and while a full compaction of each runs, until
+// compactionWrites ran of both.
 func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 	res := Result{Engine: Engine, Workload: "smallwrites_compaction", Layout: string(o.Layout), Rows: o.Rows, Goroutines: 1}
 	dir := filepath.Join(o.Dir, "rowttl-smallwrites-compaction")
@@ -206,7 +210,9 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 	var idle, during []time.Duration
 	var compacting, cpu time.Duration
 	compactions := 0
-	for compactions < maxCompactions && len(during) < compactionWrites {
+	o.logf("smallwrites_compaction: %d-row writes into %d rows, idle and during full compactions of fresh copies, in turns", CompactionWriteRows, o.Rows)
+	nidle := compactionWrites / 4
+	for compactions < maxCompactions && (len(during) < compactionWrites || len(idle) < compactionWrites) {
 		compactions++
 		tbl, err := openCopy(o, dir)
 		if err != nil {
@@ -219,18 +225,15 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 			next += CompactionWriteRows
 			return Timed(func() error { return tbl.Write(ctx, rec) })
 		}
-		if compactions == 1 {
-			o.logf("smallwrites_compaction: %d idle %d-row writes into %d rows", compactionWrites, CompactionWriteRows, o.Rows)
-			for i := 0; i < compactionWrites && err == nil; i++ {
-				var d time.Duration
-				if d, err = write(); err == nil {
-					idle = append(idle, d)
-				}
+		for i := 0; i < nidle && err == nil; i++ {
+			var d time.Duration
+			if d, err = write(); err == nil {
+				idle = append(idle, d)
 			}
-			o.logf("smallwrites_compaction: %d-row writes during full compactions of fresh copies", CompactionWriteRows)
 		}
 		done := make(chan error, 1)
 		start, cpu0 := time.Now(), CPUTime()
+		before := len(during)
 		if err == nil {
 			go func() { done <- tbl.CompactAt(ctx, table.Full, Now) }()
 			for running := true; running; {
@@ -251,6 +254,7 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 		}
 		compacting += time.Since(start)
 		cpu += CPUTime() - cpu0
+		nidle = max(len(during)-before, 1)
 		if cerr := tbl.Close(); err == nil {
 			err = cerr
 		}
@@ -262,7 +266,7 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 	res.CPUSeconds = cpu.Seconds()
 	res.IdleP50Seconds = Percentile(idle, 0.50).Seconds()
 	res.IdleP99Seconds = Percentile(idle, 0.99).Seconds()
-	res.Answer = fmt.Sprintf("compactions=%d writes_during=%d", compactions, len(during))
+	res.Answer = fmt.Sprintf("compactions=%d writes_during=%d writes_idle=%d", compactions, len(during), len(idle))
 	res.PeakRSSBytes = PeakRSS()
 	return res, nil
 }
