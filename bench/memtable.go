@@ -18,8 +18,9 @@ import (
 // written as durable writes of MemtableWriteRows rows each (the write-ahead
 // log path, not a rowset per write), with the memtable thresholds raised so
 // that nothing flushes them meanwhile. Then count and sum (the Go API's) and
-// every query of the SQL suite run over it and over the same table after a
-// flush. Each result carries both timings: Seconds over the memtables,
+// every query of the SQL suite run over it and over a second copy given the
+// same writes and then flushed, a run over one and a run over the other in
+// turns. Each result carries both timings: Seconds over the memtables,
 // FlushedSeconds after the flush; the two answers must agree.
 
 // DefaultMemtableRows bounds the rows the memtable workload keeps in
