@@ -119,7 +119,7 @@ func TestCorruptionEveryByte(t *testing.T) {
 			encs[z] = true
 		}
 	}
-	for _, want := range []string{"plain", "constant", "for", "delta", "dict", "bitmap", "zstd", "none"} {
+	for _, want := range []string{"plain", "constant", "for", "delta", "dict", "bitmap", "zstd", "lz4", "none"} {
 		if !encs[want] {
 			t.Errorf("the corruption segment has no %s chunk", want)
 		}

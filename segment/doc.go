@@ -1,9 +1,9 @@
 // Package segment owns the segment file format: one immutable file holding
 // the rows of one Arrow schema, cut into pages that share their row
 // boundaries across all columns, with light encodings that decode at GB/s,
-// zstd where it pays, a checksum on every chunk and on the footer, and zone
-// maps (rows, nulls, min, max; exact sums of numeric pages) per page and per
-// column.
+// LZ4 or zstd where it pays, a checksum on every chunk and on the footer,
+// and zone maps (rows, nulls, min, max; exact sums of numeric pages) per
+// page and per column.
 //
 // # Writing and reading
 //
@@ -28,10 +28,13 @@
 // encoding_int.go (plain, constant, frame of reference, delta),
 // encoding_string.go (plain, constant, dictionary) and encoding_fixed.go
 // (floats and decimals plain or constant, booleans as a bitmap or constant).
-// The writer picks, for every chunk, the smallest encoding, then applies zstd
-// when the result is below 7/8 of the encoded size, except to the columns
-// WriterOptions.HotColumns names (a table's __TTL__), which every scan reads
-// and which must decode at the speed of their light encoding. Null slots of
+// The writer picks, for every chunk, the smallest encoding, then compresses
+// it when the result is below 7/8 of the encoded size: with the codec
+// WriterOptions.Codec names, by default LZ4 (format 5) for string and binary
+// columns, which every read decodes whole, and zstd for the others; never
+// the columns WriterOptions.HotColumns names (a table's __TTL__), which
+// every scan reads and which must decode at the speed of their light
+// encoding. Null slots of
 // integer columns are filled so that they widen neither the frame nor the
 // deltas (encoding_int.go). Page zone maps of integer columns, and of
 // doubles stored decimal-scaled, keep the exact sum of the page (format 3;

@@ -119,7 +119,7 @@ func (f *footer) Unmarshal(src []byte) ([]byte, error) {
 			return nil, d.err
 		}
 		if length < chunkTrailer || length > 1<<62 || bodyLen > maxPageBytes ||
-			!ct.encodingAllowed(c.enc) || c.comp > compZstd ||
+			!ct.encodingAllowed(c.enc) || c.comp > maxCompression(f.version) ||
 			(c.comp == compNone && bodyLen != length-chunkTrailer) {
 			return nil, errFooterChunk
 		}

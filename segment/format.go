@@ -19,6 +19,7 @@ import (
 //	           the CRC covers block and compression byte
 //	block   := body                      when compression = none
 //	         | zstd frame of body        when compression = zstd
+//	         | LZ4 block of body         when compression = lz4 (format 5)
 //	body    := | validity bitmap (⌈rows/8⌉B) | values (see encoding_*.go) |
 //	           the bitmap is present only when 0 < nulls < rows; it is
 //	           LSB-first like Arrow's, 1 = valid, unused high bits zero
@@ -66,7 +67,8 @@ import (
 //	2: the scaled encoding of doubles (decimals as bit-packed integers).
 //	3: page zone maps of integer and float columns end with a sum field.
 //	4: the footer ends with the owner's tag.
-const formatVersion = 4
+//	5: chunks may be LZ4 blocks (compression 2).
+const formatVersion = 5
 
 // minFormatVersion is the oldest version this build reads.
 const minFormatVersion = 1
@@ -137,7 +139,17 @@ type compression uint8
 const (
 	compNone compression = 0
 	compZstd compression = 1
+	compLZ4  compression = 2 // format 5
 )
+
+// maxCompression returns the largest compression a file of version v may
+// use: an older file holding a newer one is corrupt.
+func maxCompression(v uint32) compression {
+	if v >= 5 {
+		return compLZ4
+	}
+	return compZstd
+}
 
 func (c compression) String() string {
 	switch c {
@@ -145,6 +157,8 @@ func (c compression) String() string {
 		return "none"
 	case compZstd:
 		return "zstd"
+	case compLZ4:
+		return "lz4"
 	}
 	return "compression(" + strconv.Itoa(int(c)) + ")"
 }

@@ -188,8 +188,8 @@ func (r *Reader) ColumnStats(col int) ZoneMap { return r.f.columns[col] }
 func (r *Reader) Size() int64 { return r.size }
 
 // PageEncoding returns the encoding and compression of column col in page p,
-// by name ("plain", "constant", "for", "delta", "dict", "bitmap"; "none",
-// "zstd"), for tests and inspection.
+// by name ("plain", "constant", "for", "delta", "dict", "bitmap", "scaled";
+// "none", "zstd", "lz4"), for tests and inspection.
 func (r *Reader) PageEncoding(col, p int) (enc, comp string) {
 	c := r.f.chunk(col, p)
 	return c.enc.String(), c.comp.String()
@@ -312,7 +312,7 @@ func chunkBody(block []byte, c *chunkMeta, sc *scratch) ([]byte, error) {
 		return block, nil
 	}
 	sc.body = grow(sc.body, c.bodyLen)
-	return decompress(sc.body, block, c.bodyLen)
+	return decompress(sc.body, block, c.comp, c.bodyLen)
 }
 
 // newBuffer allocates an Arrow buffer of size bytes from mem.

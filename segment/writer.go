@@ -29,12 +29,18 @@ type WriterOptions struct {
 	// PageRows is the number of rows per page; 0 means DefaultPageRows. At
 	// most MaxPageRows.
 	PageRows int
-	// ZstdLevel is the zstd level applied to a chunk where it pays; 0 means
-	// DefaultZstdLevel, a negative value disables zstd.
+	// Codec chooses the compression of each column's chunks, applied
+	// where it pays; CodecDefault is LZ4 for strings and binaries, zstd
+	// for the rest.
+	Codec Codec
+	// ZstdLevel is the zstd level of the chunks Codec compresses with
+	// zstd; 0 means DefaultZstdLevel. A negative value disables
+	// compression altogether, LZ4 too: a file written to be read soon and
+	// replaced (a memtable's, a load's sorted run) spends no CPU on it.
 	ZstdLevel int
 	// HotColumns lists columns, by index, that every scan reads and that
-	// are therefore never zstd-compressed: their light encodings decode at
-	// memory speed, zstd at under 1 GB/s.
+	// are therefore never compressed: their light encodings decode at
+	// memory speed, zstd at under 1 GB/s and LZ4 at a few GB/s.
 	HotColumns []int
 	// Parallelism is the number of goroutines that encode the columns of
 	// a page; 0 means GOMAXPROCS. 1 encodes on the caller's goroutine,
@@ -63,8 +69,8 @@ type Writer struct {
 	sc       *arrow.Schema
 	cols     []colType
 	pageRows int
-	zenc     *zstd.Encoder // nil when compression is off
-	hot      []bool        // per column: never compressed
+	zenc     *zstd.Encoder // nil when no column uses zstd
+	comp     []compression // per column: what its chunks try
 	tag      []byte
 
 	stages  []colStage // the page being filled
@@ -136,14 +142,31 @@ func NewWriter(w io.Writer, sc *arrow.Schema, opts WriterOptions) (*Writer, erro
 		}
 		wr.free = append(wr.free, slot)
 	}
-	wr.hot = make([]bool, len(wr.cols))
+	if opts.Codec > CodecNone {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: unknown %s", opts.Codec)
+	}
+	wr.comp = make([]compression, len(wr.cols))
+	useZstd := false
+	for c, ct := range wr.cols {
+		switch {
+		case opts.ZstdLevel < 0 || opts.Codec == CodecNone:
+			wr.comp[c] = compNone
+		case opts.Codec == CodecLZ4 || opts.Codec == CodecDefault && ct.kind == kindBytes:
+			wr.comp[c] = compLZ4
+		default:
+			wr.comp[c] = compZstd
+		}
+	}
 	for _, c := range opts.HotColumns {
 		if c < 0 || c >= len(wr.cols) {
 			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment: hot column %d of %d", c, len(wr.cols))
 		}
-		wr.hot[c] = true
+		wr.comp[c] = compNone
 	}
-	if opts.ZstdLevel >= 0 {
+	for _, c := range wr.comp {
+		useZstd = useZstd || c == compZstd
+	}
+	if useZstd {
 		level := opts.ZstdLevel
 		if level == 0 {
 			level = DefaultZstdLevel
@@ -320,7 +343,7 @@ func (w *Writer) encodePage(slot *pageSlot) {
 	encode := func(c int) {
 		e, st := &slot.encs[c], &slot.stages[c]
 		st.zone(&e.page)
-		e.chunk, e.meta, e.err = e.encode(st, slot.n, w.zenc, w.hot[c])
+		e.chunk, e.meta, e.err = e.encode(st, slot.n, w.zenc, w.comp[c])
 	}
 	if workers := min(w.workers, len(slot.stages)); workers > 1 {
 		var next atomic.Int32
@@ -416,8 +439,9 @@ type chunkEncoder struct {
 
 // encode encodes the staged column into a chunk (which aliases the
 // encoder's buffers until its next call) and its meta, without offset; the
-// zone map of the meta holds only the sum fields.
-func (e *chunkEncoder) encode(st *colStage, n int, zenc *zstd.Encoder, hot bool) ([]byte, chunkMeta, error) {
+// zone map of the meta holds only the sum fields. try is the compression
+// to apply where it pays.
+func (e *chunkEncoder) encode(st *colStage, n int, zenc *zstd.Encoder, try compression) ([]byte, chunkMeta, error) {
 	body := e.body[:0]
 	if st.nulls > 0 && st.nulls < n {
 		body = appendBitmap(body, n, func(i int) bool { return st.valid[i] })
@@ -460,15 +484,19 @@ func (e *chunkEncoder) encode(st *colStage, n int, zenc *zstd.Encoder, hot bool)
 
 	comp := compNone
 	chunk := body
-	if zenc != nil && !hot && len(body) >= minCompressLen {
-		e.block = zenc.EncodeAll(body, e.block[:0])
-		if len(e.block)*8 < len(body)*7 {
-			comp, chunk = compZstd, e.block
+	if try != compNone && len(body) >= minCompressLen {
+		if try == compZstd {
+			e.block = zenc.EncodeAll(body, e.block[:0])
+		} else {
+			e.block = appendLZ4(e.block, body)
+		}
+		if len(e.block) > 0 && len(e.block)*8 < len(body)*7 {
+			comp, chunk = try, e.block
 		}
 	}
 	chunk = append(chunk, byte(comp))
 	chunk = binary.LittleEndian.AppendUint32(chunk, checksum(chunk))
-	if comp == compZstd {
+	if comp != compNone {
 		e.block = chunk
 	} else {
 		e.body = chunk

@@ -40,7 +40,7 @@ type Options struct {
 	// SegmentRows is the number of rows after which a write starts a new
 	// segment file.
 	SegmentRows int64
-	// ZstdLevel is passed to the segment writer (<0 disables zstd).
+	// ZstdLevel is passed to the segment writer (<0 disables compression).
 	ZstdLevel int
 	// Clock gives the time used when a request names none; nil means the
 	// wall clock.

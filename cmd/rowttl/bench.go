@@ -106,7 +106,7 @@ standard error; standard output gets a table, or JSON lines with --json.`,
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile per workload into this directory")
 	fl.IntVar(&f.pageRows, "page-rows", 0, "rows per segment page (0: the engine's default)")
 	fl.Int64Var(&f.segmentRows, "segment-rows", 0, "rows per segment file (0: the engine's default)")
-	fl.IntVar(&f.zstdLevel, "zstd-level", 0, "zstd level of segment pages (0: the engine's default, -1: no zstd)")
+	fl.IntVar(&f.zstdLevel, "zstd-level", 0, "zstd level of segment pages (0: the engine's default, -1: no compression at all, LZ4 included)")
 	fl.StringVar(&f.compare, "compare", "", "print rowttl and DuckDB side by side from a file of JSON lines of both (bench/compare.sh), and run nothing")
 	fl.IntVar(&f.writes, "writes", bench.DefaultSmallWrites, "single-row writes of the smallwrites workload")
 	fl.BoolVar(&f.child, "child", false, "internal: run the given workloads in this process and print JSON lines")
