@@ -6,8 +6,8 @@
 //
 // A page the filter's zone maps cannot rule out decodes the filter's columns
 // first; its other columns are decoded only when some row passes, and
-// BIGINT and DOUBLE columns for the passing rows alone when they are few
-// (a point lookup), straight into the output arrays.
+// BIGINT, DOUBLE, string and binary columns for the passing rows alone when
+// they are few (a point lookup), straight into the output arrays.
 //
 // Page skipping by TTL: a page whose __TTL__ zone map has no NULL and a
 // maximum at or below the scan's threshold is expired as a whole and never

@@ -720,17 +720,24 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 }
 
 // sparseColumn returns the selected rows of an output column from values
-// decoded for them alone (segment.Reader.ReadSelected), when they are
-// fewer than an eighth of the page and the column is BIGINT, a date-time or
-// DOUBLE (not __TTL__); nil otherwise. A point lookup then decodes whole only the
-// pages' filter and string columns.
+// decoded for them alone (segment.Reader.ReadSelected, ReadPageSelected),
+// when they are fewer than an eighth of the page and the column is BIGINT,
+// a date-time, DOUBLE (not __TTL__), a string or a binary; nil otherwise. A
+// point lookup then decodes whole only the pages' filter columns, and
+// copies of a string page only the values it returns.
 func (s *Scan) sparseColumn(task pageTask, slot int, mask []byte, n, selected int) (arrow.Array, error) {
 	idx := task.slots[slot]
-	if selected*8 >= n || slot == s.snap.ttlSlot() || idx < 0 || !task.r.ValuesOK(idx) {
+	if selected*8 >= n || slot == s.snap.ttlSlot() || idx < 0 {
 		return nil, nil
 	}
 	rt := s.rawType(slot)
 	id := rt.ID()
+	if id == arrow.STRING || id == arrow.BINARY {
+		return task.r.ReadPageSelected(s.pageMem, idx, task.p, mask)
+	}
+	if !task.r.ValuesOK(idx) {
+		return nil, nil
+	}
 	if id != arrow.INT64 && id != arrow.FLOAT64 && id != arrow.TIMESTAMP {
 		return nil, nil
 	}

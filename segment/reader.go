@@ -201,6 +201,8 @@ type scratch struct {
 	pad       []byte // padded dictionary entries
 	i32       []int32
 	u32       []uint32
+	sel32     []int32 // ReadPageSelected: the offsets of the page's strings
+	strs      []byte  // ReadPageSelected: the values of a page not plain
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -223,6 +225,12 @@ func (s *scratch) release() {
 	}
 	if cap(s.u32) > maxPooled/4 {
 		s.u32 = nil
+	}
+	if cap(s.sel32) > maxPooled/4 {
+		s.sel32 = nil
+	}
+	if cap(s.strs) > maxPooled {
+		s.strs = nil
 	}
 	scratchPool.Put(s)
 }
