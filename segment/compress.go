@@ -74,7 +74,7 @@ func ParseCodec(name string) (Codec, error) {
 	case "none", "no_compression":
 		return CodecNone, nil
 	case "snappy", "zlib", "lz4hc":
-		return 0, rowttl.Errorf(rowttl.ErrNotSupported, "compression %q: only default, zstd, lz4 and none are", name)
+		return 0, rowttl.Errorf(rowttl.ErrNotSupported, "compression %q is not supported: only default, zstd, lz4 and none are", name)
 	}
 	return 0, rowttl.Errorf(rowttl.ErrInvalidArgument, "unknown compression %q: default, zstd, lz4 or none", name)
 }

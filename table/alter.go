@@ -66,6 +66,12 @@ func setProperties(def *Definition, pol *ttlcol.Policy, props map[string]string)
 				return err
 			}
 			def.Properties[key] = strconv.FormatInt(secs, 10)
+		case PropCompression:
+			name, err := compressionName(val)
+			if err != nil {
+				return err
+			}
+			def.Properties[key] = name
 		default:
 			if strings.HasPrefix(key, propFunctionPrefix) {
 				return propErr("unknown property %s", k)

@@ -1,27 +1,33 @@
 package table
 
 import (
+	"errors"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
 	"github.com/rowttl/rowttl/ttlcol"
 )
 
 // Table property names.
 const (
-	PropEnableRowTTL     = "function_column.enable_row_ttl"
-	PropTTLCol           = "function_column.ttl_col"
-	PropTTL              = "function_column.ttl"
-	PropTTLTimeZone      = "function_column.ttl_time_zone"
-	PropSequenceCol      = "function_column.sequence_col"
-	PropSequenceType     = "function_column.sequence_type"
-	PropMergeOnWrite     = "enable_unique_key_merge_on_write"
-	PropDisableAutoComp  = "disable_auto_compaction"
-	PropReclaimDeadline  = "rowttl.reclaim_deadline"
-	PropPartialUpdate    = "enable_unique_key_partial_update"
+	PropEnableRowTTL    = "function_column.enable_row_ttl"
+	PropTTLCol          = "function_column.ttl_col"
+	PropTTL             = "function_column.ttl"
+	PropTTLTimeZone     = "function_column.ttl_time_zone"
+	PropSequenceCol     = "function_column.sequence_col"
+	PropSequenceType    = "function_column.sequence_type"
+	PropMergeOnWrite    = "enable_unique_key_merge_on_write"
+	PropDisableAutoComp = "disable_auto_compaction"
+	PropReclaimDeadline = "rowttl.reclaim_deadline"
+	PropPartialUpdate   = "enable_unique_key_partial_update"
+	// PropCompression chooses the codec of the table's data files, as in
+	// Doris (segment.ParseCodec: default, zstd, lz4, none); files written
+	// before a change keep theirs.
+	PropCompression      = "compression"
 	propFunctionPrefix   = "function_column."
 	propTTLSecondsFormat = "%d"
 )
@@ -60,6 +66,26 @@ func (d *Definition) PropertyNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// compressionName checks a value of the compression property and returns
+// the name it is stored and shown as (upper case, as Doris shows it).
+func compressionName(v string) (string, error) {
+	c, err := segment.ParseCodec(v)
+	if errors.Is(err, rowttl.ErrInvalidArgument) {
+		return "", propErr("unknown %s %q: default, zstd, lz4 or none", PropCompression, v)
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.ToUpper(c.String()), nil
+}
+
+// codec returns the codec the compression property of d chooses; Validate
+// has checked it.
+func (d *Definition) codec() segment.Codec {
+	c, _ := segment.ParseCodec(d.Properties[PropCompression])
+	return c
 }
 
 func propErr(format string, args ...any) error {
@@ -148,6 +174,13 @@ func Validate(in *Definition) (*Definition, ttlcol.Policy, error) {
 			return nil, pol, err
 		}
 		props[PropReclaimDeadline] = strconv.FormatInt(secs, 10)
+	}
+	if v, ok := props[PropCompression]; ok {
+		name, err := compressionName(v)
+		if err != nil {
+			return nil, pol, err
+		}
+		props[PropCompression] = name
 	}
 
 	p, err := validateTTL(d, props)

@@ -271,7 +271,7 @@ func (t *Table) newRowsetWriterWith(v *version, mayRemove func() bool) *rowset.W
 	if idx := phys.FieldIndices(schema.TTLColumn); len(idx) > 0 {
 		ttlIdx = idx[0]
 	}
-	seg := segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: t.opts.ZstdLevel, Tag: t.tagFor(kindData)}
+	seg := segment.WriterOptions{PageRows: t.opts.PageRows, ZstdLevel: t.opts.ZstdLevel, Codec: v.def.codec(), Tag: t.tagFor(kindData)}
 	if ttlIdx >= 0 {
 		// Every scan reads __TTL__ where zone maps cannot decide: keep it
 		// at the speed of its light encoding.
