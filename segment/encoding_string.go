@@ -228,21 +228,31 @@ func decodeLengths(d *decoder, offsets []int32) (int64, error) {
 	return total, nil
 }
 
+// plainStrings reads the lengths of a plain string body into offsets (n+1
+// values) and returns the values, the rest of src.
+func plainStrings(offsets []int32, src []byte) ([]byte, error) {
+	d := decoder{src: src}
+	total, err := decodeLengths(&d, offsets)
+	if err != nil {
+		return nil, err
+	}
+	if total != int64(len(d.src)) {
+		return nil, errOffsets
+	}
+	return d.src, nil
+}
+
 // decodeStrings decodes n strings. offsets must hold n+1 values; allocData
 // returns the value buffer once its size is known.
 func decodeStrings(offsets []int32, enc encoding, src []byte, allocData func(int) []byte, sc *scratch) error {
 	n := len(offsets) - 1
 	switch enc {
 	case encPlain:
-		d := decoder{src: src}
-		total, err := decodeLengths(&d, offsets)
+		vals, err := plainStrings(offsets, src)
 		if err != nil {
 			return err
 		}
-		if total != int64(len(d.src)) {
-			return errOffsets
-		}
-		copy(allocData(len(d.src)), d.src)
+		copy(allocData(len(vals)), vals)
 		return nil
 	case encConstant:
 		d := decoder{src: src}

@@ -262,15 +262,60 @@ func (r *Reader) ReadPage(mem memory.Allocator, col, p int) (arrow.Array, error)
 	c := r.f.chunk(col, p)
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	body, err := r.readChunk(c, sc)
+	var body []byte
+	var owner *memory.Buffer
+	var err error
+	if r.f.cols[col].kind == kindBytes && c.enc == encPlain {
+		body, owner, err = r.readChunkOwned(mem, c, sc)
+	} else {
+		body, err = r.readChunk(c, sc)
+	}
 	if err != nil {
 		return nil, r.pageError(col, p, err)
 	}
-	arr, err := decodeChunk(mem, r.f.cols[col], r.f.pages[p], int(c.zone.NullCount), c.enc, body, sc)
+	arr, err := decodeChunkOwned(mem, r.f.cols[col], r.f.pages[p], int(c.zone.NullCount), c.enc, body, owner, sc)
+	if owner != nil {
+		owner.Release()
+	}
 	if err != nil {
 		return nil, r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)
 	}
 	return arr, nil
+}
+
+// readChunkOwned is readChunk into a buffer of mem (the decompressed body,
+// or the chunk as read when it is not compressed), which the caller
+// releases; the body returned begins its bytes. A plain string page's
+// values are then the Arrow data buffer as they are, not a copy of them.
+func (r *Reader) readChunkOwned(mem memory.Allocator, c *chunkMeta, sc *scratch) ([]byte, *memory.Buffer, error) {
+	if c.comp == compNone {
+		owner := newBuffer(mem, int(c.length))
+		if err := r.readAt(owner.Bytes(), c.offset); err != nil {
+			owner.Release()
+			return nil, nil, err
+		}
+		block, err := checkChunk(owner.Bytes(), c)
+		if err != nil {
+			owner.Release()
+			return nil, nil, err
+		}
+		return block, owner, nil
+	}
+	sc.raw = grow(sc.raw, int(c.length))
+	if err := r.readAt(sc.raw, c.offset); err != nil {
+		return nil, nil, err
+	}
+	block, err := checkChunk(sc.raw, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	owner := newBuffer(mem, c.bodyLen)
+	body, err := decompress(owner.Bytes(), block, c.comp, c.bodyLen)
+	if err != nil {
+		owner.Release()
+		return nil, nil, err
+	}
+	return body, owner, nil
 }
 
 func (r *Reader) pageError(col, p int, err error) error {
@@ -332,6 +377,14 @@ func newBuffer(mem memory.Allocator, size int) *memory.Buffer {
 
 // decodeChunk decodes a chunk body of n rows into an Arrow array.
 func decodeChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, body []byte, sc *scratch) (arrow.Array, error) {
+	return decodeChunkOwned(mem, ct, n, nulls, enc, body, nil, sc)
+}
+
+// decodeChunkOwned is decodeChunk of a body that begins the bytes of owner,
+// when owner is not nil: the values of a plain string page are then a slice
+// of it.
+func decodeChunkOwned(mem memory.Allocator, ct colType, n, nulls int, enc encoding, body []byte, owner *memory.Buffer, sc *scratch) (arrow.Array, error) {
+	bodyLen := len(body)
 	var bufs [3]*memory.Buffer
 	nbufs := 2
 	release := func() {
@@ -375,6 +428,14 @@ func decodeChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, b
 		nbufs = 3
 		bufs[1] = newBuffer(mem, (n+1)*4)
 		offsets := castSlice[int32](bufs[1].Bytes(), n+1)
+		if owner != nil && enc == encPlain {
+			var vals []byte
+			if vals, err = plainStrings(offsets, body); err == nil {
+				// vals ends the body, which begins owner's bytes.
+				bufs[2] = memory.SliceBuffer(owner, bodyLen-len(vals), len(vals))
+			}
+			break
+		}
 		err = decodeStrings(offsets, enc, body, func(size int) []byte {
 			// 16 bytes of slack for copyShortEntries.
 			bufs[2] = memory.NewResizableBuffer(mem)

@@ -60,15 +60,10 @@ func selectStrings(mem memory.Allocator, ct colType, n, nulls int, enc encoding,
 	offs := sc.sel32
 	var vals []byte
 	if enc == encPlain {
-		d := decoder{src: body}
-		total, err := decodeLengths(&d, offs)
-		if err != nil {
+		var err error
+		if vals, err = plainStrings(offs, body); err != nil {
 			return nil, err
 		}
-		if total != int64(len(d.src)) {
-			return nil, errOffsets
-		}
-		vals = d.src
 	} else {
 		err := decodeStrings(offs, enc, body, func(size int) []byte {
 			sc.strs = grow(sc.strs, size+16)
