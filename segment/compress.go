@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -122,15 +123,96 @@ func zstdDecoder() (*zstd.Decoder, error) {
 	return decoder_, decoderErr
 }
 
-// appendLZ4 appends the LZ4 block of body to dst[:0] and returns it, or nil
-// when LZ4 finds nothing to gain.
-func appendLZ4(dst, body []byte) []byte {
-	dst = grow(dst, lz4.CompressBlockBound(len(body)))
-	n, err := lz4.CompressBlock(body, dst, nil)
-	if err != nil || n == 0 {
-		return dst[:0]
+// lz4Part is the body bytes that one LZ4 block of a chunk holds (the last
+// holds the rest): a point read decompresses only the blocks that hold what
+// it returns (lz4View), 64 KiB instead of a page's megabyte. LZ4 never
+// looks back more than 64 KiB, so cutting there costs almost no ratio.
+const lz4Part = 64 << 10
+
+// appendLZ4 writes body to dst[:0] as LZ4 parts (format.go) and returns
+// it; tmp is scratch kept between calls. It returns an empty slice when
+// LZ4 fails, which it does not on a destination of CompressBlockBound.
+func appendLZ4(dst, body []byte, tmp *[]byte) []byte {
+	k := (len(body) + lz4Part - 1) / lz4Part
+	*tmp = grow(*tmp, lz4.CompressBlockBound(min(len(body), lz4Part)))
+	dst = binary.AppendUvarint(dst[:0], uint64(k))
+	for i := range k {
+		part := body[i*lz4Part : min(len(body), (i+1)*lz4Part)]
+		n, err := lz4.CompressBlock(part, *tmp, nil)
+		if err != nil || n == 0 {
+			return dst[:0]
+		}
+		dst = binary.AppendUvarint(dst, uint64(n))
+		dst = append(dst, (*tmp)[:n]...)
 	}
-	return dst[:n]
+	return dst
+}
+
+var errLZ4Parts = errors.New("bad LZ4 parts")
+
+// lz4View decodes the LZ4 parts of a chunk body on demand: need decodes the
+// parts that cover a range of the body, each once. A whole decode is need
+// of the whole body.
+type lz4View struct {
+	body  []byte   // bodyLen bytes, decoded where done says
+	parts [][]byte // the LZ4 block of each part
+	done  []bool
+}
+
+// init parses block, the LZ4 parts of a body of bodyLen bytes to be decoded
+// into dst (capacity at least bodyLen). parts and done are reused.
+func (v *lz4View) init(dst, block []byte, bodyLen int) error {
+	d := decoder{src: block}
+	k := d.uvarint()
+	if d.err != nil {
+		return d.err
+	}
+	if k != uint64((bodyLen+lz4Part-1)/lz4Part) {
+		return errLZ4Parts
+	}
+	v.body = dst[:bodyLen:bodyLen]
+	v.parts = v.parts[:0]
+	for range k {
+		n := d.uvarint()
+		if d.err != nil {
+			return d.err
+		}
+		if n > uint64(len(d.src)) {
+			return errLZ4Parts
+		}
+		v.parts = append(v.parts, d.src[:n])
+		d.src = d.src[n:]
+	}
+	if len(d.src) != 0 {
+		return errLZ4Parts
+	}
+	v.done = append(v.done[:0], make([]bool, k)...)
+	return nil
+}
+
+// need decodes the parts that hold body[off:end].
+func (v *lz4View) need(off, end int) error {
+	if end > len(v.body) || off > end {
+		return errDecompressedLen
+	}
+	if off == end {
+		return nil
+	}
+	for i := off / lz4Part; i*lz4Part < end; i++ {
+		if v.done[i] {
+			continue
+		}
+		lo, hi := i*lz4Part, min(len(v.body), (i+1)*lz4Part)
+		n, err := lz4.UncompressBlock(v.parts[i], v.body[lo:hi:hi])
+		if err != nil {
+			return err
+		}
+		if n != hi-lo {
+			return errDecompressedLen
+		}
+		v.done[i] = true
+	}
+	return nil
 }
 
 var errDecompressedLen = errors.New("decompressed length differs from the footer")
@@ -140,14 +222,14 @@ var errDecompressedLen = errors.New("decompressed length differs from the footer
 // writes past that capacity, so a corrupt block cannot overflow it.
 func decompress(dst, block []byte, comp compression, bodyLen int) ([]byte, error) {
 	if comp == compLZ4 {
-		n, err := lz4.UncompressBlock(block, dst[:bodyLen:bodyLen])
-		if err != nil {
+		var v lz4View
+		if err := v.init(dst, block, bodyLen); err != nil {
 			return nil, err
 		}
-		if n != bodyLen {
-			return nil, errDecompressedLen
+		if err := v.need(0, bodyLen); err != nil {
+			return nil, err
 		}
-		return dst[:n], nil
+		return v.body, nil
 	}
 	d, err := zstdDecoder()
 	if err != nil {

@@ -50,6 +50,10 @@
 // ReadPacked leaves such pages (plain or decimal-scaled) packed, for
 // Values.RangeBits and Values.Sum to compare and add the packed values
 // without writing them out.
+// ReadPageSelected decodes the selected rows of a string or binary page
+// into an Arrow array; an LZ4 chunk is cut into parts of 64 KiB of its body,
+// so that it decompresses only the parts that hold the page's lengths and
+// the values selected.
 //
 // Zone map bounds are physical scalars (schema.Value). String bounds longer
 // than MaxBoundLen bytes and decimal bounds are not kept: such zone maps have

@@ -19,7 +19,12 @@ import (
 //	           the CRC covers block and compression byte
 //	block   := body                      when compression = none
 //	         | zstd frame of body        when compression = zstd
-//	         | LZ4 block of body         when compression = lz4 (format 5)
+//	         | lz4 parts of body         when compression = lz4 (format 5)
+//	lz4 parts := | parts (uvarint) | part | part | ... |
+//	part    := | length (uvarint) | LZ4 block |
+//	           part i holds body bytes [i*64Ki, min((i+1)*64Ki, body length)),
+//	           so there are exactly ⌈body length/64Ki⌉ parts; a read that
+//	           needs a few values decompresses the parts holding them
 //	body    := | validity bitmap (⌈rows/8⌉B) | values (see encoding_*.go) |
 //	           the bitmap is present only when 0 < nulls < rows; it is
 //	           LSB-first like Arrow's, 1 = valid, unused high bits zero
@@ -67,7 +72,7 @@ import (
 //	2: the scaled encoding of doubles (decimals as bit-packed integers).
 //	3: page zone maps of integer and float columns end with a sum field.
 //	4: the footer ends with the owner's tag.
-//	5: chunks may be LZ4 blocks (compression 2).
+//	5: chunks may be compressed as LZ4 parts of 64 KiB (compression 2).
 const formatVersion = 5
 
 // minFormatVersion is the oldest version this build reads.

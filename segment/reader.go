@@ -203,6 +203,7 @@ type scratch struct {
 	u32       []uint32
 	sel32     []int32 // ReadPageSelected: the offsets of the page's strings
 	strs      []byte  // ReadPageSelected: the values of a page not plain
+	lz4       lz4View // ReadPageSelected: the parts of an LZ4 body
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}

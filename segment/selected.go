@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 
@@ -29,27 +30,68 @@ func (r *Reader) ReadPageSelected(mem memory.Allocator, col, p int, sel []byte) 
 	c := r.f.chunk(col, p)
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	body, err := r.readChunk(c, sc)
+	var body []byte
+	var need func(off, end int) error
+	var err error
+	if c.comp == compLZ4 && c.enc == encPlain {
+		// Decompress the parts that hold the validity, the lengths and
+		// the values selected: the checksum covers the rest.
+		body, need, err = r.lz4Chunk(c, sc)
+	} else {
+		body, err = r.readChunk(c, sc)
+	}
 	if err != nil {
 		return nil, r.pageError(col, p, err)
 	}
-	arr, err := selectStrings(mem, r.f.cols[col], n, int(c.zone.NullCount), c.enc, body, sel, sc)
+	arr, err := selectStrings(mem, r.f.cols[col], n, int(c.zone.NullCount), c.enc, body, need, sel, sc)
 	if err != nil {
 		return nil, r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)
 	}
 	return arr, nil
 }
 
+// lz4Chunk reads and verifies chunk c, compressed as LZ4 parts, and returns
+// its body, decoded only where need has been called; both live in sc.
+func (r *Reader) lz4Chunk(c *chunkMeta, sc *scratch) ([]byte, func(off, end int) error, error) {
+	sc.raw = grow(sc.raw, int(c.length))
+	if err := r.readAt(sc.raw, c.offset); err != nil {
+		return nil, nil, err
+	}
+	block, err := checkChunk(sc.raw, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc.body = grow(sc.body, c.bodyLen)
+	if err := sc.lz4.init(sc.body, block, c.bodyLen); err != nil {
+		return nil, nil, err
+	}
+	return sc.lz4.body, sc.lz4.need, nil
+}
+
 // selectStrings decodes the rows of sel of a string chunk body of n rows.
-// The whole body is checked as decodeChunk checks it, so that a selection
-// never hides a corrupt page.
-func selectStrings(mem memory.Allocator, ct colType, n, nulls int, enc encoding, body []byte, sel []byte, sc *scratch) (arrow.Array, error) {
-	var valid []byte // nil: no NULL
+// The structure of the body is checked as decodeChunk checks it. need, when
+// not nil, must be called for a range of the body before it is read: a
+// plain page then decodes only its validity, its lengths and the values
+// selected.
+func selectStrings(mem memory.Allocator, ct colType, n, nulls int, enc encoding, body []byte, need func(off, end int) error, sel []byte, sc *scratch) (arrow.Array, error) {
+	if need == nil || enc != encPlain {
+		if need != nil {
+			if err := need(0, len(body)); err != nil {
+				return nil, err
+			}
+		}
+		need = func(int, int) error { return nil }
+	}
+	start := len(body) // of the rest of the body
+	var valid []byte   // nil: no NULL
 	switch {
 	case nulls == 0:
 	case nulls == n:
 		valid = make([]byte, (n+7)/8)
 	default:
+		if err := need(0, min((n+7)/8, len(body))); err != nil {
+			return nil, err
+		}
 		bm, rest, err := splitValidity(body, n, nulls)
 		if err != nil {
 			return nil, err
@@ -60,9 +102,33 @@ func selectStrings(mem memory.Allocator, ct colType, n, nulls int, enc encoding,
 	offs := sc.sel32
 	var vals []byte
 	if enc == encPlain {
+		// The lengths: a uvarint and a bit width, then n packed values.
+		at := start - len(body)
+		if err := need(at, min(start, at+binary.MaxVarintLen64+1)); err != nil {
+			return nil, err
+		}
+		d := decoder{src: body}
+		d.uvarint()
+		bw := uint(d.byte())
+		if d.err == nil && bw <= 64 {
+			end := start - len(d.src) + packedLen(n, bw)
+			if err := need(at, min(start, end)); err != nil {
+				return nil, err
+			}
+		}
 		var err error
 		if vals, err = plainStrings(offs, body); err != nil {
 			return nil, err
+		}
+		valsAt := start - len(vals)
+		var nerr error
+		eachSelected(sel, n, func(i int) {
+			if nerr == nil {
+				nerr = need(valsAt+int(offs[i]), valsAt+int(offs[i+1]))
+			}
+		})
+		if nerr != nil {
+			return nil, nerr
 		}
 	} else {
 		err := decodeStrings(offs, enc, body, func(size int) []byte {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -119,5 +120,72 @@ func TestReadPageSelectedErrors(t *testing.T) {
 		rb := openBytes(t, bad, "bad.seg")
 		_, err := rb.ReadPageSelected(mem, 1, 0, sel)
 		checkCorrupt(t, err, "bad.seg")
+	}
+}
+
+// TestReadPageSelectedLZ4Parts: on a plain page of several LZ4 parts, with
+// NULLs, a selection of rows anywhere reads what ReadPage reads, and a
+// selection of one row decompresses only the parts of the validity, the
+// lengths and that row's value, not the page.
+func TestReadPageSelectedLZ4Parts(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rngFor(seed)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n = 30000
+	sb := array.NewStringBuilder(mem)
+	for range n {
+		if rng.IntN(10) == 0 {
+			sb.AppendNull()
+			continue
+		}
+		sb.Append(fmt.Sprintf("refund #%010d %s", rng.Int64N(1e10), strings.Repeat("x", rng.IntN(20))))
+	}
+	a := sb.NewArray()
+	sb.Release()
+	rec := newRecord(a)
+	b, _ := writeBatches(t, rec, WriterOptions{PageRows: n}, 0)
+	rec.Release()
+	a.Release()
+	r := openBytes(t, b, "parts.seg")
+	c := r.f.chunk(0, 0)
+	if enc, comp := r.PageEncoding(0, 0); enc != "plain" || comp != "lz4" || c.bodyLen < 5*lz4Part {
+		t.Fatalf("a page %s/%s of %d bytes; the test needs plain LZ4 of several parts", enc, comp, c.bodyLen)
+	}
+	for _, frac := range []float64{-1, 0.001, 0.01, 0.5} {
+		for range 5 {
+			sel := make([]byte, (n+7)/8)
+			for i := range n {
+				if frac == -1 && i == rng.IntN(n) || rng.Float64() < frac {
+					bitutil.SetBit(sel, i)
+				}
+			}
+			checkStringsSelected(t, mem, r, 0, sel, fmt.Sprintf("selection %.3f", frac))
+		}
+	}
+	parts := (c.bodyLen + lz4Part - 1) / lz4Part
+	for _, row := range []int{0, n / 2, n - 1} {
+		sel := make([]byte, (n+7)/8)
+		bitutil.SetBit(sel, row)
+		sc := new(scratch)
+		body, need, err := r.lz4Chunk(c, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := selectStrings(mem, r.f.cols[0], n, int(c.zone.NullCount), c.enc, body, need, sel, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Release()
+		decoded := 0
+		for _, d := range sc.lz4.done {
+			if d {
+				decoded++
+			}
+		}
+		if decoded > 3 {
+			t.Errorf("row %d: %d of %d parts decompressed, want at most 3", row, decoded, parts)
+		}
 	}
 }

@@ -429,6 +429,7 @@ type chunkEncoder struct {
 	scaledInts  []int64 // scratch of the scaled encoding of doubles
 	scaledBody  []byte
 	strs        stringEncoder
+	lz4Tmp      []byte  // one LZ4 part compressed
 	page        zoneAcc // the statistics of the page being encoded
 
 	// The result of the last encode.
@@ -488,7 +489,7 @@ func (e *chunkEncoder) encode(st *colStage, n int, zenc *zstd.Encoder, try compr
 		if try == compZstd {
 			e.block = zenc.EncodeAll(body, e.block[:0])
 		} else {
-			e.block = appendLZ4(e.block, body)
+			e.block = appendLZ4(e.block, body, &e.lz4Tmp)
 		}
 		if len(e.block) > 0 && len(e.block)*8 < len(body)*7 {
 			comp, chunk = try, e.block
