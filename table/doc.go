@@ -21,7 +21,9 @@
 // appends one CRC-framed, numbered record — its version, its label and its
 // rows — to the write-ahead log (wal.go) and is acknowledged after the sync
 // that covers it: concurrent writers queue, and one leader writes every
-// queued record and syncs once (group commit); a failed write or sync
+// queued record and syncs once (group commit: an fdatasync of a segment
+// preallocated with zeros, which the records overwrite, so that the sync
+// flushes their data and no metadata); a failed write or sync
 // fails every writer of that group and applies none of them. Only after
 // that sync do the rows join the active memtable (memtable.go) and the
 // version become visible, in the log's order. With WriteOptions.NoSync a

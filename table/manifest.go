@@ -100,7 +100,23 @@ func readRecords(name string, data []byte) (payloads [][]byte, valid int, err er
 // readFramed is readRecords of a file of another kind (what, for messages)
 // framed the same way.
 func readFramed(kind, name string, data []byte) (payloads [][]byte, valid int, err error) {
-	corrupt := func(off int, what string) error {
+	return readFramedTorn(kind, name, data, false)
+}
+
+// tornSector is the unit a disk writes whole or not at all.
+const tornSector = 512
+
+// readFramedTorn is readFramed; with holes, a file whose records overwrite
+// zeros written ahead of them (the write-ahead log), it also takes for a
+// torn tail a damaged record that a sector never written shows in: the
+// pages of writes not yet synced reach the disk in any order, so a crash
+// can leave zeros inside a record, or before records written after it. A
+// record damaged another way is still corruption.
+func readFramedTorn(kind, name string, data []byte, holes bool) (payloads [][]byte, valid int, err error) {
+	corrupt := func(off, end int, what string) error {
+		if holes && unwrittenSector(data, off, end) {
+			return nil
+		}
 		return rowttl.Errorf(rowttl.ErrCorruption, "%s %s: %s at offset %d", kind, name, what, off)
 	}
 	off := 0
@@ -114,10 +130,16 @@ func readFramed(kind, name string, data []byte) (payloads [][]byte, valid int, e
 		}
 		n := binary.LittleEndian.Uint32(rest[0:])
 		if crc32.Checksum(rest[0:4], crcTable) != binary.LittleEndian.Uint32(rest[4:]) {
-			return nil, 0, corrupt(off, "record length checksum mismatch")
+			if err := corrupt(off, off+recordHeaderLen, "record length checksum mismatch"); err != nil {
+				return nil, 0, err
+			}
+			return payloads, off, nil
 		}
 		if n > maxRecordLen {
-			return nil, 0, corrupt(off, "record too long")
+			if err := corrupt(off, off+recordHeaderLen, "record too long"); err != nil {
+				return nil, 0, err
+			}
+			return payloads, off, nil
 		}
 		if len(rest)-recordHeaderLen < int(n) {
 			// The header made it to disk and the payload did not.
@@ -128,12 +150,28 @@ func readFramed(kind, name string, data []byte) (payloads [][]byte, valid int, e
 			if off+recordHeaderLen+int(n) == len(data) && allZero(p) {
 				return payloads, off, nil
 			}
-			return nil, 0, corrupt(off, "record checksum mismatch")
+			if err := corrupt(off, off+recordHeaderLen+int(n), "record checksum mismatch"); err != nil {
+				return nil, 0, err
+			}
+			return payloads, off, nil
 		}
 		payloads = append(payloads, p)
 		off += recordHeaderLen + int(n)
 	}
 	return payloads, off, nil
+}
+
+// unwrittenSector reports whether a sector overlapping [off, end) reads
+// as zeros from off (or its start) to its end: one the disk never wrote.
+func unwrittenSector(data []byte, off, end int) bool {
+	end = min(end, len(data))
+	for s := off - off%tornSector; s < end; s += tornSector {
+		lo, hi := max(s, off), min(s+tornSector, len(data))
+		if allZero(data[lo:hi]) {
+			return true
+		}
+	}
+	return false
 }
 
 func allZero(b []byte) bool {

@@ -351,7 +351,8 @@ func TestMemtableCorruptRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	torn := fsys.CrashClone(nil)
-	mutateFile(t, torn, path, func(b []byte) []byte { return b[:len(b)-3] })
+	valid := heldBytes(t, names[0], data)
+	mutateFile(t, torn, path, func(b []byte) []byte { return b[:valid-3] })
 	re, err := Open("/t", loggedOpts(torn, alloc))
 	if err != nil {
 		t.Fatalf("torn tail: %v", err)
@@ -361,7 +362,7 @@ func TestMemtableCorruptRecord(t *testing.T) {
 	}
 	re.Close()
 	bad := fsys.CrashClone(nil)
-	mutateFile(t, bad, path, func(b []byte) []byte { b[len(data)/3] ^= 0x40; return b })
+	mutateFile(t, bad, path, func(b []byte) []byte { b[valid/3] ^= 0x40; return b })
 	_, err = Open("/t", loggedOpts(bad, alloc))
 	if !errors.Is(err, rowttl.ErrCorruption) || !strings.Contains(err.Error(), names[0]) {
 		t.Fatalf("damaged record: %v", err)

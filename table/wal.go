@@ -35,7 +35,21 @@ import (
 // of its records. After a failed sync the segment's contents are unknown,
 // so the next group first starts a new segment; until one can be made,
 // every commit fails.
+//
+// A segment is preallocated: zeros written ahead of the records, in steps
+// that grow with it (walPreallocMin doubling up to walPreallocMax), and
+// records overwrite them in place. A sync of a file that neither grows
+// nor changes its metadata (fdatasync) writes the data alone; a sync of an
+// appended file also commits the file system's journal for the new size,
+// a second device write and flush on every commit. The zeros after the
+// last record end the segment as a torn tail does (see decodeWALSegment).
 const walPrefix = "WAL-"
+
+// The steps of a segment's preallocation.
+const (
+	walPreallocMin = 64 << 10
+	walPreallocMax = 4 << 20
+)
 
 func walName(num uint64) string { return fmt.Sprintf("%s%06d", walPrefix, num) }
 
@@ -81,9 +95,12 @@ type walWriter struct {
 	nextSeq uint64
 
 	// Owned by the leader.
-	f      vfs.File
-	num    uint64
-	size   int64
+	f    vfs.File
+	num  uint64
+	size int64
+	// alloc is the size of the live segment's file: the records end at
+	// size, zeros follow.
+	alloc  int64
 	failed error
 	// syncs counts the syncs of the log (tests and Stats).
 	syncs int64
@@ -92,7 +109,8 @@ type walWriter struct {
 	unsynced bool
 	// last is the largest number given to a record of the live segment.
 	last uint64
-	// bytes is the size of every segment kept (Stats).
+	// bytes is the size of every segment file kept, preallocated zeros
+	// included (Stats).
 	bytes atomic.Int64
 
 	segMu sync.Mutex
@@ -133,7 +151,7 @@ func (w *walWriter) newSegment() error {
 		// later ones, in the next segment, survive: a power cut keeps a
 		// prefix of the writes.
 		w.syncs++
-		if err := w.f.Sync(); err != nil {
+		if err := vfs.DataSync(w.f); err != nil {
 			err = fmt.Errorf("sync write-ahead log %s: %w", walName(w.num), err)
 			w.failed = err
 			return err
@@ -146,6 +164,11 @@ func (w *walWriter) newSegment() error {
 	if err != nil {
 		return fmt.Errorf("create write-ahead log %s: %w", name, err)
 	}
+	// The first sync of records makes these zeros durable with them.
+	if _, err := f.WriteAt(make([]byte, walPreallocMin), 0); err != nil {
+		f.Close()
+		return fmt.Errorf("preallocate write-ahead log %s: %w", name, err)
+	}
 	if err := w.fs.SyncDir(w.dir); err != nil {
 		f.Close()
 		return fmt.Errorf("sync directory of write-ahead log %s: %w", name, err)
@@ -153,10 +176,29 @@ func (w *walWriter) newSegment() error {
 	if w.f != nil {
 		w.f.Close()
 		w.segMu.Lock()
-		w.old = append(w.old, walSegmentInfo{num: w.num, last: w.last, size: w.size})
+		w.old = append(w.old, walSegmentInfo{num: w.num, last: w.last, size: w.alloc})
 		w.segMu.Unlock()
 	}
-	w.f, w.num, w.size, w.failed, w.unsynced = f, num, 0, nil, false
+	w.bytes.Add(walPreallocMin)
+	w.f, w.num, w.size, w.alloc, w.failed, w.unsynced = f, num, 0, walPreallocMin, nil, false
+	return nil
+}
+
+// preallocate makes the live segment's file hold at least end bytes,
+// zeros after its records; the sync of the records written next makes
+// the zeros durable with them.
+func (w *walWriter) preallocate(end int64) error {
+	if end <= w.alloc {
+		return nil
+	}
+	grow := min(max(w.alloc, walPreallocMin), walPreallocMax)
+	n := end - w.alloc + grow
+	if _, err := w.f.WriteAt(make([]byte, n), w.alloc); err != nil {
+		// Zeros past alloc, if some were written, read as a torn tail.
+		return fmt.Errorf("preallocate write-ahead log %s: %w", walName(w.num), err)
+	}
+	w.alloc += n
+	w.bytes.Add(n)
 	return nil
 }
 
@@ -294,20 +336,26 @@ func (w *walWriter) writeGroup(group []*walOp) {
 		needSync = needSync || o.sync
 	}
 	name := walName(w.num)
-	if _, err := w.f.Write(buf); err != nil {
+	if err := w.preallocate(w.size + int64(len(buf))); err != nil {
+		fail(err)
+		return
+	}
+	if _, err := w.f.WriteAt(buf, w.size); err != nil {
 		err = fmt.Errorf("write write-ahead log %s: %w", name, err)
 		if terr := w.f.Truncate(w.size); terr != nil {
 			// A partial record may stay: never append after it.
 			w.failed = err
+		} else {
+			w.bytes.Add(w.size - w.alloc)
+			w.alloc = w.size
 		}
 		fail(err)
 		return
 	}
 	w.size += int64(len(buf))
-	w.bytes.Add(int64(len(buf)))
 	if needSync {
 		w.syncs++
-		if err := w.f.Sync(); err != nil {
+		if err := vfs.DataSync(w.f); err != nil {
 			err = fmt.Errorf("sync write-ahead log %s: %w", name, err)
 			w.failed = err
 			fail(err)
@@ -350,7 +398,8 @@ type walSegment struct {
 
 // replayWAL reads every segment of the log in dir, oldest first. A torn
 // tail of any segment (records a crash or a failed sync left half-written,
-// never acknowledged) ends that segment; a damaged record before it, a
+// never acknowledged: a record cut short, or one that a sector still
+// holding its preallocated zeros shows in) ends that segment; a damaged record before it, a
 // record that does not decode, or numbers that do not increase are
 // ErrCorruption naming the file. It changes nothing.
 func replayWAL(fsys vfs.FS, dir string) ([]walSegment, error) {
@@ -392,7 +441,7 @@ func replayWAL(fsys vfs.FS, dir string) ([]walSegment, error) {
 
 // decodeWALSegment splits the bytes of one segment into records.
 func decodeWALSegment(name string, data []byte) (walSegment, error) {
-	payloads, valid, err := readFramed("write-ahead log", name, data)
+	payloads, valid, err := readFramedTorn("write-ahead log", name, data, true)
 	if err != nil {
 		return walSegment{}, err
 	}

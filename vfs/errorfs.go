@@ -238,7 +238,26 @@ func (f *errorFile) Write(p []byte) (int, error) {
 	return f.f.Write(p)
 }
 
+func (f *errorFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.fs.maybe(OpWrite, f.name); err != nil {
+		n := 0
+		if f.fs.PartialWrites && len(p) > 1 {
+			n, _ = f.f.WriteAt(p[:len(p)/2], off)
+		}
+		return n, err
+	}
+	return f.f.WriteAt(p, off)
+}
+
 func (f *errorFile) Close() error { return f.f.Close() }
+
+// DataSync fails as Sync does: it is a sync.
+func (f *errorFile) DataSync() error {
+	if err := f.fs.maybe(OpSync, f.name); err != nil {
+		return err
+	}
+	return DataSync(f.f)
+}
 
 func (f *errorFile) Sync() error {
 	if err := f.fs.maybe(OpSync, f.name); err != nil {

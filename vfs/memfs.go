@@ -352,7 +352,8 @@ func (m *MemFS) Clone() *MemFS {
 // it is one of the states a real file system may leave: each file keeps
 // its synced contents plus a random prefix of what was appended since (that
 // prefix zeroed now and then, as after a crash that extended the size but
-// not the data), and each directory keeps its synced entries plus a random
+// not the data; a file overwritten in place without changing its size
+// keeps each 512-byte sector old or new), and each directory keeps its synced entries plus a random
 // prefix of the changes made since, in order.
 func (m *MemFS) CrashClone(rng *rand.Rand) *MemFS {
 	m.mu.Lock()
@@ -394,6 +395,9 @@ func crashNode(n *memNode, rng *rand.Rand, memo map[*memNode]*memNode) *memNode 
 	return c
 }
 
+// crashSector is the unit a disk writes whole or not at all.
+const crashSector = 512
+
 // crashData is what a crash leaves of a file's contents.
 func crashData(n *memNode, rng *rand.Rand) []byte {
 	if rng == nil || len(n.data) == len(n.synced) && string(n.data) == string(n.synced) {
@@ -405,6 +409,18 @@ func crashData(n *memNode, rng *rand.Rand) []byte {
 		out := cloneBytes(n.data[:len(n.synced)+keep])
 		if rng.IntN(4) == 0 {
 			clear(out[len(n.synced):])
+		}
+		return out
+	}
+	if len(n.data) == len(n.synced) {
+		// Overwritten in place (a preallocated log): the disk writes
+		// each sector or not, in no particular order.
+		out := cloneBytes(n.synced)
+		for s := 0; s < len(out); s += crashSector {
+			e := min(s+crashSector, len(out))
+			if rng.IntN(2) == 0 {
+				copy(out[s:e], n.data[s:e])
+			}
 		}
 		return out
 	}
@@ -557,6 +573,31 @@ func (f *memFile) Write(p []byte) (int, error) {
 	}
 	copy(f.node.data[f.pos:], p)
 	f.pos = end
+	f.node.modTime = time.Now()
+	return len(p), nil
+}
+
+// WriteAt implements io.WriterAt; like pwrite, it ignores the offset and
+// the append mode of Write.
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.checkLocked("write"); err != nil {
+		return 0, err
+	}
+	if !f.write {
+		return 0, pathErr("write", f.name, syscall.EBADF)
+	}
+	if off < 0 {
+		return 0, pathErr("write", f.name, fs.ErrInvalid)
+	}
+	end := off + int64(len(p))
+	if end > int64(len(f.node.data)) {
+		grown := make([]byte, end)
+		copy(grown, f.node.data)
+		f.node.data = grown
+	}
+	copy(f.node.data[off:], p)
 	f.node.modTime = time.Now()
 	return len(p), nil
 }

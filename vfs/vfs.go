@@ -19,6 +19,9 @@ type File interface {
 	io.Reader
 	io.ReaderAt
 	io.Writer
+	// WriterAt writes without moving the offset Write uses; a log that
+	// overwrites the zeros it preallocated writes its records with it.
+	io.WriterAt
 	io.Closer
 	// Sync makes the file's contents durable.
 	Sync() error
@@ -100,6 +103,20 @@ func (osFS) SyncDir(dir string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// DataSync makes the file's contents durable, and of its metadata only what
+// reading them back needs (fdatasync): a file overwritten in place, never
+// growing, then costs the disk one data write and no journal commit for its
+// modification time. Files that cannot do less than Sync are synced.
+func DataSync(f File) error {
+	if d, ok := f.(interface{ DataSync() error }); ok {
+		return d.DataSync()
+	}
+	if of, ok := f.(*os.File); ok {
+		return dataSyncOS(of)
+	}
+	return f.Sync()
 }
 
 // WriteFileAtomic writes data to name through a temporary file that is
