@@ -531,22 +531,38 @@ func (t *Table) stopFlusher() {
 	})
 }
 
-// The rows of a log record come in one of two shapes, told apart by their
-// first byte:
+// The rows of a log record come in one of three shapes, told apart by
+// their first byte:
 //
 //	0xFF...        an Arrow IPC stream: schema, one batch, end of stream
 //	               (the first format, still replayed)
 //	walRowsBatch   then the batch's encapsulated IPC message alone
+//	walRowsRaw     then the columns' Arrow buffers (wal_raw.go)
 //
 // A stream begins with the IPC continuation marker, so its first byte is
 // always 0xFF. The second shape leaves the schema out, since replay checks
 // the rows against the table's physical schema anyway: encoding the schema
-// cost more CPU than the row itself in a one-row write.
-const walRowsBatch = 0x01
+// cost more CPU than the row itself in a one-row write. The third leaves
+// out the IPC metadata too, whose flatbuffer still cost more than the row;
+// it carries the flat column types a physical schema has, and a batch of
+// any other type goes as walRowsBatch.
+const (
+	walRowsBatch = 0x01
+	walRowsRaw   = 0x02
+)
 
 // encodeRows is the body of a log record after its version: the label,
-// then the rows as walRowsBatch and their IPC message.
+// then the rows as walRowsRaw, or walRowsBatch where that cannot carry
+// them.
 func encodeRows(mem memory.Allocator, rec arrow.RecordBatch, label string) ([]byte, error) {
+	if body, ok := encodeRowsRaw(rec, label); ok {
+		return body, nil
+	}
+	return encodeRowsBatch(mem, rec, label)
+}
+
+// encodeRowsBatch is encodeRows in the walRowsBatch shape.
+func encodeRowsBatch(mem memory.Allocator, rec arrow.RecordBatch, label string) ([]byte, error) {
 	p, err := ipc.GetRecordBatchPayload(rec, ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, fmt.Errorf("encode write-ahead log record: %w", err)
@@ -594,6 +610,13 @@ func decodeRecord(mem memory.Allocator, name string, r walRecord, phys *arrow.Sc
 	}
 	label := string(b[n : n+int(ll)])
 	b = b[n+int(ll):]
+	if len(b) > 0 && b[0] == walRowsRaw {
+		rec, err := decodeRowsRaw(mem, b[1:], phys)
+		if err != nil {
+			return 0, "", nil, bad("rows: %v", err)
+		}
+		return int64(ver), label, rec, nil
+	}
 	var stream io.Reader = bytes.NewReader(b)
 	if len(b) > 0 && b[0] == walRowsBatch {
 		b = b[1:]

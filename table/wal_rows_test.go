@@ -56,8 +56,9 @@ func rewriteWAL(t *testing.T, fsys vfs.FS, dir string, re func(walRecord) []byte
 }
 
 // TestWALRowsFirstFormatReplays: a log whose records hold their rows as
-// whole IPC streams (the first format) replays to the same rows, labels
-// and versions as the current format, mixed in one segment too.
+// whole IPC streams (the first format) or IPC batches (the second)
+// replays to the same rows, labels and versions as the current format,
+// mixed in one segment too.
 func TestWALRowsFirstFormatReplays(t *testing.T) {
 	for _, model := range []schema.Model{schema.Duplicate, schema.UniqueMOW} {
 		t.Run(modelName(model), func(t *testing.T) {
@@ -87,15 +88,19 @@ func TestWALRowsFirstFormatReplays(t *testing.T) {
 			}
 			old := 0
 			rewriteWAL(t, crashed, "/t", func(r walRecord) []byte {
-				if r.seq%2 == 0 {
-					return r.body // the current format, next to the first
+				if r.seq%3 == 0 {
+					return r.body // the current format, next to the earlier ones
 				}
 				ver, label, rec, err := decodeRecord(alloc, "x", r, phys, physMsg)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer rec.Release()
-				body, err := encodeRowsStream(alloc, rec, label)
+				enc := encodeRowsStream
+				if r.seq%3 == 2 {
+					enc = encodeRowsBatch
+				}
+				body, err := enc(alloc, rec, label)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -120,14 +125,15 @@ func TestWALRowsFirstFormatReplays(t *testing.T) {
 	}
 }
 
-// TestWALRowsLeaveSchemaOut: a record of one row carries the batch alone,
-// not the table's schema, which replay supplies.
+// TestWALRowsLeaveSchemaOut: a record of one row in the walRowsBatch
+// shape carries the batch alone, not the table's schema, which replay
+// supplies.
 func TestWALRowsLeaveSchemaOut(t *testing.T) {
 	alloc := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer alloc.AssertSize(t, 0)
 	rec := modelBatch(alloc, modelRowsFor(0, 1, 0, 0, false), false)
 	defer rec.Release()
-	body, err := encodeRows(alloc, rec, "")
+	body, err := encodeRowsBatch(alloc, rec, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +165,7 @@ func FuzzWALRows(f *testing.F) {
 	mem := memory.NewGoAllocator()
 	rec := modelBatch(mem, modelRowsFor(0, 3, 0, 0, false), false)
 	defer rec.Release()
-	for _, enc := range []func(memory.Allocator, arrow.RecordBatch, string) ([]byte, error){encodeRows, encodeRowsStream} {
+	for _, enc := range []func(memory.Allocator, arrow.RecordBatch, string) ([]byte, error){encodeRows, encodeRowsBatch, encodeRowsStream} {
 		body, err := enc(mem, rec, "lab")
 		if err != nil {
 			f.Fatal(err)
@@ -205,7 +211,7 @@ func BenchmarkWALRecordEncode(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		enc  func(memory.Allocator, arrow.RecordBatch, string) ([]byte, error)
-	}{{"batch", encodeRows}, {"stream", encodeRowsStream}} {
+	}{{"raw", encodeRows}, {"batch", encodeRowsBatch}, {"stream", encodeRowsStream}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var n int
