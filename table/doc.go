@@ -25,8 +25,9 @@
 // preallocated with zeros, which the records overwrite, so that the sync
 // flushes their data and no metadata); a failed write or sync
 // fails every writer of that group and applies none of them. Only after
-// that sync do the rows join the active memtable (memtable.go) and the
-// version become visible, in the log's order. With WriteOptions.NoSync a
+// that sync do the rows join the active memtable (memtable.go), in the
+// log's order, and the group's versions become visible, with one version
+// install for the whole group. With WriteOptions.NoSync a
 // write is acknowledged once appended: a crash of the process loses
 // nothing, a power cut may lose the newest such writes, whole. A memtable
 // past Options.MemtableBytes (64 MiB) or Options.MemtableAge (10 s) is

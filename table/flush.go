@@ -27,8 +27,9 @@ import (
 //
 // Ordering. Versions are handed out in the log's queue order, under its
 // mutex, so a record's version and number grow together; a write is
-// applied (its rows in the active memtable, its version current) by the
-// leader of its group after the sync that covers it, in number order.
+// applied (its rows in the active memtable) by the leader of its group
+// after the sync that covers it, in number order, and the group's writes
+// then become current as one version (installLogged).
 // Every other publish — a write of a rowset, DELETE, UPDATE, ALTER, a
 // load — first drains the memtables under the exclusive writer lock
 // (drainLocked), so rowsets always hold the versions before every
@@ -55,12 +56,19 @@ type memState struct {
 	nextID      uint64
 	// pending are the labels of logged writes not yet applied.
 	pending map[string]bool
+	// added is the newest version of the logged writes added to the
+	// memtables since the last install (0: none); full says that one of
+	// them froze the active memtable.
+	added int64
+	full  bool
 	// flushErr is the last failure of the background flusher.
 	flushErr error
 	// progress is closed (and replaced) when a flush installs or fails.
 	progress chan struct{}
 	// Counters for Stats.
 	flushes, stalls int64
+	// installs counts the versions installLogged made (tests).
+	installs int64
 }
 
 // memCommon is what every memtable of a table shares.
@@ -189,7 +197,9 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 		return binary.AppendUvarint(nil, uint64(ver))
 	}
 	apply := func(seq uint64) {
-		t.applyLogged(rec, ver, seq, o.Label, int64(len(body)))
+		// The leader publishes the group's writes as one version after
+		// the last of them (installLogged).
+		t.addLogged(rec, ver, seq, o.Label, int64(len(body)))
 		applied = true
 	}
 	_, err = t.wal.commitStamped(stamp, body, o.NoSync, apply)
@@ -199,28 +209,45 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 	return true, err
 }
 
-// applyLogged makes a logged write current: its rows (taken over) join the
-// active memtable and its version becomes the current one.
-func (t *Table) applyLogged(rec arrow.RecordBatch, ver int64, seq uint64, label string, size int64) {
+// addLogged adds a logged write's rows (taken over) to the active
+// memtable, at version ver; installLogged makes it current, with the
+// writes added since the last install. Until then no version sees it: a
+// version's view of a memtable counts the writes it sees.
+func (t *Table) addLogged(rec arrow.RecordBatch, ver int64, seq uint64, label string, size int64) {
 	t.mu.Lock()
-	old := t.vs.current
+	defer t.mu.Unlock()
 	mt := t.mem.active
 	if mt == nil {
-		mt = t.newMemtableLocked(old)
+		mt = t.newMemtableLocked(t.vs.current)
 		t.mem.active = mt
 	}
 	mt.add(rec, ver, seq, size)
-	nv := newVersion(old.def, old.policy, append([]*rowset.Handle(nil), old.rowsets...), max(old.lastVersion, ver), old.deleted).
-		withMems(t.viewsLocked()).carryKeyMerge(old)
-	t.vs.current = nv
+	t.mem.added = max(t.mem.added, ver)
 	if label != "" {
 		t.vs.labels[label] = true
 	}
-	full := false
 	if _, b := mt.size(); b >= t.opts.MemtableBytes {
 		t.freezeLocked()
-		full = true
+		t.mem.full = true
 	}
+}
+
+// installLogged publishes the writes added since the last install as one
+// version: a version costs a copy of the rowset list and a reference to
+// each rowset, which a group of one-row writes pays once, not per write.
+func (t *Table) installLogged() {
+	t.mu.Lock()
+	old := t.vs.current
+	if t.mem.added == 0 {
+		t.mu.Unlock()
+		return
+	}
+	nv := newVersion(old.def, old.policy, append([]*rowset.Handle(nil), old.rowsets...), max(old.lastVersion, t.mem.added), old.deleted).
+		withMems(t.viewsLocked()).carryKeyMerge(old)
+	t.vs.current = nv
+	t.mem.installs++
+	full := t.mem.full
+	t.mem.added, t.mem.full = 0, false
 	t.mu.Unlock()
 	old.unref()
 	if full {
@@ -911,10 +938,11 @@ func (t *Table) replayLog() error {
 			}
 			prevVer = ver
 			lastSeq = max(lastSeq, r.seq)
-			t.applyLogged(rec, ver, r.seq, label, int64(len(r.body)))
+			t.addLogged(rec, ver, r.seq, label, int64(len(r.body)))
 			replayed++
 		}
 	}
+	t.installLogged()
 	t.mu.Lock()
 	t.mem.nextVersion = max(prevVer, t.vs.current.lastVersion) + 1
 	t.vs.nextFileNum = max(t.vs.nextFileNum, maxNum+1)
@@ -937,6 +965,7 @@ func (t *Table) replayLog() error {
 		return err
 	}
 	t.wal = w
+	w.afterGroup = t.installLogged
 	if err := w.retire(t.vs.walSeq); err != nil {
 		t.logf("table %s: %v", t.Name(), err)
 	}

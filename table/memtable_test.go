@@ -710,3 +710,63 @@ func TestMemtablePageSkipping(t *testing.T) {
 		}
 	}
 }
+
+// TestMemtableOneInstallPerGroup: the writes of one sync group become
+// current as one version, installed before any of their writers returns:
+// each writer reads its own row at once, every version number is used,
+// and there are as many installs as synced groups, fewer than writes.
+func TestMemtableOneInstallPerGroup(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	slowSync := vfs.InjectorFunc(func(op vfs.Op, path string) error {
+		if op == vfs.OpSync && strings.Contains(path, walPrefix) {
+			time.Sleep(2 * time.Millisecond) // writers pile up behind a sync
+		}
+		return nil
+	})
+	fsys := vfs.NewErrorFS(vfs.NewMemFS(), slowSync)
+	tbl := mustCreate(t, "/t", modelDef(schema.Duplicate, false), loggedOpts(fsys, mem))
+	const goroutines, each = 16, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				id := int64(g*each + i)
+				rec := modelBatch(mem, []modelRow{{id: id, v: 1}}, false)
+				err := tbl.Write(context.Background(), rec)
+				rec.Release()
+				if err != nil {
+					errs <- err
+					return
+				}
+				n, err := tbl.Count(context.Background(), early, query.Compare("id", query.Eq, id))
+				if err == nil && n != 1 {
+					err = fmt.Errorf("write of id %d returned, a read then sees %d rows of it", id, n)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if v := tbl.LastVersion(); v != goroutines*each {
+		t.Fatalf("last version %d, want %d", v, goroutines*each)
+	}
+	tbl.mu.Lock()
+	installs := tbl.mem.installs
+	tbl.mu.Unlock()
+	if syncs := tbl.wal.syncs; installs != syncs || installs >= goroutines*each {
+		t.Fatalf("%d writes in %d synced groups made %d versions", goroutines*each, syncs, installs)
+	}
+	t.Logf("%d writes, %d groups", goroutines*each, installs)
+	checkClose(t, tbl)
+}

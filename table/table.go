@@ -264,6 +264,7 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 		return nil, err
 	}
 	t.wal = w
+	w.afterGroup = t.installLogged
 	t.startFlusher()
 	t.startCompactionScheduler()
 	return t, nil

@@ -88,6 +88,10 @@ type walWriter struct {
 	fs         vfs.FS
 	dir        string
 	newFileNum func() uint64
+	// afterGroup, when set, runs once after the applies of a group's
+	// records, before any of their writers returns: what they applied
+	// one by one is published there at once.
+	afterGroup func()
 
 	mu      sync.Mutex // guards queue, leading, nextSeq
 	queue   []*walOp
@@ -238,7 +242,8 @@ func (w *walWriter) retire(through uint64) error {
 // before it, and returns its number once the record is written and, unless
 // noSync, synced. apply, when set, runs in number order for every record
 // of the group after the write (and sync) that covers it and before any of
-// their writers returns; it must not call commit.
+// their writers returns, and afterGroup after the last of them; neither
+// may call commit.
 func (w *walWriter) commit(body []byte, noSync bool, apply func(seq uint64)) (uint64, error) {
 	return w.run(&walOp{body: body, sync: !noSync, apply: apply, wake: make(chan struct{}, 1)})
 }
@@ -365,10 +370,15 @@ func (w *walWriter) writeGroup(group []*walOp) {
 	} else {
 		w.unsynced = true
 	}
+	applied := false
 	for _, o := range group {
 		if o.apply != nil {
 			o.apply(o.seq)
+			applied = true
 		}
+	}
+	if applied && w.afterGroup != nil {
+		w.afterGroup()
 	}
 }
 
