@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -233,7 +234,11 @@ func BenchmarkSmallWrites(b *testing.B) {
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu0 := time.Now(), cpuTime()
+			var syncs0 int64
+			if tbl.wal != nil {
+				syncs0 = tbl.wal.syncs
+			}
 			for g := 0; g < c.writers; g++ {
 				wg.Add(1)
 				go func() {
@@ -248,8 +253,22 @@ func BenchmarkSmallWrites(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "rows/s")
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/row")
+			if tbl.wal != nil && tbl.wal.syncs > syncs0 {
+				// Read after every writer returned: the leaders are done.
+				b.ReportMetric(float64(b.N)/float64(tbl.wal.syncs-syncs0), "rows/sync")
+			}
 		})
 	}
+}
+
+// cpuTime is the CPU time, user and system, the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkMemtableScan compares count(*) and sum over a table whose

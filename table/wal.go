@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -281,6 +282,9 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 		w.mu.Lock()
 	}
 	w.leading = true
+	if op.sync {
+		w.gather()
+	}
 	group := w.queue
 	w.queue = nil
 	w.mu.Unlock()
@@ -316,6 +320,29 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 	}
 	return op.seq, op.err
 }
+
+// gather lets the writers that are about to queue do so before the
+// leader takes the queue, for as long as each yield brings more of them;
+// called with mu held, it returns with mu held.
+//
+// The writers of the last group were woken as this leader took over: if
+// they queued only after it took the queue, they would wait for the next
+// group, and writers that each wait for their own write would split into
+// two cohorts taking turns, each sync covering half of them.
+func (w *walWriter) gather() {
+	for range maxGatherYields {
+		n := len(w.queue)
+		w.mu.Unlock()
+		runtime.Gosched()
+		w.mu.Lock()
+		if len(w.queue) == n {
+			return
+		}
+	}
+}
+
+// maxGatherYields bounds how long gather may hold a group back.
+const maxGatherYields = 4
 
 // writeGroup writes, syncs and applies one group; it sets each op's err.
 func (w *walWriter) writeGroup(group []*walOp) {

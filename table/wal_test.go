@@ -574,3 +574,42 @@ func recordOf(offs []int, off int) int {
 	}
 	return i
 }
+
+// TestWALGroupsGatherReturningWriters: writers that each wait for their
+// own write before the next share a sync with the writers of the last
+// group instead of taking turns with them in two cohorts, each sync
+// covering half of them.
+func TestWALGroupsGatherReturningWriters(t *testing.T) {
+	slowSync := vfs.InjectorFunc(func(op vfs.Op, path string) error {
+		if op == vfs.OpSync {
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	})
+	fsys := vfs.NewErrorFS(vfs.NewMemFS(), slowSync)
+	mkdirDurable(t, fsys, "/t")
+	w, err := openWALWriter(fsys, "/t", fileNums(), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 16, 30
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if _, err := w.commit([]byte("a write"), false, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	perSync := float64(writers*each) / float64(w.syncs)
+	t.Logf("%d writes, %d syncs: %.1f a sync", writers*each, w.syncs, perSync)
+	if perSync <= writers/2+1 {
+		t.Fatalf("%.1f writes a sync from %d writers: they take turns", perSync, writers)
+	}
+}
