@@ -259,6 +259,11 @@ func (p *preparer) deriveTTL(src arrow.Array) (arrow.Array, error) {
 
 // directTTL converts a written __TTL__ column of direct mode to epoch µs.
 func (p *preparer) directTTL(a arrow.Array) (arrow.Array, error) {
+	if x, ok := a.(*array.Int64); ok {
+		// Already epoch µs, as stored: shared, not copied.
+		x.Retain()
+		return x, nil
+	}
 	loc := p.opts.TimeZone
 	b := array.NewInt64Builder(p.mem)
 	defer b.Release()

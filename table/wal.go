@@ -170,7 +170,7 @@ func (w *walWriter) newSegment() error {
 		return fmt.Errorf("create write-ahead log %s: %w", name, err)
 	}
 	// The first sync of records makes these zeros durable with them.
-	if _, err := f.WriteAt(make([]byte, walPreallocMin), 0); err != nil {
+	if _, err := f.WriteAt(walZeros()[:walPreallocMin], 0); err != nil {
 		f.Close()
 		return fmt.Errorf("preallocate write-ahead log %s: %w", name, err)
 	}
@@ -198,14 +198,23 @@ func (w *walWriter) preallocate(end int64) error {
 	}
 	grow := min(max(w.alloc, walPreallocMin), walPreallocMax)
 	n := end - w.alloc + grow
-	if _, err := w.f.WriteAt(make([]byte, n), w.alloc); err != nil {
-		// Zeros past alloc, if some were written, read as a torn tail.
-		return fmt.Errorf("preallocate write-ahead log %s: %w", walName(w.num), err)
+	zeros := walZeros()
+	for n > 0 {
+		k := min(n, int64(len(zeros)))
+		if _, err := w.f.WriteAt(zeros[:k], w.alloc); err != nil {
+			// Zeros past alloc, if some were written, read as a torn tail.
+			return fmt.Errorf("preallocate write-ahead log %s: %w", walName(w.num), err)
+		}
+		w.alloc += k
+		w.bytes.Add(k)
+		n -= k
 	}
-	w.alloc += n
-	w.bytes.Add(n)
 	return nil
 }
+
+// walZeros is the zeros preallocate writes, never written to: allocated
+// once rather than cleared anew for every step.
+var walZeros = sync.OnceValue(func() []byte { return make([]byte, walPreallocMax) })
 
 // rotate starts a new segment for the records queued after the call and
 // returns the number of the first of them: every record numbered below it
@@ -358,13 +367,16 @@ func (w *walWriter) writeGroup(group []*walOp) {
 			return
 		}
 	}
-	var buf []byte
 	needSync := false
 	w.last = max(w.last, group[len(group)-1].seq)
+	size := 0
 	for _, o := range group {
-		p := binary.AppendUvarint(nil, o.seq)
-		p = append(p, o.prefix...)
-		buf = appendRecord(buf, append(p, o.body...))
+		size += recordHeaderLen + binary.MaxVarintLen64 + len(o.prefix) + len(o.body)
+	}
+	buf := make([]byte, 0, size)
+	for _, o := range group {
+		var seq [binary.MaxVarintLen64]byte
+		buf = appendRecordParts(buf, seq[:binary.PutUvarint(seq[:], o.seq)], o.prefix, o.body)
 		needSync = needSync || o.sync
 	}
 	name := walName(w.num)
