@@ -43,7 +43,8 @@ import (
 // nor changes its metadata (fdatasync) writes the data alone; a sync of an
 // appended file also commits the file system's journal for the new size,
 // a second device write and flush on every commit. The zeros after the
-// last record end the segment as a torn tail does (see decodeWALSegment).
+// last record end the segment as a torn tail does (see decodeWALSegment);
+// close cuts them off the live segment.
 const walPrefix = "WAL-"
 
 // The steps of a segment's preallocation.
@@ -425,6 +426,14 @@ func (w *walWriter) writeGroup(group []*walOp) {
 func (w *walWriter) close() error {
 	if w.f == nil {
 		return nil
+	}
+	if w.failed == nil && w.alloc > w.size {
+		// The zeros are for records to come: a closed table does not keep
+		// them on disk. Best effort: left there, they read as the end.
+		if w.f.Truncate(w.size) == nil {
+			w.bytes.Add(w.size - w.alloc)
+			w.alloc = w.size
+		}
 	}
 	err := w.f.Close()
 	w.f = nil

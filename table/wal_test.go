@@ -462,7 +462,6 @@ func TestWALPreallocatedSegment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.close()
 	name := filepath.Join(dir, walName(w.num))
 	size := func() int64 {
 		st, err := vfs.Default.Stat(name)
@@ -504,6 +503,13 @@ func TestWALPreallocatedSegment(t *testing.T) {
 		return walBody(s)
 	}); len(got) != n+1 {
 		t.Fatalf("replayed %d records, want %d", len(got), n+1)
+	}
+	records := w.size
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := size(); got != records {
+		t.Fatalf("a closed segment holds %d bytes, its records %d", got, records)
 	}
 }
 
