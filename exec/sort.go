@@ -27,19 +27,10 @@ import (
 const sortName = "Sort"
 
 type sortOp struct {
-	env    *Env
-	in     Operator
-	schema Schema
-	arrow  *arrow.Schema
-	keys   *orderKeys
+	ordered
 
 	batches []arrow.RecordBatch
-	cols    []int // every column, for gatherBatch
 	charged int64
-
-	built bool
-	order []rowRef // the rows still to emit, in order
-	done  bool
 }
 
 // NewSort returns the operator of ORDER BY keys: every row of in, ordered
@@ -48,56 +39,23 @@ type sortOp struct {
 // order. It holds its whole input, charged to env.Budget. It takes
 // ownership of in.
 func NewSort(env *Env, in Operator, keys []SortKey) (Operator, error) {
-	ok, err := newOrderKeys(sortName, in.Schema(), keys)
+	o, err := newOrdered(sortName, env, in, keys)
 	if err != nil {
-		in.Close()
 		return nil, err
 	}
-	s := in.Schema()
-	cols := make([]int, len(s))
-	for i := range cols {
-		cols[i] = i
-	}
-	return &sortOp{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok, cols: cols}, nil
+	return &sortOp{ordered: o}, nil
 }
 
-func (s *sortOp) Schema() Schema { return s.schema }
+func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) { return s.next(ctx, s) }
 
-func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if !s.built {
-		s.built = true
-		err := s.build(ctx)
-		s.in.Close()
-		if err != nil {
-			s.release()
-			s.done = true
-			return nil, err
-		}
-	}
-	if s.done || len(s.order) == 0 {
-		s.release()
-		s.done = true
-		return nil, nil
-	}
-	n := min(len(s.order), BatchRows)
-	b := gatherBatch(s.env.Mem, s.arrow, s.batches, s.cols, s.order[:n])
-	s.order = s.order[n:]
-	return b, nil
-}
+func (s *sortOp) Close() { s.close(s) }
 
-func (s *sortOp) Close() {
-	s.in.Close()
-	s.release()
-	s.done = true
-}
+func (s *sortOp) sources() []arrow.RecordBatch { return s.batches }
 
 func (s *sortOp) release() {
 	releaseBatches(s.batches)
 	s.batches = nil
-	s.order = nil
+	s.out = nil
 	s.env.Budget.Shrink(s.charged)
 	s.charged = 0
 }
@@ -135,7 +93,7 @@ func (s *sortOp) build(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := s.grow(int64(rows) * 8); err != nil { // s.order
+	if err := s.grow(int64(rows) * 8); err != nil { // s.out
 		return err
 	}
 	var order []int32
@@ -155,9 +113,9 @@ func (s *sortOp) build(ctx context.Context) error {
 			refs = append(refs, rowRef{batch: int32(bi), row: r})
 		}
 	}
-	s.order = make([]rowRef, rows)
+	s.out = make([]rowRef, rows)
 	for i, r := range order {
-		s.order[i] = refs[r]
+		s.out[i] = refs[r]
 	}
 	return nil
 }

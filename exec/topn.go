@@ -27,12 +27,7 @@ import (
 const topNName = "TopN"
 
 type topN struct {
-	env    *Env
-	in     Operator
-	schema Schema
-	arrow  *arrow.Schema
-	keys   *orderKeys
-	cols   []int // every column, for gatherBatch
+	ordered
 	limit  int64
 	offset int64
 	k      int
@@ -42,10 +37,7 @@ type topN struct {
 	seq     int64             // input position of the next row
 	scratch []byte
 	charged int64
-
-	built bool
-	out   []rowRef // rows of kept to emit, in order
-	done  bool
+	src     [1]arrow.RecordBatch // kept, as sources names it
 }
 
 // topEntry is one row in the heap.
@@ -87,51 +79,20 @@ func NewTopN(env *Env, in Operator, keys []SortKey, limit, offset int64) (Operat
 	if limit < k && offset < k-limit {
 		k = limit + offset
 	}
-	ok, err := newOrderKeys(topNName, in.Schema(), keys)
+	o, err := newOrdered(topNName, env, in, keys)
 	if err != nil {
-		in.Close()
 		return nil, err
 	}
-	s := in.Schema()
-	cols := make([]int, len(s))
-	for i := range cols {
-		cols[i] = i
-	}
-	return &topN{env: env, in: in, schema: s, arrow: s.Arrow(), keys: ok, cols: cols, limit: limit, offset: offset,
-		k: int(k)}, nil
+	return &topN{ordered: o, limit: limit, offset: offset, k: int(k)}, nil
 }
 
-func (t *topN) Schema() Schema { return t.schema }
+func (t *topN) Next(ctx context.Context) (arrow.RecordBatch, error) { return t.next(ctx, t) }
 
-func (t *topN) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if !t.built {
-		t.built = true
-		err := t.build(ctx)
-		t.in.Close()
-		if err != nil {
-			t.release()
-			t.done = true
-			return nil, err
-		}
-	}
-	if t.done || len(t.out) == 0 {
-		t.release()
-		t.done = true
-		return nil, nil
-	}
-	n := min(len(t.out), BatchRows)
-	b := gatherBatch(t.env.Mem, t.arrow, []arrow.RecordBatch{t.kept}, t.cols, t.out[:n])
-	t.out = t.out[n:]
-	return b, nil
-}
+func (t *topN) Close() { t.close(t) }
 
-func (t *topN) Close() {
-	t.in.Close()
-	t.release()
-	t.done = true
+func (t *topN) sources() []arrow.RecordBatch {
+	t.src[0] = t.kept
+	return t.src[:]
 }
 
 func (t *topN) release() {
@@ -139,6 +100,7 @@ func (t *topN) release() {
 		t.kept.Release()
 		t.kept = nil
 	}
+	t.src[0] = nil
 	t.h = nil
 	t.out = nil
 	t.env.Budget.Shrink(t.charged)
