@@ -214,7 +214,7 @@ func (c *compiler) compileNode(e parser.Expr) (*compiled, error) {
 	case *parser.InExpr:
 		return c.compileIn(e)
 	case *parser.BetweenExpr:
-		return c.compileBetween(e)
+		return compileBetween(c, e)
 	case *parser.LikeExpr:
 		return c.compileLike(e)
 	case *parser.FuncCall:
@@ -292,23 +292,37 @@ func (c *compiler) asBool(x *compiled) (*compiled, error) {
 	return nil, invalidf("%s value cannot be used as a condition", x.t)
 }
 
+// The compiler side of exprCompiler (expr_rules.go).
+
+func (c *compiler) negate(b *compiled) *compiled {
+	return &compiled{t: boolType, konst: b.konst, eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := b.eval(row)
+		if err != nil || v.IsNull() {
+			return v, err
+		}
+		return boolVal(v.Int == 0), nil
+	}}
+}
+
+func (c *compiler) typeOf(x *compiled) schema.Type { return x.t }
+
+func (c *compiler) constValue(x *compiled) (schema.Value, bool) {
+	if !x.konst {
+		return schema.Null, false
+	}
+	v, err := x.eval(nil)
+	return v, err == nil
+}
+
+func (c *compiler) constNode(t schema.Type, v schema.Value) *compiled { return constant(t, v) }
+
 func (c *compiler) compileUnary(e *parser.UnaryExpr) (*compiled, error) {
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err
 	}
 	if e.Op == parser.OpNot {
-		b, err := c.asBool(x)
-		if err != nil {
-			return nil, err
-		}
-		return &compiled{t: boolType, konst: b.konst, eval: func(row []schema.Value) (schema.Value, error) {
-			v, err := b.eval(row)
-			if err != nil || v.IsNull() {
-				return v, err
-			}
-			return boolVal(v.Int == 0), nil
-		}}, nil
+		return compileNot(c, x)
 	}
 	switch {
 	case isIntLike(x.t) || isNullType(x.t):
@@ -348,21 +362,9 @@ func (c *compiler) compileUnary(e *parser.UnaryExpr) (*compiled, error) {
 }
 
 func (c *compiler) compileBinary(e *parser.BinaryExpr) (*compiled, error) {
-	l, err := c.compile(e.L)
-	if err != nil {
-		return nil, err
-	}
-	r, err := c.compile(e.R)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case e.Op == parser.OpAnd || e.Op == parser.OpOr:
-		return c.logic(e.Op == parser.OpAnd, l, r)
-	case e.Op.IsComparison():
-		return c.compare(e.Op, l, r)
-	}
-	return c.arith(e.Op, l, r, lazyFormat(e))
+	return compileBinary(c, e, func(l, r *compiled) (*compiled, error) {
+		return c.arith(e.Op, l, r, lazyFormat(e))
+	})
 }
 
 // logic is AND / OR in three-valued logic.
@@ -447,24 +449,6 @@ func isDecimalPair(a, b schema.Type) bool {
 	return (a.Kind == schema.Decimal || b.Kind == schema.Decimal) && exactOrNull(a) && exactOrNull(b)
 }
 
-// decimalText returns x as a DECIMAL constant when it is a text constant
-// spelling a number of at most 38 digits and other is a DECIMAL; x
-// otherwise.
-func decimalText(x, other *compiled) *compiled {
-	if !x.konst || !x.t.IsString() || other.t.Kind != schema.Decimal {
-		return x
-	}
-	v, err := x.eval(nil)
-	if err != nil || v.IsNull() {
-		return x
-	}
-	n, t, ok := decimal.ParseExact(string(v.Bytes))
-	if !ok {
-		return x
-	}
-	return constant(schema.DecimalType(t.Precision, t.Scale), schema.DecimalVal(n))
-}
-
 // decimalComparer compares a DECIMAL with a DECIMAL or an integer exactly,
 // whatever their scales: an integer's Value reads as an unscaled integer at
 // scale 0.
@@ -500,7 +484,7 @@ func decimalComparer(l, r *compiled) func(row []schema.Value) (int, bool, error)
 func (c *compiler) comparer(l, r *compiled) (func(row []schema.Value) (int, bool, error), error) {
 	// A text constant next to a DECIMAL is read as the exact number it
 	// spells, as Doris types such literals.
-	l, r = decimalText(l, r), decimalText(r, l)
+	l, r = decimalTextOf(c, l, r), decimalTextOf(c, r, l)
 	if isDecimalPair(l.t, r.t) && !isNullType(l.t) && !isNullType(r.t) {
 		return decimalComparer(l, r), nil
 	}
@@ -661,24 +645,6 @@ func (c *compiler) arith(op parser.BinaryOp, l, r *compiled, text fmt.Stringer) 
 	}}, nil
 }
 
-// decimalOperand is the DECIMAL type an operand of DECIMAL arithmetic has:
-// its own, DECIMAL(digits, 0) for an integer (a constant integer counts the
-// digits of the smallest integer type holding it, as Doris types integer
-// literals), DECIMAL(1,0) for NULL.
-func decimalOperand(x *compiled) decimal.Type {
-	switch {
-	case x.t.Kind == schema.Decimal:
-		return x.t.Decimal()
-	case isNullType(x.t):
-		return decimal.IntegerType(1)
-	case x.konst && x.t.Kind != schema.Boolean:
-		if v, err := x.eval(nil); err == nil && !v.IsNull() {
-			return decimal.IntegerType(intDigits(smallestIntType(v.Int)))
-		}
-	}
-	return exactType(x.t)
-}
-
 var decimalOps = map[parser.BinaryOp]decimal.Op{
 	parser.OpAdd: decimal.Add, parser.OpSub: decimal.Sub, parser.OpMul: decimal.Mul, parser.OpDiv: decimal.Div, parser.OpMod: decimal.Mod,
 }
@@ -688,7 +654,7 @@ var decimalOps = map[parser.BinaryOp]decimal.Op{
 // gives the truncated quotient as a BIGINT. A result past its type is an
 // error, a zero divisor NULL.
 func (c *compiler) decimalArith(op parser.BinaryOp, l, r *compiled, text fmt.Stringer) (*compiled, error) {
-	lt, rt := decimalOperand(l), decimalOperand(r)
+	lt, rt := decimalOperandOf(c, l), decimalOperandOf(c, r)
 	konst := allConst(l, r)
 	operands := func(row []schema.Value) (a, b schema.Value, null bool, err error) {
 		if a, err = l.eval(row); err != nil || a.IsNull() {
@@ -946,56 +912,9 @@ func (c *compiler) compileIn(e *parser.InExpr) (*compiled, error) {
 	}}, nil
 }
 
-func (c *compiler) compileBetween(e *parser.BetweenExpr) (*compiled, error) {
-	x, err := c.compile(e.X)
-	if err != nil {
-		return nil, err
-	}
-	lo, err := c.compile(e.Lo)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := c.compile(e.Hi)
-	if err != nil {
-		return nil, err
-	}
-	ge, err := c.compare(parser.OpGe, x, lo)
-	if err != nil {
-		return nil, err
-	}
-	le, err := c.compare(parser.OpLe, x, hi)
-	if err != nil {
-		return nil, err
-	}
-	both, err := c.logic(true, ge, le)
-	if err != nil {
-		return nil, err
-	}
-	if !e.Not {
-		return both, nil
-	}
-	return &compiled{t: boolType, konst: both.konst, eval: func(row []schema.Value) (schema.Value, error) {
-		v, err := both.eval(row)
-		if err != nil || v.IsNull() {
-			return v, err
-		}
-		return boolVal(v.Int == 0), nil
-	}}, nil
-}
-
 func (c *compiler) compileLike(e *parser.LikeExpr) (*compiled, error) {
-	x, err := c.compile(e.X)
+	x, p, err := textOperands(c, e.X, e.Pattern)
 	if err != nil {
-		return nil, err
-	}
-	p, err := c.compile(e.Pattern)
-	if err != nil {
-		return nil, err
-	}
-	if x, err = c.convert(x, stringType); err != nil {
-		return nil, err
-	}
-	if p, err = c.convert(p, stringType); err != nil {
 		return nil, err
 	}
 	esc := '\\'
@@ -1028,56 +947,21 @@ func (c *compiler) compileLike(e *parser.LikeExpr) (*compiled, error) {
 }
 
 func (c *compiler) compileCase(e *parser.CaseExpr) (*compiled, error) {
-	var operand *compiled
-	var err error
-	if e.Operand != nil {
-		if operand, err = c.compile(e.Operand); err != nil {
-			return nil, err
-		}
+	conds, results, err := caseArms(c, e)
+	if err != nil {
+		return nil, err
 	}
-	conds := make([]*compiled, len(e.Whens))
-	results := make([]*compiled, 0, len(e.Whens)+1)
-	for i, w := range e.Whens {
-		cond, err := c.compile(w.Cond)
-		if err != nil {
-			return nil, err
-		}
-		if operand != nil {
-			cond, err = c.compare(parser.OpEq, operand, cond)
-		} else {
-			cond, err = c.asBool(cond)
-		}
-		if err != nil {
-			return nil, err
-		}
-		conds[i] = cond
-		res, err := c.compile(w.Result)
-		if err != nil {
-			return nil, err
-		}
-		results = append(results, res)
+	t := unify(typesOf(c, results)...)
+	if err := convertAll(c, results, t); err != nil {
+		return nil, err
 	}
 	var elseX *compiled
 	if e.Else != nil {
-		if elseX, err = c.compile(e.Else); err != nil {
-			return nil, err
-		}
-		results = append(results, elseX)
-	}
-	types := make([]schema.Type, len(results))
-	for i, r := range results {
-		types[i] = r.t
-	}
-	t := unify(types...)
-	for i, r := range results {
-		if results[i], err = c.convert(r, t); err != nil {
-			return nil, err
-		}
-	}
-	if elseX != nil {
 		elseX = results[len(results)-1]
 	}
-	konst := allConst(append(append([]*compiled{operand}, conds...), results...)...)
+	// Each condition of a simple CASE compares its operand, so is constant
+	// only when the operand is too (the parser takes at least one WHEN).
+	konst := allConst(append(conds, results...)...)
 	return &compiled{t: t, konst: konst, eval: func(row []schema.Value) (schema.Value, error) {
 		for i, cond := range conds {
 			v, err := cond.eval(row)
@@ -1096,15 +980,8 @@ func (c *compiler) compileCase(e *parser.CaseExpr) (*compiled, error) {
 }
 
 func (c *compiler) compileDateArith(e *parser.DateArith) (*compiled, error) {
-	x, err := c.compile(e.X)
+	x, n, err := dateArithOperands(c, e)
 	if err != nil {
-		return nil, err
-	}
-	n, err := c.compile(e.N)
-	if err != nil {
-		return nil, err
-	}
-	if n, err = c.convert(n, bigintType); err != nil {
 		return nil, err
 	}
 	dayUnit := e.Unit == parser.UnitDay || e.Unit == parser.UnitWeek || e.Unit == parser.UnitMonth || e.Unit == parser.UnitQuarter || e.Unit == parser.UnitYear

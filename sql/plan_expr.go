@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/rowttl/rowttl/decimal"
 	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/sql/parser"
@@ -208,11 +207,7 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 			return nil, err
 		}
 		if e.Op == parser.OpNot {
-			b, err := c.asBool(x)
-			if err != nil {
-				return nil, err
-			}
-			return &exec.Not{X: b}, nil
+			return compileNot(c, x)
 		}
 		t := x.Type()
 		switch {
@@ -230,21 +225,9 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 		}
 		return &exec.Neg{X: x, Text: parser.FormatExpr(e)}, nil
 	case *parser.BinaryExpr:
-		l, err := c.compile(e.L)
-		if err != nil {
-			return nil, err
-		}
-		r, err := c.compile(e.R)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case e.Op == parser.OpAnd || e.Op == parser.OpOr:
-			return c.logic(e.Op == parser.OpAnd, l, r)
-		case e.Op.IsComparison():
-			return c.compare(e.Op, l, r)
-		}
-		return c.arith(e.Op, l, r, parser.FormatExpr(e))
+		return compileBinary(c, e, func(l, r exec.Expr) (exec.Expr, error) {
+			return c.arith(e.Op, l, r, parser.FormatExpr(e))
+		})
 	case *parser.IsExpr:
 		x, err := c.compile(e.X)
 		if err != nil {
@@ -264,31 +247,7 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 	case *parser.InExpr:
 		return c.in(e)
 	case *parser.BetweenExpr:
-		x, err := c.compile(e.X)
-		if err != nil {
-			return nil, err
-		}
-		lo, err := c.compile(e.Lo)
-		if err != nil {
-			return nil, err
-		}
-		hi, err := c.compile(e.Hi)
-		if err != nil {
-			return nil, err
-		}
-		ge, err := c.compare(parser.OpGe, x, lo)
-		if err != nil {
-			return nil, err
-		}
-		le, err := c.compare(parser.OpLe, x, hi)
-		if err != nil {
-			return nil, err
-		}
-		var both exec.Expr = &exec.Logic{And: true, L: ge, R: le}
-		if e.Not {
-			both = &exec.Not{X: both}
-		}
-		return both, nil
+		return compileBetween(c, e)
 	case *parser.LikeExpr:
 		return c.like(e)
 	case *parser.CastExpr:
@@ -331,48 +290,17 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 // caseExpr compiles CASE as the row compiler does: with an operand, each
 // WHEN is operand = value; the results are converted to their unified type.
 func (c *vcompiler) caseExpr(e *parser.CaseExpr) (exec.Expr, error) {
-	var operand exec.Expr
-	var err error
-	if e.Operand != nil {
-		if operand, err = c.compile(e.Operand); err != nil {
-			return nil, err
-		}
-	}
-	whens := make([]exec.When, len(e.Whens))
-	var results []exec.Expr
-	for i, w := range e.Whens {
-		cond, err := c.compile(w.Cond)
-		if err != nil {
-			return nil, err
-		}
-		if operand != nil {
-			cond, err = c.compare(parser.OpEq, operand, cond)
-		} else {
-			cond, err = c.asBool(cond)
-		}
-		if err != nil {
-			return nil, err
-		}
-		whens[i].Cond = cond
-		r, err := c.compile(w.Result)
-		if err != nil {
-			return nil, err
-		}
-		results = append(results, r)
-	}
-	if e.Else != nil {
-		r, err := c.compile(e.Else)
-		if err != nil {
-			return nil, err
-		}
-		results = append(results, r)
+	conds, results, err := caseArms(c, e)
+	if err != nil {
+		return nil, err
 	}
 	t, err := c.unifyAll(results)
 	if err != nil {
 		return nil, err
 	}
-	for i := range whens {
-		whens[i].Result = results[i]
+	whens := make([]exec.When, len(conds))
+	for i, cond := range conds {
+		whens[i] = exec.When{Cond: cond, Result: results[i]}
 	}
 	out := &exec.Case{Whens: whens, Typ: t}
 	if e.Else != nil {
@@ -381,23 +309,30 @@ func (c *vcompiler) caseExpr(e *parser.CaseExpr) (exec.Expr, error) {
 	return out, nil
 }
 
+// The vcompiler side of exprCompiler (expr_rules.go).
+
+func (c *vcompiler) negate(b exec.Expr) exec.Expr { return &exec.Not{X: b} }
+
+func (c *vcompiler) typeOf(x exec.Expr) schema.Type { return x.Type() }
+
+// constValue reads a Literal: compile folds every constant subexpression
+// into one.
+func (c *vcompiler) constValue(x exec.Expr) (schema.Value, bool) {
+	if l, ok := x.(*exec.Literal); ok {
+		return l.Val, true
+	}
+	return schema.Null, false
+}
+
+func (c *vcompiler) constNode(t schema.Type, v schema.Value) exec.Expr { return c.lit(t, v) }
+
 // unifyAll converts xs in place to their unified type.
 func (c *vcompiler) unifyAll(xs []exec.Expr) (schema.Type, error) {
-	ts := make([]schema.Type, len(xs))
-	for i, x := range xs {
-		ts[i] = x.Type()
-	}
-	t := unify(ts...)
+	t := unify(typesOf(c, xs)...)
 	if isNullType(t) {
 		return t, rowEnginef("every branch is NULL")
 	}
-	for i, x := range xs {
-		var err error
-		if xs[i], err = c.convert(x, t); err != nil {
-			return t, err
-		}
-	}
-	return t, nil
+	return t, convertAll(c, xs, t)
 }
 
 // funcCall compiles the scalar functions the vectorised engine has.
@@ -641,8 +576,8 @@ var cmpOps = map[parser.BinaryOp]exec.CmpOp{
 
 func (c *vcompiler) compare(op parser.BinaryOp, l, r exec.Expr) (exec.Expr, error) {
 	// A text constant next to a DECIMAL is read as the exact number it
-	// spells, as Doris types such literals (the row compiler's decimalText).
-	l, r = c.decimalText(l, r), c.decimalText(r, l)
+	// spells, as Doris types such literals.
+	l, r = decimalTextOf(c, l, r), decimalTextOf(c, r, l)
 	if isDecimalPair(l.Type(), r.Type()) && !isNullType(l.Type()) && !isNullType(r.Type()) {
 		l, err := c.widenExact(l)
 		if err != nil {
@@ -803,21 +738,10 @@ func (c *vcompiler) inByComparisons(x exec.Expr, items []exec.Expr, not bool) (e
 }
 
 func (c *vcompiler) like(e *parser.LikeExpr) (exec.Expr, error) {
-	x, err := c.compile(e.X)
-	if err != nil {
-		return nil, err
-	}
 	if e.Escape != nil && !markConst(e.Escape, c.konst, c.depth) {
 		return nil, rowEnginef("ESCAPE takes a constant string")
 	}
-	p, err := c.compile(e.Pattern)
-	if err != nil {
-		return nil, err
-	}
-	if x, err = c.convert(x, stringType); err != nil {
-		return nil, err
-	}
-	pl, err := c.convert(p, stringType)
+	x, pl, err := textOperands(c, e.X, e.Pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -851,15 +775,8 @@ func (c *vcompiler) like(e *parser.LikeExpr) (exec.Expr, error) {
 // dateArith types x ± INTERVAL n unit as the row compiler's compileDateArith
 // does.
 func (c *vcompiler) dateArith(e *parser.DateArith) (exec.Expr, error) {
-	x, err := c.compile(e.X)
+	x, n, err := dateArithOperands(c, e)
 	if err != nil {
-		return nil, err
-	}
-	n, err := c.compile(e.N)
-	if err != nil {
-		return nil, err
-	}
-	if n, err = c.convert(n, bigintType); err != nil {
 		return nil, err
 	}
 	unit := exec.IntervalUnit(e.Unit)
@@ -893,21 +810,6 @@ func (c *vcompiler) dateArith(e *parser.DateArith) (exec.Expr, error) {
 	return &exec.DateAdd{X: x, N: n, Unit: unit, Sub: e.Sub, Typ: t, Text: parser.FormatExpr(e)}, nil
 }
 
-// decimalText is the vectorised form of the row compiler's decimalText: a
-// text constant beside a DECIMAL that spells an exact number of at most 38
-// digits becomes that DECIMAL constant.
-func (c *vcompiler) decimalText(x, other exec.Expr) exec.Expr {
-	l, ok := x.(*exec.Literal)
-	if !ok || !l.Typ.IsString() || l.Val.IsNull() || other.Type().Kind != schema.Decimal {
-		return x
-	}
-	n, t, ok := decimal.ParseExact(string(l.Val.Bytes))
-	if !ok {
-		return x
-	}
-	return c.lit(schema.DecimalType(t.Precision, t.Scale), schema.DecimalVal(n))
-}
-
 // widenExact gives an integer operand of a DECIMAL kernel as BIGINT, the
 // one integer representation the kernels read; DECIMAL and NULL stay.
 func (c *vcompiler) widenExact(x exec.Expr) (exec.Expr, error) {
@@ -917,28 +819,11 @@ func (c *vcompiler) widenExact(x exec.Expr) (exec.Expr, error) {
 	return c.convert(x, bigintType)
 }
 
-// decimalOperandType is the row compiler's decimalOperand over a compiled
-// operand: its DECIMAL type, an integer constant counting the digits of the
-// smallest integer type that holds it, DECIMAL(1,0) for NULL.
-func decimalOperandType(x exec.Expr) decimal.Type {
-	t := x.Type()
-	switch {
-	case t.Kind == schema.Decimal:
-		return t.Decimal()
-	case isNullType(t):
-		return decimal.IntegerType(1)
-	}
-	if l, ok := x.(*exec.Literal); ok && t.Kind != schema.Boolean && !l.Val.IsNull() {
-		return decimal.IntegerType(intDigits(smallestIntType(l.Val.Int)))
-	}
-	return exactType(t)
-}
-
 // decimalArith is + - * / % DIV with a DECIMAL operand and an integer or
 // DECIMAL one, exact in Doris's result types, as the row compiler computes
 // it.
 func (c *vcompiler) decimalArith(op parser.BinaryOp, l, r exec.Expr, text string) (exec.Expr, error) {
-	lt, rt := decimalOperandType(l), decimalOperandType(r)
+	lt, rt := decimalOperandOf(c, l), decimalOperandOf(c, r)
 	l, err := c.widenExact(l)
 	if err != nil {
 		return nil, err
