@@ -460,6 +460,13 @@ func decimalComparer(l, r *compiled) func(row []schema.Value) (int, bool, error)
 	if r.t.Kind != schema.Decimal {
 		rs = 0
 	}
+	return rowComparer(l, r, func(a, b schema.Value) int { return decimal.Cmp(a.Decimal(), ls, b.Decimal(), rs) })
+}
+
+// rowComparer compares one row's values of l and r by cmpf, reporting
+// whether either was NULL (two NULLs compare 0, one NULL 1, so that <=>
+// reads the order).
+func rowComparer(l, r *compiled, cmpf func(a, b schema.Value) int) func(row []schema.Value) (int, bool, error) {
 	return func(row []schema.Value) (int, bool, error) {
 		a, err := l.eval(row)
 		if err != nil {
@@ -475,7 +482,7 @@ func decimalComparer(l, r *compiled) func(row []schema.Value) (int, bool, error)
 			}
 			return 1, true, nil
 		}
-		return decimal.Cmp(a.Decimal(), ls, b.Decimal(), rs), false, nil
+		return cmpf(a, b), false, nil
 	}
 }
 
@@ -500,24 +507,7 @@ func (c *compiler) comparer(l, r *compiled) (func(row []schema.Value) (int, bool
 	if err != nil {
 		return nil, err
 	}
-	cmpf := compareIn(t)
-	return func(row []schema.Value) (int, bool, error) {
-		a, err := lc.eval(row)
-		if err != nil {
-			return 0, false, err
-		}
-		b, err := rc.eval(row)
-		if err != nil {
-			return 0, false, err
-		}
-		if a.IsNull() || b.IsNull() {
-			if a.IsNull() && b.IsNull() {
-				return 0, true, nil
-			}
-			return 1, true, nil
-		}
-		return cmpf(a, b), false, nil
-	}, nil
+	return rowComparer(lc, rc, compareIn(t)), nil
 }
 
 func (c *compiler) compare(op parser.BinaryOp, l, r *compiled) (*compiled, error) {
