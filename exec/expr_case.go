@@ -46,44 +46,15 @@ func (c *Case) String() string {
 
 // Eval implements Expr.
 func (c *Case) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
-	n := int(b.NumRows())
+	br := newBranches(env, b)
+	defer br.release()
+	n := br.n
 	nbytes := int(bitutil.BytesForBits(int64(n)))
-	remaining := newBuffer(env.Mem, nbytes)
-	defer remaining.Release()
-	rb := remaining.Bytes()
-	bitutil.SetBitsTo(rb, 0, int64(n), true)
-	left := n
-	src, idx := make([]int32, n), make([]int32, n)
-	for i := range src {
-		src[i] = -1
-	}
-	var parts []arrow.Array
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
-	take := func(e Expr, mask []byte, sel int) error {
-		a, err := evalOn(env, e, b, mask, sel)
-		if err != nil {
-			return err
-		}
-		k := int32(len(parts))
-		parts = append(parts, a)
-		j := int32(0)
-		for i := range n {
-			if bitutil.BitIsSet(mask, i) {
-				src[i], idx[i] = k, j
-				j++
-			}
-		}
-		return nil
-	}
 	for _, w := range c.Whens {
-		if left == 0 {
+		if br.left == 0 {
 			break
 		}
-		cond, err := evalOnBool(env, w.Cond, b, rb, left)
+		cond, err := evalOnBool(env, w.Cond, b, br.rest, br.left)
 		if err != nil {
 			return nil, err
 		}
@@ -92,32 +63,32 @@ func (c *Case) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 		hb := hit.Bytes()
 		hits, j := 0, 0
 		for i := range n {
-			if !bitutil.BitIsSet(rb, i) {
+			if !bitutil.BitIsSet(br.rest, i) {
 				continue
 			}
 			if cond.IsValid(j) && cond.Value(j) {
 				bitutil.SetBit(hb, i)
-				bitutil.ClearBit(rb, i)
+				bitutil.ClearBit(br.rest, i)
 				hits++
 			}
 			j++
 		}
 		cond.Release()
 		if hits > 0 {
-			left -= hits
-			if err := take(w.Result, hb, hits); err != nil {
+			br.left -= hits
+			if err := br.take(w.Result, hb, hits); err != nil {
 				hit.Release()
 				return nil, err
 			}
 		}
 		hit.Release()
 	}
-	if c.Else != nil && left > 0 {
-		if err := take(c.Else, rb, left); err != nil {
+	if c.Else != nil && br.left > 0 {
+		if err := br.take(c.Else, br.rest, br.left); err != nil {
 			return nil, err
 		}
 	}
-	return merge(env.Mem, c.Typ.Arrow(), n, parts, src, idx)
+	return br.merge(c.Typ.Arrow())
 }
 
 // evalOnBool evaluates a condition on the rows mask selects.
@@ -150,113 +121,109 @@ func (c *Coalesce) String() string {
 
 // Eval implements Expr.
 func (c *Coalesce) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
-	n := int(b.NumRows())
-	nbytes := int(bitutil.BytesForBits(int64(n)))
-	remaining := newBuffer(env.Mem, nbytes)
-	defer remaining.Release()
-	rb := remaining.Bytes()
-	bitutil.SetBitsTo(rb, 0, int64(n), true)
-	left := n
-	src, idx := make([]int32, n), make([]int32, n)
-	for i := range src {
-		src[i] = -1
-	}
-	var parts []arrow.Array
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
+	br := newBranches(env, b)
+	defer br.release()
 	for _, e := range c.Args {
-		if left == 0 {
+		if br.left == 0 {
 			break
 		}
-		a, err := evalOn(env, e, b, rb, left)
+		a, err := evalOn(env, e, b, br.rest, br.left)
 		if err != nil {
 			return nil, err
 		}
-		k := int32(len(parts))
-		parts = append(parts, a)
-		j := 0
-		for i := range n {
-			if !bitutil.BitIsSet(rb, i) {
+		k := int32(len(br.parts))
+		br.parts = append(br.parts, a)
+		j := int32(0)
+		for i := range br.n {
+			if !bitutil.BitIsSet(br.rest, i) {
 				continue
 			}
-			if a.IsValid(j) {
-				src[i], idx[i] = k, int32(j)
-				bitutil.ClearBit(rb, i)
-				left--
+			if a.IsValid(int(j)) {
+				br.refs[i] = rowRef{batch: k, row: j}
+				bitutil.ClearBit(br.rest, i)
+				br.left--
 			}
 			j++
 		}
 	}
-	return merge(env.Mem, c.Typ.Arrow(), n, parts, src, idx)
+	return br.merge(c.Typ.Arrow())
 }
 
-// merge builds n rows of type t: row i is row idx[i] of parts[src[i]], or
-// NULL when src[i] < 0.
-func merge(mem memory.Allocator, t arrow.DataType, n int, parts []arrow.Array, src, idx []int32) (arrow.Array, error) {
-	for _, p := range parts {
-		if p.DataType().ID() != arrow.NULL && !arrow.TypeEqual(p.DataType(), t) {
+// branches is what Case and Coalesce build their result from: the arrays
+// their branches computed (parts), each on the rows it took, and, for
+// each row of the batch, which row of which part holds its value (refs,
+// NULL for a row no branch took).
+type branches struct {
+	env   *Env
+	b     arrow.RecordBatch
+	n     int
+	buf   *memory.Buffer
+	rest  []byte // the rows no branch took yet
+	left  int    // how many they are
+	parts []arrow.Array
+	refs  []rowRef
+}
+
+func newBranches(env *Env, b arrow.RecordBatch) *branches {
+	n := int(b.NumRows())
+	buf := newBuffer(env.Mem, int(bitutil.BytesForBits(int64(n))))
+	rest := buf.Bytes()
+	bitutil.SetBitsTo(rest, 0, int64(n), true)
+	refs := make([]rowRef, n)
+	for i := range refs {
+		refs[i] = nullRef
+	}
+	return &branches{env: env, b: b, n: n, buf: buf, rest: rest, left: n, refs: refs}
+}
+
+func (br *branches) release() {
+	br.buf.Release()
+	for _, p := range br.parts {
+		p.Release()
+	}
+}
+
+// take evaluates e on the sel rows mask selects, as the rows' values.
+func (br *branches) take(e Expr, mask []byte, sel int) error {
+	a, err := evalOn(br.env, e, br.b, mask, sel)
+	if err != nil {
+		return err
+	}
+	k := int32(len(br.parts))
+	br.parts = append(br.parts, a)
+	j := int32(0)
+	for i := range br.n {
+		if bitutil.BitIsSet(mask, i) {
+			br.refs[i] = rowRef{batch: k, row: j}
+			j++
+		}
+	}
+	return nil
+}
+
+// merge gathers the rows' values into one array of type t. A part of
+// type NULL (a NULL branch) holds only NULLs: its rows are NULL refs.
+func (br *branches) merge(t arrow.DataType) (arrow.Array, error) {
+	srcs := make([]arrow.Array, 0, len(br.parts))
+	renum := make([]int32, len(br.parts))
+	for k, p := range br.parts {
+		if p.DataType().ID() == arrow.NULL {
+			renum[k] = -1
+			continue
+		}
+		if !arrow.TypeEqual(p.DataType(), t) {
 			return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: a branch of type %s where %s is expected", p.DataType(), t)
 		}
+		renum[k] = int32(len(srcs))
+		srcs = append(srcs, p)
 	}
-	bld := array.NewBuilder(mem, t)
-	defer bld.Release()
-	bld.Reserve(n)
-	next := func(i int) (arrow.Array, int, bool) {
-		k := src[i]
-		if k < 0 {
-			return nil, 0, false
-		}
-		p := parts[k]
-		j := int(idx[i])
-		if p.IsNull(j) {
-			return nil, 0, false
-		}
-		return p, j, true
+	if t.ID() == arrow.NULL {
+		return array.MakeArrayOfNull(br.env.Mem, t, br.n), nil
 	}
-	switch bb := bld.(type) {
-	case *array.Int64Builder:
-		for i := range n {
-			if p, j, ok := next(i); ok {
-				bb.Append(p.(*array.Int64).Value(j))
-			} else {
-				bb.AppendNull()
-			}
-		}
-	case *array.Float64Builder:
-		for i := range n {
-			if p, j, ok := next(i); ok {
-				bb.Append(p.(*array.Float64).Value(j))
-			} else {
-				bb.AppendNull()
-			}
-		}
-	case *array.StringBuilder:
-		for i := range n {
-			if p, j, ok := next(i); ok {
-				bb.Append(p.(*array.String).Value(j))
-			} else {
-				bb.AppendNull()
-			}
-		}
-	case *array.BooleanBuilder:
-		for i := range n {
-			if p, j, ok := next(i); ok {
-				bb.Append(p.(*array.Boolean).Value(j))
-			} else {
-				bb.AppendNull()
-			}
-		}
-	default:
-		for i := range n {
-			if p, j, ok := next(i); ok {
-				schema.AppendValue(bld, schema.ValueAt(p, j))
-			} else {
-				bld.AppendNull()
-			}
+	for i, r := range br.refs {
+		if r.batch >= 0 {
+			br.refs[i].batch = renum[r.batch]
 		}
 	}
-	return bld.NewArray(), nil
+	return gatherColumn(br.env.Mem, t, srcs, br.refs), nil
 }

@@ -386,3 +386,84 @@ func TestWideningCasts(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseAndCoalesceMergeEveryType: the rows of the branches are merged
+// into one array of every result type, a branch of type NULL giving NULLs
+// (rather than a panic), against a row-at-a-time reference; a branch of
+// another type is refused.
+func TestCaseAndCoalesceMergeEveryType(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	dec := schema.DecimalType(10, 2)
+	types := map[schema.Type][]string{
+		schema.BooleanType: {"0", "1"}, schema.TinyIntType: {"-5", "7"}, schema.SmallIntType: {"300", "-2"},
+		schema.IntType: {"70000", "0"}, i64: {"-9000000000", "12"}, schema.FloatType: {"1.5", "-3"},
+		f64: {"-2.25", "1e300"}, dec: {"12.34", "-0.01"}, str: {"ab", ""}, schema.DateType: {"2024-02-29", "1970-01-01"},
+		schema.DatetimeType(6): {"2024-02-29 10:11:12.123456", "1999-12-31 23:59:59"},
+	}
+	nullLit := lit(schema.Type{Kind: schema.Invalid}, nul)
+	for typ, texts := range types {
+		vals := make([]schema.Value, len(texts))
+		for i, s := range texts {
+			vals[i] = must(schema.ParseLiteral(typ, s))
+		}
+		pick := func() schema.Value {
+			if r.IntN(3) == 0 {
+				return nul
+			}
+			return vals[r.IntN(len(vals))]
+		}
+		var rows, coalesced, cased, casedNull [][]schema.Value
+		for range 300 {
+			a, b, c := pick(), pick(), iv(int64(r.IntN(2)))
+			if r.IntN(4) == 0 {
+				c = nul
+			}
+			rows = append(rows, []schema.Value{a, b, c})
+			co := b
+			if !a.IsNull() {
+				co = a
+			}
+			ca, cn := b, nul
+			if !c.IsNull() && c.Int != 0 {
+				ca, cn = a, a
+			}
+			casedNull = append(casedNull, []schema.Value{cn})
+			coalesced = append(coalesced, []schema.Value{co})
+			cased = append(cased, []schema.Value{ca})
+		}
+		b := batchOf(mem, []schema.Type{typ, typ, schema.BooleanType}, rows)
+		env := &Env{Mem: mem, Loc: time.UTC}
+		cases := []struct {
+			e    Expr
+			want [][]schema.Value
+		}{
+			{&Coalesce{Args: []Expr{col(0, typ), lit(typ, nul), col(1, typ)}, Typ: typ}, coalesced},
+			{&Case{Whens: []When{{Cond: lit(schema.BooleanType, nul), Result: col(1, typ)}, {Cond: col(2, schema.BooleanType), Result: col(0, typ)}},
+				Else: col(1, typ), Typ: typ}, cased},
+			{&Case{Whens: []When{{Cond: col(2, schema.BooleanType), Result: col(0, typ)}}, Else: nullLit, Typ: typ}, casedNull},
+		}
+		for _, tc := range cases {
+			want := batchOf(mem, []schema.Type{typ}, tc.want)
+			got, err := tc.e.Eval(env, b)
+			if err != nil {
+				t.Fatalf("%s %s: %v", typ, tc.e, err)
+			}
+			if g, w := show(got, typ), show(want.Column(0), typ); g != w {
+				t.Errorf("%s %s =\n%s\nwant\n%s", typ, tc.e, g, w)
+			}
+			got.Release()
+			want.Release()
+		}
+		b.Release()
+	}
+	b := batchOf(mem, []schema.Type{i64}, [][]schema.Value{{iv(1)}})
+	defer b.Release()
+	_, err := (&Coalesce{Args: []Expr{col(0, i64)}, Typ: str}).Eval(&Env{Mem: mem, Loc: time.UTC}, b)
+	if !errors.Is(err, rowttl.ErrInvalidArgument) {
+		t.Fatalf("a BIGINT branch of a VARCHAR COALESCE: %v", err)
+	}
+}
