@@ -140,28 +140,16 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		}
 		b.WriteString(e.Test.String())
 	case *InExpr:
-		formatExpr(b, e.X, precCompare)
-		if e.Not {
-			b.WriteString(" NOT")
-		}
-		b.WriteString(" IN (")
+		formatPredicate(b, e.X, e.Not, " IN (")
 		formatList(b, e.List)
 		b.WriteByte(')')
 	case *BetweenExpr:
-		formatExpr(b, e.X, precCompare)
-		if e.Not {
-			b.WriteString(" NOT")
-		}
-		b.WriteString(" BETWEEN ")
+		formatPredicate(b, e.X, e.Not, " BETWEEN ")
 		formatExpr(b, e.Lo, precAdd)
 		b.WriteString(" AND ")
 		formatExpr(b, e.Hi, precAdd)
 	case *LikeExpr:
-		formatExpr(b, e.X, precCompare)
-		if e.Not {
-			b.WriteString(" NOT")
-		}
-		b.WriteString(" LIKE ")
+		formatPredicate(b, e.X, e.Not, " LIKE ")
 		formatExpr(b, e.Pattern, precAdd)
 		if e.Escape != nil {
 			b.WriteString(" ESCAPE ")
@@ -224,11 +212,7 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		formatQuery(b, e.Query)
 		b.WriteByte(')')
 	case *InSubquery:
-		formatExpr(b, e.X, precCompare)
-		if e.Not {
-			b.WriteString(" NOT")
-		}
-		b.WriteString(" IN (")
+		formatPredicate(b, e.X, e.Not, " IN (")
 		formatQuery(b, e.Query)
 		b.WriteByte(')')
 	case *ExistsExpr:
@@ -236,11 +220,7 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		formatQuery(b, e.Query)
 		b.WriteByte(')')
 	case *RegexpExpr:
-		formatExpr(b, e.X, precCompare)
-		if e.Not {
-			b.WriteString(" NOT")
-		}
-		b.WriteString(" REGEXP ")
+		formatPredicate(b, e.X, e.Not, " REGEXP ")
 		formatExpr(b, e.Pattern, precAdd)
 	case *TimestampDiff:
 		b.WriteString("timestampdiff(")
@@ -275,6 +255,16 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 	default:
 		b.WriteString("?")
 	}
+}
+
+// formatPredicate writes x [NOT] op, the head of a predicate that takes
+// its NOT before its keyword op (IN, BETWEEN, LIKE, REGEXP).
+func formatPredicate(b *strings.Builder, x Expr, not bool, op string) {
+	formatExpr(b, x, precCompare)
+	if not {
+		b.WriteString(" NOT")
+	}
+	b.WriteString(op)
 }
 
 func formatList(b *strings.Builder, list []Expr) {
