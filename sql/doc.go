@@ -82,7 +82,11 @@
 //     inside the plan, over the batch's rows (plan_rowexpr.go; EXPLAIN
 //     shows it as row(...)), so that values and errors are the same
 //     whichever evaluates them. What runs row at a time (VALUES rows,
-//     UPDATE SET, load column lists) uses the same compiler.
+//     UPDATE SET, load column lists) uses the same compiler. The rules
+//     both compilers apply to the same AST shapes (the operands of
+//     BETWEEN, LIKE, CASE and INTERVAL arithmetic, how a text constant
+//     beside a DECIMAL reads) are written once, in expr_rules.go, and
+//     each compiler builds its own node from them.
 //   - Joins, derived tables, WITH, subqueries, set operations and window
 //     functions go through the relational planner (see "Joins, subqueries,
 //     set operations and windows"); what it does not compile is refused
