@@ -43,7 +43,8 @@
 //
 // # Files
 //
-// Parquet files are written with snappy (or zstd, or none), row groups
+// Parquet files are written with snappy (s2's fast mode) and zstd for
+// FLOAT and DOUBLE columns, or one codec (snappy, zstd, none), row groups
 // cut at RowGroupRows rows or RowGroupBytes buffered bytes (default 1M
 // rows, 128 MiB), integers, dates and times delta-encoded, dictionary
 // encoding for the other columns where it pays, statistics, and the

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/snappy"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
 )
@@ -448,7 +449,8 @@ func TestDeltaScratchAfterClose(t *testing.T) {
 
 // TestParquetEncodings: integer, date and time columns are delta-encoded,
 // a string column of few values dictionary-encoded, and NoDictionary
-// writes both plain; pages are snappy unless told otherwise.
+// writes both plain; pages are snappy by default, zstd for FLOAT and
+// DOUBLE, and snappy for every column when snappy is asked for.
 func TestParquetEncodings(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -456,8 +458,9 @@ func TestParquetEncodings(t *testing.T) {
 	rec := sampleBatch(mem, sc, 0, 3000)
 	defer rec.Release()
 	has := func(es []parquet.Encoding, e parquet.Encoding) bool { return slices.Contains(es, e) }
-	for _, noDict := range []bool{false, true} {
-		data := writeParquet(t, mem, sc, ParquetOptions{NoDictionary: noDict}, rec)
+	for _, o := range []ParquetOptions{{}, {NoDictionary: true}, {Compression: "snappy"}} {
+		noDict := o.NoDictionary
+		data := writeParquet(t, mem, sc, o, rec)
 		pf, err := file.NewParquetReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
@@ -468,11 +471,15 @@ func TestParquetEncodings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := compress.Codecs.Snappy; cc.Compression() != want {
-				t.Errorf("column %s compressed %s, want %s", c.Name, cc.Compression(), want)
+			phys := pf.MetaData().Schema.Column(i).PhysicalType()
+			want := compress.Codecs.Snappy
+			if o.Compression == "" && (phys == parquet.Types.Float || phys == parquet.Types.Double) {
+				want = compress.Codecs.Zstd
+			}
+			if cc.Compression() != want {
+				t.Errorf("%+v: column %s (%s) compressed %s, want %s", o, c.Name, phys, cc.Compression(), want)
 			}
 			es := cc.Encodings()
-			phys := pf.MetaData().Schema.Column(i).PhysicalType()
 			delta := phys == parquet.Types.Int32 || phys == parquet.Types.Int64
 			switch {
 			case noDict && (has(es, parquet.Encodings.DeltaBinaryPacked) || has(es, parquet.Encodings.RLEDict)):
@@ -484,5 +491,29 @@ func TestParquetEncodings(t *testing.T) {
 			}
 		}
 		pf.Close()
+	}
+}
+
+// TestFastSnappy: Parquet pages are compressed by s2's fast snappy mode,
+// and what it writes is snappy that the reference decoder reads.
+func TestFastSnappy(t *testing.T) {
+	c, err := compress.GetCodec(compress.Codecs.Snappy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.(fastSnappy); !ok {
+		t.Fatalf("the snappy codec is %T, not fastSnappy", c)
+	}
+	src := []byte(strings.Repeat("view #1234567890 click #2345678901 ", 2000))
+	enc := c.EncodeLevel(make([]byte, c.CompressBound(int64(len(src)))), src, 0)
+	if len(enc) >= len(src)/4 {
+		t.Errorf("%d bytes compressed to %d", len(src), len(enc))
+	}
+	dec, err := snappy.Decode(nil, enc)
+	if err != nil || !bytes.Equal(dec, src) {
+		t.Fatalf("snappy.Decode: %v, %d bytes back of %d", err, len(dec), len(src))
+	}
+	if dec := c.Decode(nil, enc); !bytes.Equal(dec, src) {
+		t.Fatalf("the codec's Decode gave %d bytes back of %d", len(dec), len(src))
 	}
 }

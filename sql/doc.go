@@ -141,7 +141,8 @@
 // FileNumber, TotalRows, FileSize and URL (the path of the files without
 // their number). Only absolute file:// paths into an existing directory
 // are accepted; properties: column_separator, line_delimiter (CSV),
-// compression (Parquet: snappy, the default, zstd, none), max_file_size,
+// compression (Parquet: snappy, zstd, none; by default snappy with zstd
+// for FLOAT and DOUBLE columns), max_file_size,
 // success_file_name (an empty file written last). Others (brokers, S3)
 // are refused, not ignored. The Parquet columns carry the result's types.
 //
