@@ -17,7 +17,8 @@ import (
 // ExportLive writes the events rows alive at Now, with their expirations
 // as the column __TTL__ (the events table is in direct mode, so the stored
 // value is the expiration), to a Parquet file at path with the default
-// options (snappy), as `rowttl export --with-ttl` does, and returns the
+// options (snappy, zstd for the amount column), as `rowttl export
+// --with-ttl` does, and returns the
 // rows written.
 func ExportLive(ctx context.Context, tbl *table.Table, path string) (int64, error) {
 	sc := fileformat.FileSchema(tbl.Definition().Schema.Columns, true)
