@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/load"
 	"github.com/rowttl/rowttl/table"
@@ -169,5 +171,47 @@ func TestExportBesideOwner(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(file); string(b) != "1\n2\n" {
 		t.Fatalf("csv %q", b)
+	}
+}
+
+// TestExportCodecs: by default FLOAT and DOUBLE columns are zstd and the
+// others snappy; --compression names one codec for every column.
+func TestExportCodecs(t *testing.T) {
+	dir := t.TempDir()
+	sqlIn(t, dir, `CREATE TABLE t (`+exportCols+`) DUPLICATE KEY(id); INSERT INTO t VALUES `+exportRows+`;`)
+	for _, tc := range []struct {
+		args        []string
+		float, rest compress.Compression
+	}{
+		{nil, compress.Codecs.Zstd, compress.Codecs.Snappy},
+		{[]string{"--compression", "snappy"}, compress.Codecs.Snappy, compress.Codecs.Snappy},
+		{[]string{"--compression", "zstd"}, compress.Codecs.Zstd, compress.Codecs.Zstd},
+		{[]string{"--compression", "none"}, compress.Codecs.Uncompressed, compress.Codecs.Uncompressed},
+	} {
+		path := filepath.Join(t.TempDir(), "t.parquet")
+		args := append([]string{"--dir", dir, "--table", "t", "--out", path, "--no-progress"}, tc.args...)
+		if _, _, err := runExportCmd(t, args...); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		pf, err := file.OpenParquetFile(path, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := pf.MetaData()
+		rg := md.RowGroup(0)
+		for i := range md.Schema.NumColumns() {
+			cc, err := rg.ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.rest
+			if name := md.Schema.Column(i).Name(); name == "f" || name == "d" {
+				want = tc.float
+			}
+			if cc.Compression() != want {
+				t.Errorf("%v: column %s compressed %s, want %s", tc.args, md.Schema.Column(i).Name(), cc.Compression(), want)
+			}
+		}
+		pf.Close()
 	}
 }
