@@ -26,6 +26,8 @@ import (
 // Snapshot is what one scan reads: a table's shape and the rowsets of one
 // pinned version, in version order.
 type Snapshot struct {
+	// Schema is never modified once a scan has read it: segments keep
+	// their mapping of its columns by its address (see mapSegment).
 	Schema  *schema.Schema
 	Policy  ttlcol.Policy
 	Model   schema.Model
@@ -381,13 +383,27 @@ func clearSigned(mask []byte, b *array.Boolean, n int) {
 	}
 }
 
+// segMap is where a segment holds each logical slot of a table schema.
+type segMap struct {
+	slots []int // slot -> column of the segment, -1 when absent
+	sign  int   // column of the delete sign, -1 when absent
+}
+
 // mapSegment finds each logical slot's column in a segment by column ID;
-// columns added after the segment was written are absent.
+// columns added after the segment was written are absent. The segment and
+// the snapshot's schema never change, so the segment keeps the mapping
+// (segment.Reader.Memo): a count over many rowsets must not rebuild one
+// per segment per statement.
 func (s *Scan) mapSegment(r *segment.Reader) ([]int, int) {
-	sc := r.Schema()
+	sc := s.snap.Schema
+	m := r.Memo(sc, func() any { return buildSegMap(r, sc) }).(*segMap)
+	return m.slots, m.sign
+}
+
+func buildSegMap(r *segment.Reader, sc *schema.Schema) *segMap {
 	byID := map[string]int{}
 	ttlIdx, signIdx := -1, -1
-	for i, f := range sc.Fields() {
+	for i, f := range r.Schema().Fields() {
 		if f.Name == schema.TTLColumn {
 			ttlIdx = i
 			continue
@@ -400,8 +416,8 @@ func (s *Scan) mapSegment(r *segment.Reader) ([]int, int) {
 			byID[f.Metadata.Values()[k]] = i
 		}
 	}
-	slots := make([]int, len(s.snap.Schema.Columns)+1)
-	for i, c := range s.snap.Schema.Columns {
+	slots := make([]int, len(sc.Columns)+1)
+	for i, c := range sc.Columns {
 		if idx, ok := byID[strconv.FormatUint(uint64(c.ID), 10)]; ok {
 			slots[i] = idx
 		} else {
@@ -409,7 +425,7 @@ func (s *Scan) mapSegment(r *segment.Reader) ([]int, int) {
 		}
 	}
 	slots[len(slots)-1] = ttlIdx
-	return slots, signIdx
+	return &segMap{slots: slots, sign: signIdx}
 }
 
 // defaultValue is what a row written before a column existed reads.

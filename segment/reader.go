@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -24,6 +25,7 @@ type Reader struct {
 	footerOff int64
 	footerLen int
 	footerCRC uint32
+	memo      atomic.Pointer[memo] // see Memo
 }
 
 var (

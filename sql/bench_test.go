@@ -107,3 +107,50 @@ func BenchmarkQueries(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCountManyRowsets runs SELECT count(*) through a session's Query,
+// as the MySQL front end does, on a table of 200 rowsets (one per INSERT,
+// compaction off): the statement's own cost, which every load's rowsets
+// add to until compaction merges them.
+//
+//	go test ./sql -run '^$' -bench CountManyRowsets -benchmem
+func BenchmarkCountManyRowsets(b *testing.B) {
+	db, err := table.OpenDB(b.TempDir(), &table.Options{DisableAutoCompaction: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s := NewSession(db)
+	ctx := context.Background()
+	if _, err := s.Exec(ctx, "CREATE TABLE t (id BIGINT, user_id BIGINT, amount DOUBLE, msg VARCHAR(16)) DUPLICATE KEY(id)"); err != nil {
+		b.Fatal(err)
+	}
+	const rowsets = 200
+	for i := 0; i < rowsets; i++ {
+		q := "INSERT INTO t VALUES (" + strconv.Itoa(2*i) + ", 1, 1.5, 'a'), (" + strconv.Itoa(2*i+1) + ", 2, 2.5, 'b')"
+		if _, err := s.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	count := func() {
+		r, err := s.Query(ctx, "SELECT count(*) FROM t")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer r.Release()
+		got := int64(-1)
+		for r.Next() {
+			rec := r.RecordBatch()
+			if rec.NumRows() == 1 {
+				got = rec.Column(0).(interface{ Value(int) int64 }).Value(0)
+			}
+		}
+		if err := r.Err(); err != nil || got != 2*rowsets {
+			b.Fatalf("count %d, want %d: %v", got, 2*rowsets, err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		count()
+	}
+}
