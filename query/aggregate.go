@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -208,7 +209,15 @@ func (s *Scan) eachPartial(add func(*partial)) error {
 		bufs = append(bufs, b)
 		return func(t pageTask) pageResult {
 			p, err := s.reducePage(t, b)
-			return pageResult{part: p, err: err}
+			if err != nil {
+				return pageResult{err: err}
+			}
+			// The result outlives the worker's partial, which the next
+			// page overwrites: it takes a copy (of a count's, no sums,
+			// nothing to allocate).
+			res := pageResult{part: *p, hasPart: true}
+			res.part.sums = slices.Clone(p.sums)
+			return res
 		}
 	})
 	defer func() {
@@ -219,13 +228,16 @@ func (s *Scan) eachPartial(add func(*partial)) error {
 			putReduceBufs(b)
 		}
 	}()
+	var part partial // escapes to add once, not once per page
 	for fut := range s.pl.futures {
 		res := <-fut
+		s.pl.recycle(fut)
 		if res.err != nil {
 			return res.err
 		}
-		if res.part != nil {
-			add(res.part)
+		if res.hasPart {
+			part = res.part
+			add(&part)
 		}
 	}
 	return nil
@@ -243,6 +255,21 @@ type reduceBufs struct {
 	pv               pageValues
 	// expired receives the expired rows of a packed __TTL__ page.
 	expired []byte
+	// part is the partial every page reduces into: its consumer is done
+	// with it, or has a copy, before the next page.
+	part partial
+}
+
+// newPartial returns the worker's partial, emptied, with n sums.
+func (b *reduceBufs) newPartial(n int) *partial {
+	p := &b.part
+	p.rows = 0
+	p.sums = slices.Grow(p.sums[:0], n)[:n]
+	clear(p.sums)
+	for i := range p.sums {
+		p.sums[i].scale = -1
+	}
+	return p
 }
 
 // reduceBufsPool keeps the workers' buffers from scan to scan: a count
@@ -266,10 +293,7 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 	if !s.plainPage(task, n) {
 		return s.reduceRows(task)
 	}
-	part := &partial{sums: make([]pageSum, len(s.outSlots))}
-	for i := range part.sums {
-		part.sums[i].scale = -1
-	}
+	part := b.newPartial(len(s.outSlots))
 	ttl := s.pageTTL(task)
 	ttlState, ttlZone, ttlIdx, pastAll := ttl.state, ttl.zone, ttl.idx, ttl.pastAll
 	if ttlState == ttlcol.AllExpired {

@@ -13,9 +13,11 @@ import (
 // table.
 
 type pageResult struct {
-	rec  arrow.RecordBatch
-	part *partial // Aggregate's share of the page
-	err  error
+	rec arrow.RecordBatch
+	// part is Aggregate's share of the page, when hasPart.
+	part    partial
+	hasPart bool
+	err     error
 }
 
 // pageFunc handles one page; each worker gets its own from a factory, so
@@ -24,8 +26,20 @@ type pageFunc func(pageTask) pageResult
 
 type pipeline struct {
 	futures chan chan pageResult
+	// free holds the futures the reader is done with: each carries one
+	// result, so a drained one serves another page, and a count over
+	// many small pages makes no channel per page.
+	free    chan chan pageResult
 	done    chan struct{}
 	stopped chan struct{}
+}
+
+// recycle hands a drained future back to the producer.
+func (pl *pipeline) recycle(fut chan pageResult) {
+	select {
+	case pl.free <- fut:
+	default:
+	}
 }
 
 type parallelismKey struct{}
@@ -53,6 +67,7 @@ func (s *Scan) startPipeline(newWorker func() pageFunc) {
 	depth := 2 * s.workers
 	pl := &pipeline{
 		futures: make(chan chan pageResult, depth),
+		free:    make(chan chan pageResult, depth+2),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
@@ -71,7 +86,12 @@ func (s *Scan) startPipeline(newWorker func() pageFunc) {
 			if !ok {
 				return
 			}
-			out := make(chan pageResult, 1)
+			var out chan pageResult
+			select {
+			case out = <-pl.free:
+			default:
+				out = make(chan pageResult, 1)
+			}
 			select {
 			case pl.futures <- out:
 			case <-pl.done:
@@ -124,6 +144,7 @@ func (s *Scan) nextParallel() bool {
 	}
 	for fut := range s.pl.futures {
 		res := <-fut
+		s.pl.recycle(fut)
 		if res.err != nil {
 			s.err = res.err
 			s.stopPipeline()
