@@ -89,7 +89,7 @@ func (s *Session) showCreateTable(st *parser.ShowCreateTable) (*Result, error) {
 	}
 	return &Result{
 		Columns: []string{"Table", "Create Table"},
-		Rows:    [][]string{{name, createTableText(name, tbl.Definition())}},
+		Rows:    [][]string{{name, createTableText(name, tbl.SharedDefinition())}},
 	}, nil
 }
 
@@ -127,7 +127,7 @@ func (s *Session) describe(t parser.TableName) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	def := tbl.Definition()
+	def := tbl.SharedDefinition()
 	pol := policyOf(tbl)
 	res := &Result{Columns: []string{"Field", "Type", "Null", "Key", "Default", "Extra"}, Rows: [][]string{}}
 	yesNo := func(b bool) string {

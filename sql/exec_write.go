@@ -606,7 +606,7 @@ func (s *Session) delete(ctx context.Context, env *stmtEnv, st *parser.Delete) (
 	if err != nil {
 		return nil, err
 	}
-	sc := s.tableScope(tbl.Definition(), policyOf(tbl), db, name, st.Alias)
+	sc := s.tableScope(tbl.SharedDefinition(), policyOf(tbl), db, name, st.Alias)
 	m, err := s.matcher(env, sc, st.Where)
 	if err != nil {
 		return nil, err

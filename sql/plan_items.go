@@ -31,7 +31,7 @@ func (s *Session) selectSource(st *parser.Select) (*selectSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	def := tbl.Definition()
+	def := tbl.SharedDefinition()
 	return &selectSource{tbl: tbl, sc: s.tableScope(def, policyOf(tbl), db, name, st.From.Alias)}, nil
 }
 

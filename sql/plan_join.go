@@ -287,7 +287,7 @@ func (p *relPlanner) planTree(fp *fromPlan, ref *parser.TableRef) (*relNode, err
 	if err != nil {
 		return nil, err
 	}
-	sc := p.s.tableScope(tbl.Definition(), policyOf(tbl), db, name, ref.Alias)
+	sc := p.s.tableScope(tbl.SharedDefinition(), policyOf(tbl), db, name, ref.Alias)
 	n.tbl, n.tscope, n.tableName = tbl, sc, db+"."+name
 	for _, c := range sc.cols {
 		c.quals, c.db = sc.qualifiers, db
@@ -862,7 +862,7 @@ func rangeColumn(probe *relNode, key exec.Expr, kind exec.JoinKind) string {
 		return ""
 	}
 	c := probe.cols[r.Index]
-	def := probe.tbl.Definition().Schema
+	def := probe.tbl.SharedDefinition().Schema
 	if c.ttl || def.KeyCount < 1 || len(def.Columns) == 0 || !strings.EqualFold(def.Columns[0].Name, c.name) {
 		return ""
 	}

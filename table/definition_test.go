@@ -1,9 +1,11 @@
 package table
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -144,5 +146,32 @@ func TestCreateExisting(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(dir, "missing"), nil); !errors.Is(err, rowttl.ErrNotFound) {
 		t.Fatalf("open of nothing: %v", err)
+	}
+}
+
+// TestSharedDefinitionIsNeverModified checks what SharedDefinition relies
+// on: a change of the definition installs a new one, leaving the one a
+// statement holds as it was.
+func TestSharedDefinitionIsNeverModified(t *testing.T) {
+	tbl := mustCreate(t, t.TempDir(), directDef(), &Options{DisableAutoCompaction: true})
+	defer checkClose(t, tbl)
+	ctx := context.Background()
+	held := tbl.SharedDefinition()
+	want := held.Clone()
+	if err := tbl.AddColumn(ctx, schema.Column{Name: "extra", Type: schema.BigIntType, Nullable: true}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := tbl.SetProperties(ctx, map[string]string{PropDisableAutoComp: "false"}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(held, want) {
+		t.Fatalf("held definition changed:\n%+v\nwant\n%+v", held, want)
+	}
+	now := tbl.SharedDefinition()
+	if now == held || now.Schema.Index("extra") < 0 || now.Properties[PropDisableAutoComp] != "false" {
+		t.Fatalf("new definition %+v lacks the changes", now)
+	}
+	if d := tbl.Definition(); d == now || !reflect.DeepEqual(d, now) {
+		t.Fatalf("Definition is not a copy of the shared one")
 	}
 }

@@ -495,6 +495,17 @@ func (t *Table) Definition() *Definition {
 	return t.vs.current.def.Clone()
 }
 
+// SharedDefinition returns the table's current definition itself, which
+// the caller must never modify (Definition returns a copy to modify). A
+// version's definition is immutable (a change installs a new one), so a
+// statement that only reads the table's shape takes no copy: a short
+// query's planning cloned the schema and properties every time.
+func (t *Table) SharedDefinition() *Definition {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.vs.current.def
+}
+
 // Policy returns the table's row TTL policy.
 func (t *Table) Policy() ttlcol.Policy {
 	t.mu.Lock()
