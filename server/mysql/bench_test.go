@@ -91,9 +91,9 @@ func BenchmarkStreamToGoSQLDriver(b *testing.B) {
 // Stream Loads (ROWTTL_BENCH_LOADS) of 20000 rows each
 // (ROWTTL_BENCH_LOAD_ROWS) run over HTTP on the same server, and reports
 // the p50 and p99 latency of the counts, the loads' rows per second
-// together and the process's peak RSS; every load must succeed, its rows
-// visible to a count as soon as it answers. With no loads, the counts run
-// for a second.
+// together, the process's processor time (per count without loads) and
+// peak RSS; every load must succeed, its rows visible to a count as soon
+// as it answers. With no loads, the counts run for a second.
 //
 //	go test -run XXX -bench CountUnderLoads -benchtime 1x ./server/mysql
 func BenchmarkCountUnderLoads(b *testing.B) {
@@ -147,7 +147,7 @@ func BenchmarkCountUnderLoads(b *testing.B) {
 			go func() { defer wg.Done(); time.Sleep(time.Second) }()
 		}
 		var succeeded atomic.Int32
-		loadStart := time.Now()
+		loadStart, cpu0 := time.Now(), cpuTime()
 		for l := 0; l < loads; l++ {
 			wg.Add(1)
 			go func(l int) {
@@ -206,6 +206,7 @@ func BenchmarkCountUnderLoads(b *testing.B) {
 		loadTime := time.Since(loadStart)
 		close(loadsDone)
 		qwg.Wait()
+		cpu := cpuTime() - cpu0
 		close(errs)
 		for err := range errs {
 			b.Fatal(err)
@@ -217,6 +218,13 @@ func BenchmarkCountUnderLoads(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		b.ReportMetric(float64(len(lat)), "counts")
+		// The process's processor time, server and clients together: on a
+		// shared machine it varies far less than the latencies. Without
+		// loads it is all the counts'.
+		b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms")
+		if loads == 0 {
+			b.ReportMetric(float64(cpu.Microseconds())/float64(len(lat)), "cpu-us/count")
+		}
 		if loads > 0 {
 			b.ReportMetric(float64(loads*loadRows)/loadTime.Seconds(), "load-rows/s")
 		}
