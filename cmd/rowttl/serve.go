@@ -30,6 +30,8 @@ type serveFlags struct {
 	bodyTimeout        time.Duration
 	mysqlListen        string
 	mysql              mysqlserver.Options
+	gc                 gcSettings
+	gcNote             string // what applyGC set, for the log
 }
 
 // passwordEnv names the variable serve reads the password from, so that it
@@ -119,7 +121,15 @@ holding up other loads into the table; one whose body sends nothing for
 --body-timeout fails and writes nothing. SIGINT or SIGTERM stops it
 gracefully: no new request is taken, running loads get --shutdown-timeout
 to finish (one whose body is silent for a second then fails), and the data
-directory is closed.`,
+directory is closed.
+
+The Go collector runs when the heap has grown by --gogc percent over the
+live heap (400 by default, GOGC=100 for other Go programs: a server
+under loads spent as much processor collecting as loading, and each
+collection's assists land on the latency of short statements), and
+sooner to keep the heap under --memory-limit, a soft limit (auto by
+default: half of the cgroup's memory limit, else of the machine's). A
+flag not given leaves what $GOGC or $GOMEMLIMIT set.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -129,6 +139,11 @@ directory is closed.`,
 			if err := resolvePassword(&f, cmd.Flags().Changed("password"), os.Getenv); err != nil {
 				return err
 			}
+			note, err := applyGC(f.gc, cmd.Flags().Changed("gogc"), cmd.Flags().Changed("memory-limit"), os.Getenv, "/proc/meminfo", "/sys/fs/cgroup/memory.max")
+			if err != nil {
+				return err
+			}
+			f.gcNote = note
 			return runServe(ctx, f, cmd.ErrOrStderr())
 		},
 	}
@@ -147,6 +162,8 @@ directory is closed.`,
 	fl.BoolVar(&f.allowEmptyPassword, "allow-empty-password", false, "accept --user with an empty password")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", time.Minute, "how long running loads may finish after SIGINT/SIGTERM")
 	fl.DurationVar(&f.bodyTimeout, "body-timeout", load.DefaultBodyTimeout, "fail a load whose request body sends nothing for this long (0: no limit)")
+	fl.IntVar(&f.gc.percent, "gogc", defaultGOGC, "heap growth in percent of the live heap between collections, as GOGC (-1: collect only near --memory-limit)")
+	fl.StringVar(&f.gc.limit, "memory-limit", "auto", "soft limit of the Go heap (512MiB, 4GiB; 0: none; auto: half of the cgroup's or machine's memory)")
 	return cmd
 }
 
@@ -171,6 +188,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 	}
 	logger := log.New(stderr, "rowttl serve: ", log.LstdFlags)
+	if f.gcNote != "" {
+		logger.Printf("collector: %s", f.gcNote)
+	}
 	if f.user == "" {
 		for _, l := range []net.Listener{ln, mln} {
 			if l == nil {

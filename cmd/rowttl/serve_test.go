@@ -19,8 +19,8 @@ import (
 
 // TestServeRefusesOpenCredentials: serve does not start with a user and
 // no password (unless told to accept an empty one), with a password and
-// no user, or with two sources of the password; the data directory is not
-// even opened.
+// no user, with two sources of the password, or with collector settings
+// it cannot take; the data directory is not even opened.
 func TestServeRefusesOpenCredentials(t *testing.T) {
 	t.Setenv(passwordEnv, "")
 	dir := filepath.Join(t.TempDir(), "data")
@@ -38,6 +38,9 @@ func TestServeRefusesOpenCredentials(t *testing.T) {
 		{[]string{"--user", "admin", "--password", "p", "--password-file", pwFile}, "not both"},
 		{[]string{"--user", "admin", "--password-file", filepath.Join(dir, "nope")}, "--password-file"},
 		{[]string{"--user", "admin", "--password-file", twoLines}, "one line"},
+		{[]string{"--memory-limit", "lots"}, `--memory-limit: bad size "lots"`},
+		{[]string{"--gogc", "-5"}, "--gogc -5: give a percentage"},
+		{[]string{"--gogc", "-1", "--memory-limit", "0"}, "--gogc -1 needs a --memory-limit"},
 	} {
 		// Were it to start, it would serve until the context ends.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -91,7 +94,7 @@ func TestServeCredentials(t *testing.T) {
 	dir := t.TempDir()
 	sqlIn(t, dir, `CREATE TABLE t (id INT) DUPLICATE KEY(id)`)
 	cmd := childCommand("serve", "--dir", dir, "--listen", "127.0.0.1:0", "--mysql-listen", "127.0.0.1:0", "--user", "admin",
-		"--password-file", writeFile(t, "pw", "from-file\n"), "--body-timeout", "1m")
+		"--password-file", writeFile(t, "pw", "from-file\n"), "--body-timeout", "1m", "--gogc", "250", "--memory-limit", "300MiB")
 	cmd.Env = append(cmd.Env, passwordEnv+"=") // the file is the only source
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -104,13 +107,18 @@ func TestServeCredentials(t *testing.T) {
 	sc := bufio.NewScanner(stderr)
 	addrRE := regexp.MustCompile(`on http://(127\.0\.0\.1:\d+)`)
 	var addr string
+	collector := false
 	for addr == "" && sc.Scan() {
 		if m := addrRE.FindStringSubmatch(sc.Text()); m != nil {
 			addr = m[1]
 		}
+		collector = collector || strings.HasSuffix(sc.Text(), "collector: GOGC=250, memory limit 300.0 MiB")
 	}
 	if addr == "" {
 		t.Fatal("serve ended before listening")
+	}
+	if !collector {
+		t.Error("serve did not log its collector settings before listening")
 	}
 	drained := make(chan struct{})
 	go func() {
