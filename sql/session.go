@@ -596,8 +596,9 @@ func policyOf(t *table.Table) ttlPolicy {
 func (s *Session) tableScope(def *table.Definition, pol ttlPolicy, db, name, alias string) *scope {
 	sc := &scope{db: db, tableName: name, qualifiers: []string{name}, showHidden: s.showHidden}
 	if alias != "" {
-		sc.qualifiers = []string{alias}
+		sc.qualifiers[0] = alias
 	}
+	sc.cols = make([]column, 0, len(def.Schema.Columns)+1)
 	for _, c := range def.Schema.Columns {
 		sc.cols = append(sc.cols, column{name: c.Name, typ: c.Type})
 	}
