@@ -13,7 +13,9 @@
 // the footer (with WriterOptions.Tag, opaque bytes the file's owner keeps
 // there from format 4, Reader.Tag) and returns a Summary. Open reads and
 // verifies the trailer, header and footer; ReadPage decodes one column of
-// one page into a new Arrow array. A Reader is safe for concurrent use.
+// one page into a new Arrow array. A Reader is safe for concurrent use; it
+// keeps one value a caller derives from it (Reader.Memo: the query's
+// mapping of a table schema onto its columns), never one it must interpret.
 //
 // Writer.CopyPage appends a page of another segment whose columns match
 // (Reader.SameLayout) as it is: its chunks' bytes, encodings, checksums and
