@@ -1,6 +1,7 @@
 package table
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ func heldBytes(t *testing.T, name string, data []byte) int {
 	if _, ok := parseWALName(name); !ok {
 		return len(data)
 	}
-	seg, err := decodeWALSegment(name, data)
+	seg, err := decodeWALSegment(name, bytes.Clone(data))
 	if err != nil {
 		t.Fatalf("%s before any damage: %v", name, err)
 	}

@@ -119,19 +119,54 @@ func readRecords(name string, data []byte) (payloads [][]byte, valid int, err er
 // readFramed is readRecords of a file of another kind (what, for messages)
 // framed the same way.
 func readFramed(kind, name string, data []byte) (payloads [][]byte, valid int, err error) {
-	return readFramedTorn(kind, name, data, false)
+	frames, valid, err := readFrames(kind, name, data, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, f := range frames {
+		payloads = append(payloads, f.payload)
+	}
+	return payloads, valid, nil
 }
 
 // tornSector is the unit a disk writes whole or not at all.
 const tornSector = 512
 
-// readFramedTorn is readFramed; with holes, a file whose records overwrite
-// zeros written ahead of them (the write-ahead log), it also takes for a
-// torn tail a damaged record that a sector never written shows in: the
-// pages of writes not yet synced reach the disk in any order, so a crash
-// can leave zeros inside a record, or before records written after it. A
+// frame is one record readFrames found.
+type frame struct {
+	// off is where its header starts.
+	off int
+	// payload is as the file holds it: masked, its trailer included, when
+	// masked is set (see appendMaskedRecord).
+	payload []byte
+	masked  bool
+}
+
+// maskedFlag, set in the length word of a write-ahead log record, says
+// that its payload is masked (appendMaskedRecord); the length is then
+// shifted up by one over a set low bit. Lengths never reach it
+// (maxRecordLen), so the records of the earlier formats never carry it,
+// and the manifest, which never masks, reads it as a length too long.
+const maskedFlag = 1 << 31
+
+// readFrames splits data into records. With wal, a write-ahead log whose
+// records overwrite zeros written ahead of them, it also takes for a torn
+// tail a damaged record that a sector never written shows in: the pages
+// of writes not yet synced reach the disk in any order, so a crash can
+// leave zeros inside a record, or before records written after it. A
 // record damaged another way is still corruption.
-func readFramedTorn(kind, name string, data []byte, holes bool) (payloads [][]byte, valid int, err error) {
+//
+// That rule is sound only where a written record cannot read as zeros
+// over what a sector holds of it: a masked record's payload looks random,
+// its header's first byte and its trailer are never zero, so a sector of
+// it reads as zeros with odds of 2^-4096 at most when the piece is whole
+// and never when it is a head or a tail. A segment's first record says
+// which form all of its records take (a writer starts a new segment, and
+// never appends to an old one): in a masked segment a record without the
+// flag is corruption. A segment of unmasked records, written before masks
+// were, keeps the rule it was written under.
+func readFrames(kind, name string, data []byte, wal bool) (frames []frame, valid int, err error) {
+	holes := wal
 	corrupt := func(off, end int, what string) error {
 		if holes && unwrittenSector(data, off, end) {
 			return nil
@@ -139,45 +174,62 @@ func readFramedTorn(kind, name string, data []byte, holes bool) (payloads [][]by
 		return rowttl.Errorf(rowttl.ErrCorruption, "%s %s: %s at offset %d", kind, name, what, off)
 	}
 	off := 0
+	segMasked := false
 	for off < len(data) {
 		rest := data[off:]
 		if allZero(rest) {
-			return payloads, off, nil
+			return frames, off, nil
 		}
 		if len(rest) < recordHeaderLen {
-			return payloads, off, nil
+			return frames, off, nil
 		}
-		n := binary.LittleEndian.Uint32(rest[0:])
+		word := binary.LittleEndian.Uint32(rest[0:])
 		if crc32.Checksum(rest[0:4], crcTable) != binary.LittleEndian.Uint32(rest[4:]) {
 			if err := corrupt(off, off+recordHeaderLen, "record length checksum mismatch"); err != nil {
 				return nil, 0, err
 			}
-			return payloads, off, nil
+			return frames, off, nil
 		}
-		if n > maxRecordLen {
+		masked := wal && word&maskedFlag != 0
+		if off == 0 {
+			segMasked = masked
+		}
+		n := word
+		if masked {
+			if word&1 == 0 || !segMasked {
+				return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "%s %s: bad record length at offset %d", kind, name, off)
+			}
+			n = (word &^ maskedFlag) >> 1
+		} else if segMasked {
+			return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "%s %s: unmasked record at offset %d", kind, name, off)
+		}
+		if n > maxRecordLen || (masked && n == 0) {
 			if err := corrupt(off, off+recordHeaderLen, "record too long"); err != nil {
 				return nil, 0, err
 			}
-			return payloads, off, nil
+			return frames, off, nil
 		}
 		if len(rest)-recordHeaderLen < int(n) {
 			// The header made it to disk and the payload did not.
-			return payloads, off, nil
+			return frames, off, nil
 		}
 		p := rest[recordHeaderLen : recordHeaderLen+int(n)]
 		if crc32.Checksum(p, crcTable) != binary.LittleEndian.Uint32(rest[8:]) {
 			if off+recordHeaderLen+int(n) == len(data) && allZero(p) {
-				return payloads, off, nil
+				return frames, off, nil
 			}
 			if err := corrupt(off, off+recordHeaderLen+int(n), "record checksum mismatch"); err != nil {
 				return nil, 0, err
 			}
-			return payloads, off, nil
+			return frames, off, nil
 		}
-		payloads = append(payloads, p)
+		if masked && p[n-1] != walTrailer {
+			return nil, 0, rowttl.Errorf(rowttl.ErrCorruption, "%s %s: bad record trailer at offset %d", kind, name, off)
+		}
+		frames = append(frames, frame{off: off, payload: p, masked: masked})
 		off += recordHeaderLen + int(n)
 	}
-	return payloads, off, nil
+	return frames, off, nil
 }
 
 // unwrittenSector reports whether a sector overlapping [off, end) reads

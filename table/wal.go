@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -19,9 +20,13 @@ import (
 // The write-ahead log holds small writes until a flush makes them a
 // rowset. It is a sequence of segment files WAL-000123 (numbered from the
 // table's file numbers, so a later segment has a larger number), each a
-// sequence of records framed as manifest records are (see appendRecord):
+// sequence of records framed as manifest records are (see appendRecord),
+// their payloads masked (see appendMaskedRecord):
 //
 //	payload   | seq (uvarint) | body |
+//
+// Segments written before masking hold unmasked records; they replay as
+// they were written (see readFrames).
 //
 // seq numbers the records in the order writers queued them, across
 // segments, strictly increasing; a number whose write failed is never
@@ -374,10 +379,10 @@ func (w *walWriter) writeGroup(group []*walOp) {
 	for _, o := range group {
 		size += recordHeaderLen + binary.MaxVarintLen64 + len(o.prefix) + len(o.body)
 	}
-	buf := make([]byte, 0, size)
+	buf := make([]byte, 0, size+len(group))
 	for _, o := range group {
 		var seq [binary.MaxVarintLen64]byte
-		buf = appendRecordParts(buf, seq[:binary.PutUvarint(seq[:], o.seq)], o.prefix, o.body)
+		buf = appendMaskedRecord(buf, w.size+int64(len(buf)), seq[:binary.PutUvarint(seq[:], o.seq)], o.prefix, o.body)
 		needSync = needSync || o.sync
 	}
 	name := walName(w.num)
@@ -440,6 +445,64 @@ func (w *walWriter) close() error {
 	return err
 }
 
+// A record of the log is masked (maskedFlag): its payload is XORed with a
+// keystream seeded by the record's offset in its segment and followed by
+// walTrailer, the checksum covering both as written. Replay tells a torn
+// tail from damage by a sector that reads as zeros (see readFrames): a
+// written record must never read so, and a payload holds runs of zeros
+// (a column of zeros, an all-valid bitmap), which masked look random.
+// The trailer and the header's first byte (the length's set low bit) are
+// never zero, so neither is a short piece of a record at either end of a
+// sector.
+const walTrailer = 0x5a
+
+// appendMaskedRecord is appendRecordParts of a masked write-ahead log
+// record whose header starts at offset off of its segment.
+func appendMaskedRecord(dst []byte, off int64, parts ...[]byte) []byte {
+	start := len(dst)
+	n := 1
+	for _, p := range parts {
+		n += len(p)
+	}
+	var h [recordHeaderLen]byte
+	binary.LittleEndian.PutUint32(h[0:], maskedFlag|uint32(n)<<1|1)
+	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(h[0:4], crcTable))
+	dst = append(dst, h[:]...)
+	for _, p := range parts {
+		dst = append(dst, p...)
+	}
+	dst = append(dst, walTrailer)
+	p := dst[start+recordHeaderLen:]
+	maskWAL(p[:len(p)-1], off)
+	binary.LittleEndian.PutUint32(dst[start+8:], crc32.Checksum(p, crcTable))
+	return dst
+}
+
+// maskWAL XORs p, the payload of the record at offset off, with its
+// keystream: splitmix64 of a counter, whose steps are independent of one
+// another, so they overlap in the pipeline. It masks and unmasks.
+func maskWAL(p []byte, off int64) {
+	x := uint64(off) * 0xd1342543de82ef95
+	for len(p) >= 8 {
+		x += 0x9e3779b97f4a7c15
+		binary.LittleEndian.PutUint64(p, binary.LittleEndian.Uint64(p)^splitmix(x))
+		p = p[8:]
+	}
+	if len(p) > 0 {
+		x += 0x9e3779b97f4a7c15
+		z := splitmix(x)
+		for i := range p {
+			p[i] ^= byte(z >> (8 * i))
+		}
+	}
+}
+
+func splitmix(z uint64) uint64 {
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
 // walRecord is one replayed record.
 type walRecord struct {
 	seq  uint64
@@ -497,15 +560,21 @@ func replayWAL(fsys vfs.FS, dir string) ([]walSegment, error) {
 	return segs, nil
 }
 
-// decodeWALSegment splits the bytes of one segment into records.
+// decodeWALSegment splits the bytes of one segment into records,
+// unmasking them in data: the records' bodies lie in it.
 func decodeWALSegment(name string, data []byte) (walSegment, error) {
-	payloads, valid, err := readFramedTorn("write-ahead log", name, data, true)
+	frames, valid, err := readFrames("write-ahead log", name, data, true)
 	if err != nil {
 		return walSegment{}, err
 	}
 	seg := walSegment{valid: int64(valid), size: int64(len(data))}
 	var prev uint64
-	for i, p := range payloads {
+	for i, f := range frames {
+		p := f.payload
+		if f.masked {
+			p = p[:len(p)-1]
+			maskWAL(p, int64(f.off))
+		}
 		seq, n := binary.Uvarint(p)
 		if n <= 0 {
 			return walSegment{}, rowttl.Errorf(rowttl.ErrCorruption, "write-ahead log %s: record %d has no sequence number", name, i)

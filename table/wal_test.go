@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -316,6 +317,16 @@ func TestWALReplayRefusesDamage(t *testing.T) {
 	})
 }
 
+// maskedSegment is a segment of the records numbered seqs, bodies
+// walBody's, as the log writes them.
+func maskedSegment(seqs ...uint64) []byte {
+	var data []byte
+	for _, s := range seqs {
+		data = appendMaskedRecord(data, int64(len(data)), binary.AppendUvarint(nil, s), walBody(s))
+	}
+	return data
+}
+
 // FuzzWALSegment: decoding any bytes either fails with ErrCorruption or
 // yields records whose encoding is the valid prefix.
 func FuzzWALSegment(f *testing.F) {
@@ -323,12 +334,17 @@ func FuzzWALSegment(f *testing.F) {
 	for s := uint64(1); s <= 3; s++ {
 		data = appendRecord(data, append(binary.AppendUvarint(nil, s), walBody(s)...))
 	}
-	f.Add(data)
-	f.Add(data[:len(data)-5])
-	f.Add(append(bytes.Clone(data), 0, 0, 0, 0))
+	masked := maskedSegment(1, 2, 3)
+	for _, d := range [][]byte{data, masked} {
+		f.Add(d)
+		f.Add(d[:len(d)-5])
+		f.Add(append(bytes.Clone(d), 0, 0, 0, 0))
+	}
+	f.Add(append(bytes.Clone(masked), make([]byte, tornSector)...))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		name := filepath.Join("/t", walName(1))
+		orig := bytes.Clone(data)
 		seg, err := decodeWALSegment(name, data)
 		if err != nil {
 			if !errors.Is(err, rowttl.ErrCorruption) {
@@ -336,10 +352,17 @@ func FuzzWALSegment(f *testing.F) {
 			}
 			return
 		}
+		isMasked := len(orig) >= 4 && binary.LittleEndian.Uint32(orig)&maskedFlag != 0
 		var again []byte
 		for _, r := range seg.records {
-			again = appendRecord(again, append(binary.AppendUvarint(nil, r.seq), r.body...))
+			seq := binary.AppendUvarint(nil, r.seq)
+			if isMasked {
+				again = appendMaskedRecord(again, int64(len(again)), seq, r.body)
+			} else {
+				again = appendRecord(again, append(seq, r.body...))
+			}
 		}
+		data = orig
 		if !bytes.Equal(again, data[:seg.valid]) {
 			t.Fatalf("records re-encode to %d bytes, valid prefix is %d", len(again), seg.valid)
 		}
@@ -518,12 +541,31 @@ func TestWALPreallocatedSegment(t *testing.T) {
 // inside a record or before later ones: the records before the first
 // such sector replay, and a record damaged another way is corruption.
 func TestWALReplayHoles(t *testing.T) {
-	body := func(s uint64) []byte { return bytes.Repeat([]byte{byte(s)}, 1500) }
+	for _, form := range []struct {
+		name string
+		enc  func(data []byte, seq, body []byte) []byte
+	}{
+		{"masked", func(data, seq, body []byte) []byte { return appendMaskedRecord(data, int64(len(data)), seq, body) }},
+		{"unmasked", func(data, seq, body []byte) []byte { return appendRecord(data, append(seq, body...)) }},
+	} {
+		t.Run(form.name, func(t *testing.T) { testWALReplayHoles(t, form.enc, form.name == "masked") })
+	}
+}
+
+func testWALReplayHoles(t *testing.T, enc func(data, seq, body []byte) []byte, masked bool) {
+	body := func(s uint64) []byte {
+		if s == 4 && masked {
+			// A run of zeros a written record holds: masked, it never
+			// reads as a sector the disk did not write.
+			return make([]byte, 1500)
+		}
+		return bytes.Repeat([]byte{byte(s)}, 1500)
+	}
 	var data []byte
 	var offs []int
 	for s := uint64(1); s <= 5; s++ {
 		offs = append(offs, len(data))
-		data = appendRecord(data, append(binary.AppendUvarint(nil, s), body(s)...))
+		data = enc(data, binary.AppendUvarint(nil, s), body(s))
 	}
 	data = append(data, make([]byte, walPreallocMin)...)
 	sectorAt := func(off int) (int, int) { s := off - off%tornSector; return s, s + tornSector }
@@ -536,6 +578,7 @@ func TestWALReplayHoles(t *testing.T) {
 		{"inside the third", offs[2] + 700, 2},
 		{"inside the last", offs[4] + 900, 4},
 		{"first sector", 0, 0},
+		{"tail of the third", offs[3] - 1, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := bytes.Clone(data)
@@ -555,13 +598,20 @@ func TestWALReplayHoles(t *testing.T) {
 			}
 		})
 	}
-	t.Run("flipped byte", func(t *testing.T) {
-		d := bytes.Clone(data)
-		d[offs[2]+700] ^= 1
-		if _, err := decodeWALSegment(walName(1), d); !errors.Is(err, rowttl.ErrCorruption) {
-			t.Fatalf("decode = %v, want corruption", err)
-		}
-	})
+	flipped := []int{offs[2] + 700}
+	if masked {
+		// Beside the run of zeros the fourth record holds.
+		flipped = append(flipped, offs[3]+recordHeaderLen+1, offs[4]-1)
+	}
+	for _, pos := range flipped {
+		t.Run(fmt.Sprintf("flipped byte %d", pos), func(t *testing.T) {
+			d := bytes.Clone(data)
+			d[pos] ^= 1
+			if _, err := decodeWALSegment(walName(1), d); !errors.Is(err, rowttl.ErrCorruption) || !strings.Contains(err.Error(), walName(1)) {
+				t.Fatalf("decode = %v, want corruption naming the segment", err)
+			}
+		})
+	}
 	t.Run("zeros in the payload short of a sector", func(t *testing.T) {
 		d := bytes.Clone(data)
 		lo, _ := sectorAt(offs[2] + 700)
