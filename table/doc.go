@@ -40,7 +40,9 @@
 // as below, so versions stay in publish order and rowsets hold the versions
 // before every memtable's. Close flushes; Open replays the log records
 // after the manifest's position into a memtable (a torn tail is ignored, a
-// damaged record before it is ErrCorruption naming the file) and syncs
+// damaged record before it is ErrCorruption naming the file; records are
+// masked with a keystream, so a written one never shows the sector of
+// zeros that marks a write a crash left half-done) and syncs
 // them before new writes follow. Labels are in the log records too, so they
 // stay idempotent across crashes.
 //

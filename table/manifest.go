@@ -91,25 +91,6 @@ func appendRecord(dst, payload []byte) []byte {
 	return append(dst, payload...)
 }
 
-// appendRecordParts is appendRecord of the payload that parts make
-// together, without joining them first.
-func appendRecordParts(dst []byte, parts ...[]byte) []byte {
-	n, crc := 0, uint32(0)
-	for _, p := range parts {
-		n += len(p)
-		crc = crc32.Update(crc, crcTable, p)
-	}
-	var h [recordHeaderLen]byte
-	binary.LittleEndian.PutUint32(h[0:], uint32(n))
-	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(h[0:4], crcTable))
-	binary.LittleEndian.PutUint32(h[8:], crc)
-	dst = append(dst, h[:]...)
-	for _, p := range parts {
-		dst = append(dst, p...)
-	}
-	return dst
-}
-
 // readRecords splits a manifest into payloads. It returns the length of the
 // valid prefix, so a torn tail can be cut.
 func readRecords(name string, data []byte) (payloads [][]byte, valid int, err error) {

@@ -456,7 +456,8 @@ func (w *walWriter) close() error {
 // sector.
 const walTrailer = 0x5a
 
-// appendMaskedRecord is appendRecordParts of a masked write-ahead log
+// appendMaskedRecord is appendRecord of the payload that parts make
+// together, without joining them first, as a masked write-ahead log
 // record whose header starts at offset off of its segment.
 func appendMaskedRecord(dst []byte, off int64, parts ...[]byte) []byte {
 	start := len(dst)
