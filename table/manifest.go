@@ -139,17 +139,18 @@ const maskedFlag = 1 << 31
 //
 // That rule is sound only where a written record cannot read as zeros
 // over what a sector holds of it: a masked record's payload looks random,
-// its header's first byte and its trailer are never zero, so a sector of
-// it reads as zeros with odds of 2^-4096 at most when the piece is whole
-// and never when it is a head or a tail. A segment's first record says
-// which form all of its records take (a writer starts a new segment, and
-// never appends to an old one): in a masked segment a record without the
-// flag is corruption. A segment of unmasked records, written before masks
-// were, keeps the rule it was written under.
+// its header's first byte and its trailer are never zero, so what a
+// sector holds of it reads as zeros with odds of about 2^-4000 when that
+// is a whole sector, and never when it is the record's head or tail but
+// for damage that zeroes exactly those bytes. A segment's first record
+// says which form all of its records take (a writer starts a new segment,
+// and never appends to an old one): in a masked segment a record without
+// the flag is corruption. A segment of unmasked records, written before
+// masks were, keeps the rule it was written under: a damaged record of it
+// that holds a sector of zeros still reads as a torn tail.
 func readFrames(kind, name string, data []byte, wal bool) (frames []frame, valid int, err error) {
-	holes := wal
 	corrupt := func(off, end int, what string) error {
-		if holes && unwrittenSector(data, off, end) {
+		if wal && unwrittenSector(data, off, end) {
 			return nil
 		}
 		return rowttl.Errorf(rowttl.ErrCorruption, "%s %s: %s at offset %d", kind, name, what, off)
