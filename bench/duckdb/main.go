@@ -11,6 +11,13 @@
 //
 // The TTL filter is `ttl IS NULL OR ttl > now` over a BIGINT column of
 // epoch microseconds, as rowttl's direct mode stores it.
+//
+// With -diff n it is instead a differential test of rowttl's SQL: n random
+// queries of the suite's kinds (-diffseed picks them) run in rowttl's SQL
+// session and in DuckDB over the same tables, and the answers that differ
+// are printed (see diff.go):
+//
+//	duckbench -diff 300 -diffseed 3 -rows 1000000
 package main
 
 import (
@@ -86,8 +93,26 @@ func main() {
 	flag.BoolVar(&c.isolate, "isolate", true, "run every workload in a fresh child process (per-workload peak RSS)")
 	flag.BoolVar(&c.child, "child", false, "internal: run the workloads in this process")
 	script := flag.String("sql", "", "run these ';'-separated statements in an in-memory database and print their rows (TAB-separated), e.g. to read a Parquet file rowttl wrote")
+	diff := flag.Int("diff", 0, "run this many random queries in rowttl's SQL session and in DuckDB and print the answers that differ")
+	diffSeed := flag.Uint64("diffseed", 1, "seed of the -diff query generator")
+	splitPart := flag.Bool("splitpart", true, "-diff queries use split_part()")
 	flag.Parse()
 	c.progress = os.Stderr
+	if *diff > 0 {
+		l, err := bench.ParseLayout(layouts)
+		if err == nil {
+			c.layout = l
+			err = os.MkdirAll(c.dir, 0o755)
+		}
+		if err == nil {
+			err = runDiff(context.Background(), c, *diff, *diffSeed, *splitPart, os.Stdout)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "duckbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *script != "" {
 		if err := runScript(context.Background(), *script, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "duckbench:", err)
