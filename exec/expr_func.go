@@ -446,3 +446,66 @@ func (d *DateDiff) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 	}
 	return makeArray(arrow.PrimitiveTypes.Int32, n, valid, nulls, buf), nil
 }
+
+// SplitPart is split_part(s, delim, field) of the dialect (Doris's): the
+// field-th piece of s cut at every delim, counted from 1, or from the end
+// when field is negative; ok is false (the answer is NULL) for field 0, an
+// empty delim, or a field past the pieces, where DuckDB answers an empty
+// string.
+func SplitPart(s, delim string, field int64) (part string, ok bool) {
+	if field == 0 || delim == "" {
+		return "", false
+	}
+	pieces := strings.Split(s, delim)
+	if field < 0 {
+		field += int64(len(pieces)) + 1
+	}
+	if field < 1 || field > int64(len(pieces)) {
+		return "", false
+	}
+	return pieces[field-1], true
+}
+
+// SplitPartConst is split_part(x, delim, field) over a string column with
+// a constant delimiter and field (the planner sends other forms to the row
+// engine).
+type SplitPartConst struct {
+	X     Expr
+	Delim string
+	Field int64
+}
+
+// Type implements Expr.
+func (f *SplitPartConst) Type() schema.Type { return schema.StringType }
+
+func (f *SplitPartConst) String() string {
+	return fmt.Sprintf("split_part(%s, '%s', %d)", f.X, strings.ReplaceAll(f.Delim, "'", "''"), f.Field)
+}
+
+// Eval implements Expr.
+func (f *SplitPartConst) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	x, err := f.X.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	s, ok := x.(*array.String)
+	if !ok {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: split_part of %s", x.DataType())
+	}
+	bld := array.NewStringBuilder(env.Mem)
+	defer bld.Release()
+	bld.Reserve(s.Len())
+	for i := range s.Len() {
+		if s.IsNull(i) {
+			bld.AppendNull()
+			continue
+		}
+		if p, ok := SplitPart(s.Value(i), f.Delim, f.Field); ok {
+			bld.Append(p)
+		} else {
+			bld.AppendNull()
+		}
+	}
+	return bld.NewArray(), nil
+}

@@ -49,7 +49,8 @@
 //     of constants, else the OR of the comparisons), BETWEEN, LIKE (a
 //     pattern per row too), CASE, IF, NULLIF, COALESCE/IFNULL, date parts,
 //     INTERVAL arithmetic, datediff, date_trunc, upper, lower, trim,
-//     length, concat, substr, CAST between the kinds exec.Cast implements;
+//     length, concat, substr, split_part (constant delimiter and field),
+//     CAST between the kinds exec.Cast implements;
 //     DECIMAL comparison and arithmetic through exec.DecimalCompare and
 //     exec.DecimalArith), with WHERE, GROUP BY (expressions, aliases,
 //     positions), HAVING, count/sum/min/max/avg (DISTINCT too, count of

@@ -341,6 +341,8 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 		}}, nil
 	case "substring", "substr":
 		return c.compileSubstring(f)
+	case "split_part":
+		return c.compileSplitPart(f)
 	}
 	return nil, unsupportedf("unknown function %s()", f.Name)
 }
@@ -465,6 +467,36 @@ func (c *compiler) compileSubstring(f *parser.FuncCall) (*compiled, error) {
 			n = vals[2].Int
 		}
 		return schema.BytesVal([]byte(exec.Substring(string(vals[0].Bytes), vals[1].Int, n, len(vals) == 3))), nil
+	}}, nil
+}
+
+func (c *compiler) compileSplitPart(f *parser.FuncCall) (*compiled, error) {
+	if err := c.nargs(f, 3, 3); err != nil {
+		return nil, err
+	}
+	xs, err := c.compileAll(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range []schema.Type{stringType, stringType, bigintType} {
+		if xs[i], err = c.convert(xs[i], t); err != nil {
+			return nil, err
+		}
+	}
+	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+		var vals [3]schema.Value
+		for i, x := range xs {
+			v, err := x.eval(row)
+			if err != nil || v.IsNull() {
+				return schema.Null, err
+			}
+			vals[i] = v
+		}
+		p, ok := exec.SplitPart(string(vals[0].Bytes), string(vals[1].Bytes), vals[2].Int)
+		if !ok {
+			return schema.Null, nil
+		}
+		return schema.BytesVal([]byte(p)), nil
 	}}, nil
 }
 

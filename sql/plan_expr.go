@@ -455,6 +455,20 @@ func (c *vcompiler) funcCall(f *parser.FuncCall) (exec.Expr, error) {
 			}
 		}
 		return out, nil
+	case "split_part":
+		if err := nargs(3, 3); err != nil {
+			return nil, err
+		}
+		x, err := c.convert(args[0], stringType)
+		if err != nil {
+			return nil, err
+		}
+		delim, ok1 := args[1].(*exec.Literal)
+		field, ok2 := args[2].(*exec.Literal)
+		if !ok1 || !ok2 || delim.Val.IsNull() || field.Val.IsNull() || !delim.Typ.IsString() || !isIntLike(field.Typ) {
+			return nil, rowEnginef("split_part() without a constant delimiter and field")
+		}
+		return &exec.SplitPartConst{X: x, Delim: string(delim.Val.Bytes), Field: field.Val.Int}, nil
 	case "coalesce", "ifnull", "nvl":
 		lo, hi := 2, 2
 		if f.Name == "coalesce" {
