@@ -30,3 +30,23 @@ func literalOf(e Expr) (*Literal, bool) {
 	l, ok := e.(*Literal)
 	return l, ok
 }
+
+// ScalarCell is the value of an uncorrelated scalar subquery that the plan
+// runs once, before the first row that reads it, and sets in Val; it is
+// not a Literal, so that no planning step reads its value early.
+type ScalarCell struct {
+	Typ schema.Type
+	Val schema.Value
+	// Text is the subquery as EXPLAIN prints it.
+	Text string
+}
+
+// Type implements Expr.
+func (c *ScalarCell) Type() schema.Type { return c.Typ }
+
+// Eval implements Expr.
+func (c *ScalarCell) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	return schema.ConstArray(env.Mem, c.Typ.Arrow(), c.Val, int(b.NumRows())), nil
+}
+
+func (c *ScalarCell) String() string { return c.Text }

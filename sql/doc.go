@@ -273,7 +273,9 @@
 //     planned as the [NOT] EXISTS it equals (y = x a key; for NOT IN the
 //     residual y = x OR y IS NULL OR x IS NULL); a scalar subquery is a
 //     cross join with its single row: NULL without rows, "Subquery
-//     returns more than 1 row" with more. An uncorrelated IN (subquery)
+//     returns more than 1 row" with more (in a query with GROUP BY or
+//     aggregates, an uncorrelated one runs once, before the first row,
+//     into an exec.ScalarCell). An uncorrelated IN (subquery)
 //     or EXISTS anywhere else (under OR or NOT, in the select list, in
 //     HAVING) runs once, before the first row, into an exec.ValueSet the
 //     rows probe; a correlated one there is refused.

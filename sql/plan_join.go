@@ -513,6 +513,23 @@ func (p *relPlanner) planFrom(st *parser.Select, used []parser.Expr) (*fromPlan,
 			need[slot] = true
 		}
 	}
+	// GROUP BY, HAVING and ORDER BY read the relation's columns too (a
+	// column named only there must stay in its scan); their names that
+	// are not columns are select-list aliases, resolved above.
+	late := append([]parser.Expr(nil), st.GroupBy...)
+	if st.Having != nil {
+		late = append(late, st.Having)
+	}
+	for _, o := range st.OrderBy {
+		late = append(late, o.Expr)
+	}
+	for _, e := range late {
+		for _, r := range colRefs(e) {
+			if slot, err := full.resolve(r); err == nil {
+				need[slot] = true
+			}
+		}
+	}
 	fp.full = full
 	// The outer columns a correlated EXISTS or IN names are read too; a
 	// name that is not the outer query's is left to the subquery.

@@ -22,7 +22,10 @@ import (
 // become keys); a correlated [NOT] IN is decorrelated the same way, as
 // the [NOT] EXISTS it equals (correlatedIn). A scalar subquery anywhere
 // is a cross join with its one row (NULL when it has none, an error when
-// it has more), its value a column of the joined row. An uncorrelated IN
+// it has more), its value a column of the joined row; in a query with
+// GROUP BY or aggregates, whose select list, HAVING and ORDER BY read the
+// aggregation's output, an uncorrelated one is run once before the first
+// row into a value (exec.ScalarCell). An uncorrelated IN
 // (subquery) or EXISTS anywhere else (under OR, in the select list, in
 // HAVING) is evaluated once, before the first row, into a set that each
 // row probes (onceSet); a correlated one there is refused.
@@ -156,9 +159,24 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 	if out != c {
 		out.insub = c.insub
 		// Scalar subqueries join below the aggregation; over its output
-		// they would have to be group keys.
-		out.subq = func(*parser.SubqueryExpr) (exec.Expr, error) {
-			return nil, notYet("a scalar subquery in a query with GROUP BY or aggregates")
+		// they would have to be group keys. An uncorrelated one is one
+		// value, run once before the first row instead.
+		out.subq = func(e *parser.SubqueryExpr) (exec.Expr, error) {
+			if st, ok := e.Query.(*parser.Select); ok && p.isCorrelated(fp.full, st) {
+				return nil, notYet("a correlated scalar subquery in a query with GROUP BY or aggregates")
+			}
+			sub, err := p.planQuery(e.Query)
+			if err != nil {
+				return nil, err
+			}
+			cols := sub.outCols()
+			if len(cols) != 1 {
+				return nil, invalidf("Operand should contain 1 column(s)")
+			}
+			text := "(" + parser.FormatQuery(e.Query) + ")"
+			cell := &exec.ScalarCell{Typ: cols[0].Type, Val: schema.Null, Text: text}
+			sp.sets = append(sp.sets, &onceSet{sub: sub, cell: cell, text: text})
+			return cell, nil
 		}
 	}
 	wp := &windowPlan{}
@@ -479,16 +497,21 @@ func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e 
 }
 
 // onceSet is a subquery run once into a set before the rows that read it:
-// its key's values (IN), or whether it has a row (EXISTS: key is nil).
+// its key's values (IN), or whether it has a row (EXISTS: key is nil); or,
+// with cell set, a scalar subquery's one value (set is nil).
 type onceSet struct {
 	sub  relPlan
 	key  exec.Expr
 	set  *exec.ValueSet
+	cell *exec.ScalarCell
 	text string
 }
 
 // fill runs the subquery into the set.
 func (s *onceSet) fill(ctx context.Context, env *exec.Env) error {
+	if s.cell != nil {
+		return s.fillCell(ctx, env)
+	}
 	s.set.Reset()
 	op, err := s.sub.build(env)
 	if err != nil {
@@ -520,6 +543,40 @@ func (s *onceSet) fill(ctx context.Context, env *exec.Env) error {
 		}
 	}
 	return s.set.Seal(env)
+}
+
+// fillCell runs a scalar subquery into its cell: NULL when it has no row,
+// an error when it has more than one.
+func (s *onceSet) fillCell(ctx context.Context, env *exec.Env) error {
+	s.cell.Val = schema.Null
+	op, err := s.sub.build(env)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	rows := 0
+	for {
+		b, err := op.Next(ctx)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return nil
+		}
+		n := int(b.NumRows())
+		if rows+n > 1 {
+			b.Release()
+			return invalidf("Subquery returns more than 1 row")
+		}
+		if n == 1 {
+			// The value outlives the batch.
+			v := schema.ValueAt(b.Column(0), 0)
+			v.Bytes = slices.Clone(v.Bytes)
+			s.cell.Val = v
+		}
+		rows += n
+		b.Release()
+	}
 }
 
 // setsOp fills its sets at its first Next, then passes its input on: it
@@ -569,7 +626,9 @@ func (o *setsRelease) Next(ctx context.Context) (arrow.RecordBatch, error) { ret
 func (o *setsRelease) Close() {
 	o.in.Close()
 	for _, s := range o.sets {
-		s.set.Reset()
+		if s.set != nil {
+			s.set.Reset()
+		}
 	}
 	if o.groups != nil {
 		o.groups.Release()
