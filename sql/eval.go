@@ -235,6 +235,8 @@ func (c *compiler) compileNode(e parser.Expr) (*compiled, error) {
 		return c.compileCase(e)
 	case *parser.DateArith:
 		return c.compileDateArith(e)
+	case *parser.TimestampDiff:
+		return c.compileTimestampDiff(e)
 	}
 	if err := refuseNode(e); err != nil {
 		return nil, err
