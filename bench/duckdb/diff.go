@@ -417,7 +417,7 @@ func (g *queryGen) limit() string {
 }
 
 func (g *queryGen) query() diffQuery {
-	switch g.r.IntN(14) {
+	switch g.r.IntN(15) {
 	case 12:
 		// Outer joins whose users side is NULL for most rows: NULL keys
 		// in GROUP BY and ORDER BY, aggregates of NULLs.
@@ -427,6 +427,14 @@ func (g *queryGen) query() diffQuery {
 		a := g.pick("count(*)", "count(u.user_id)", "sum(u.user_id)", "min(u.country)", "avg(u.user_id)", "count(DISTINCT u.country)", "sum(e.amount)")
 		q := fmt.Sprintf("SELECT %s AS k, %s, count(*) FROM events e LEFT JOIN users u ON %s WHERE %%s GROUP BY %s ORDER BY 1 %s NULLS %s", gk, a, on, gk, g.pick("ASC", "DESC"), g.pick("FIRST", "LAST"))
 		return diffQuery{kind: "outer", rowttl: fmt.Sprintf(q, w.r), duck: fmt.Sprintf(q, w.d), ordered: true}
+	case 14:
+		// ORDER BY an aggregate the select list does not show, ties
+		// broken by the key.
+		k := g.key("")
+		w := g.where("")
+		ob := fmt.Sprintf(" ORDER BY %s %s, 1 NULLS FIRST LIMIT %d", g.pick("sum(amount)", "count(*)", "min(id)", "max(user_id) - min(user_id)"), g.pick("ASC", "DESC"), 1+g.r.IntN(15))
+		q := both{"SELECT " + k.r + ", count(*) FROM events" + w.r + " GROUP BY 1" + ob, "SELECT " + k.d + ", count(*) FROM events" + w.d + " GROUP BY 1" + ob}
+		return diffQuery{kind: "orderagg", rowttl: q.r, duck: q.d, ordered: true}
 	case 13:
 		// Date functions over event_time, row by row.
 		e := g.pick("to_date(event_time)|CAST(event_time AS DATE)",
@@ -439,7 +447,6 @@ func (g *queryGen) query() diffQuery {
 			"date_format(event_time, '%Y/%m/%d %H:%i:%s')|strftime(event_time, '%Y/%m/%d %H:%M:%S')",
 			"timestampdiff(HOUR, event_time, '2026-01-01 00:00:00')|datesub('hour', event_time, TIMESTAMP '2026-01-01 00:00:00')",
 			"date_trunc(event_time, 'minute')|date_trunc('minute', event_time)",
-			"dayofweek(event_time)|dayofweek(event_time) + 1",
 			"CAST(event_time AS VARCHAR)|strftime(event_time, '%Y-%m-%d %H:%M:%S.%f')")
 		ex := strings.SplitN(e, "|", 2)
 		w := g.pred("", 1)
@@ -457,8 +464,16 @@ func (g *queryGen) query() diffQuery {
 		w := g.where("")
 		a := g.aggs("", 1+g.r.IntN(3))
 		having := both{}
-		if g.chance(0.4) {
+		switch g.r.IntN(5) {
+		case 0:
 			having = same(fmt.Sprintf(" HAVING count(*) > %d", g.r.IntN(200)))
+		case 1:
+			// A column only HAVING names.
+			having = same(fmt.Sprintf(" HAVING sum(amount) > %d AND max(user_id) > %d", g.r.IntN(500000), g.r.IntN(1000000)))
+		case 2:
+			w := g.pred("", 0)
+			having = both{" HAVING avg(amount) > (SELECT avg(amount) FROM events WHERE " + w.r + ")",
+				" HAVING avg(amount) > (SELECT avg(amount) FROM events WHERE " + w.d + ")"}
 		}
 		q := both{"SELECT " + k.r + ", " + a.r + " FROM events" + w.r + " GROUP BY " + k.r + having.r,
 			"SELECT " + k.d + ", " + a.d + " FROM events" + w.d + " GROUP BY " + k.d + having.d}
