@@ -236,9 +236,10 @@
 // set operations and windows" below); what it does not plan yet is
 // refused by name with ErrNotSupported ("a RANGE frame starting after or
 // ending before the current row is not supported yet", ...) before any
-// table is read or written, as are REGEXP and EXTRACT, which no kernel
-// computes yet (refuse.go). TIMESTAMPDIFF is computed by the row
-// compiler (timestampdiff.go), inside vectorised plans too. UPDATE and DELETE refuse subqueries.
+// table is read or written, as is EXTRACT, which no kernel computes yet
+// (refuse.go). TIMESTAMPDIFF, REGEXP, regexp_extract and concat_ws are
+// computed by the row compiler (timestampdiff.go, strfuncs.go), inside
+// vectorised plans too. UPDATE and DELETE refuse subqueries.
 //
 // # Joins, subqueries, set operations and windows
 //

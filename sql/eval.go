@@ -237,6 +237,8 @@ func (c *compiler) compileNode(e parser.Expr) (*compiled, error) {
 		return c.compileDateArith(e)
 	case *parser.TimestampDiff:
 		return c.compileTimestampDiff(e)
+	case *parser.RegexpExpr:
+		return c.compileRegexp(e)
 	}
 	if err := refuseNode(e); err != nil {
 		return nil, err

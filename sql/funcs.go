@@ -343,6 +343,10 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 		return c.compileSubstring(f)
 	case "split_part":
 		return c.compileSplitPart(f)
+	case "regexp_extract":
+		return c.compileRegexpExtract(f)
+	case "concat_ws":
+		return c.compileConcatWs(f)
 	}
 	return nil, unsupportedf("unknown function %s()", f.Name)
 }

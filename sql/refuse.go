@@ -8,7 +8,7 @@ import (
 // The row-at-a-time executor of this package runs the plain query block
 // (Select.IsSimple) and nothing else: the analytic shapes the parser also
 // accepts (joins, derived tables, set operations, WITH, subqueries, window
-// functions, REGEXP, EXTRACT) belong to the planner, and
+// functions, EXTRACT) belong to the planner, and
 // are refused here by name rather than run wrongly.
 
 // notYet is the refusal of a construct the planner will run.
@@ -74,8 +74,6 @@ func refuseNode(x parser.Expr) error {
 		return notYet("EXISTS")
 	case *parser.WindowFunc:
 		return notYet("the window function " + x.Name + "() OVER")
-	case *parser.RegexpExpr:
-		return notYet("REGEXP")
 	case *parser.ExtractExpr:
 		return notYet("EXTRACT")
 	}

@@ -1,0 +1,154 @@
+package sql
+
+import (
+	"regexp"
+
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
+)
+
+// The string functions below run in the row compiler; vectorised plans
+// evaluate them per row in place. Patterns are RE2, as in Doris, and
+// case-sensitive.
+
+// regexpOf compiles the pattern operand p: once when it is a constant,
+// else per row.
+func regexpOf(what string, p *compiled) (func(row []schema.Value) (*regexp.Regexp, bool, error), error) {
+	compile := func(s string) (*regexp.Regexp, error) {
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return nil, invalidf("%s: invalid regular expression '%s': %v", what, s, err)
+		}
+		return re, nil
+	}
+	if p.konst {
+		v, err := p.eval(nil)
+		if err != nil {
+			return nil, err
+		}
+		if v.IsNull() {
+			return func([]schema.Value) (*regexp.Regexp, bool, error) { return nil, false, nil }, nil
+		}
+		re, err := compile(string(v.Bytes))
+		if err != nil {
+			return nil, err
+		}
+		return func([]schema.Value) (*regexp.Regexp, bool, error) { return re, true, nil }, nil
+	}
+	// A pattern that varies by row compiles per row: a cache would be
+	// shared by the goroutines evaluating the expression.
+	return func(row []schema.Value) (*regexp.Regexp, bool, error) {
+		v, err := p.eval(row)
+		if err != nil || v.IsNull() {
+			return nil, false, err
+		}
+		re, err := compile(string(v.Bytes))
+		return re, err == nil, err
+	}, nil
+}
+
+// compileRegexp compiles x [NOT] REGEXP pattern: whether the pattern
+// matches anywhere in x; NULL when either is NULL.
+func (c *compiler) compileRegexp(e *parser.RegexpExpr) (*compiled, error) {
+	x, p, err := textOperands(c, e.X, e.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	re, err := regexpOf("REGEXP", p)
+	if err != nil {
+		return nil, err
+	}
+	return &compiled{t: boolType, konst: allConst(x, p), eval: func(row []schema.Value) (schema.Value, error) {
+		s, err := x.eval(row)
+		if err != nil || s.IsNull() {
+			return schema.Null, err
+		}
+		r, ok, err := re(row)
+		if err != nil || !ok {
+			return schema.Null, err
+		}
+		return boolVal(r.Match(s.Bytes) != e.Not), nil
+	}}, nil
+}
+
+// compileRegexpExtract compiles regexp_extract(s, pattern, group): the
+// group of the first match (0: the whole match), an empty string when the
+// pattern does not match or has no such group, as in Doris; NULL when an
+// argument is.
+func (c *compiler) compileRegexpExtract(f *parser.FuncCall) (*compiled, error) {
+	if err := c.nargs(f, 3, 3); err != nil {
+		return nil, err
+	}
+	xs, err := c.compileAll(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	for i, t := range []schema.Type{stringType, stringType, bigintType} {
+		if xs[i], err = c.convert(xs[i], t); err != nil {
+			return nil, err
+		}
+	}
+	re, err := regexpOf("regexp_extract()", xs[1])
+	if err != nil {
+		return nil, err
+	}
+	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+		s, err := xs[0].eval(row)
+		if err != nil || s.IsNull() {
+			return schema.Null, err
+		}
+		r, ok, err := re(row)
+		if err != nil || !ok {
+			return schema.Null, err
+		}
+		g, err := xs[2].eval(row)
+		if err != nil || g.IsNull() {
+			return schema.Null, err
+		}
+		m := r.FindSubmatchIndex(s.Bytes)
+		if m == nil || g.Int < 0 || g.Int > int64(r.NumSubexp()) || m[2*g.Int] < 0 {
+			return schema.BytesVal([]byte{}), nil
+		}
+		return schema.BytesVal(append([]byte(nil), s.Bytes[m[2*g.Int]:m[2*g.Int+1]]...)), nil
+	}}, nil
+}
+
+// compileConcatWs compiles concat_ws(sep, s1, ...): the non-NULL strings
+// joined by sep; NULL only when sep is.
+func (c *compiler) compileConcatWs(f *parser.FuncCall) (*compiled, error) {
+	if err := c.nargs(f, 2, -1); err != nil {
+		return nil, err
+	}
+	xs, err := c.compileAll(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	for i := range xs {
+		if xs[i], err = c.convert(xs[i], stringType); err != nil {
+			return nil, err
+		}
+	}
+	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+		sep, err := xs[0].eval(row)
+		if err != nil || sep.IsNull() {
+			return schema.Null, err
+		}
+		b := []byte{}
+		first := true
+		for _, x := range xs[1:] {
+			v, err := x.eval(row)
+			if err != nil {
+				return schema.Null, err
+			}
+			if v.IsNull() {
+				continue
+			}
+			if !first {
+				b = append(b, sep.Bytes...)
+			}
+			first = false
+			b = append(b, v.Bytes...)
+		}
+		return schema.BytesVal(b), nil
+	}}, nil
+}
