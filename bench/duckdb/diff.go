@@ -271,7 +271,11 @@ func (g *queryGen) pred(p string, depth int) both {
 			return a.wrap("NOT (%s)")
 		}
 	}
-	switch g.r.IntN(13) {
+	switch g.r.IntN(14) {
+	case 13:
+		pat := g.pick("^(view|click) ", "#[0-9]{3}5", "_add", "^[a-z]+ #1", "9$")
+		not := g.pick("", "NOT ")
+		return both{fmt.Sprintf("%smessage %sREGEXP '%s'", p, not, pat), fmt.Sprintf("%sregexp_matches(%smessage, '%s')", not, p, pat)}
 	case 0:
 		return same(fmt.Sprintf("%samount %s %d", p, g.pick("<", "<=", ">", ">=", "=", "<>"), g.r.IntN(10000)))
 	case 1:
@@ -313,7 +317,7 @@ var rowsHint int64 = 1_000_000
 // key is a grouping expression over events.
 func (g *queryGen) key(p string) both {
 	et := p + "event_time"
-	switch g.r.IntN(16) {
+	switch g.r.IntN(19) {
 	case 0:
 		return same(fmt.Sprintf("hour(%s)", et))
 	case 1:
@@ -346,6 +350,12 @@ func (g *queryGen) key(p string) both {
 		return both{fmt.Sprintf("date_format(%s, '%%H:%%i')", et), fmt.Sprintf("strftime(%s, '%%H:%%M')", et)}
 	case 14:
 		return same(fmt.Sprintf("concat(%s, '-', CAST(hour(%s) AS VARCHAR))", g.word(p), et))
+	case 15:
+		return same(fmt.Sprintf("regexp_extract(%smessage, '#([0-9])([0-9])', %d)", p, g.r.IntN(3)))
+	case 16:
+		return same(fmt.Sprintf("concat_ws('/', %s, CAST(%suser_id %% 3 AS VARCHAR), CASE WHEN %samount > 5000 THEN 'big' END)", g.word(p), p, p))
+	case 17:
+		return both{fmt.Sprintf("timestampdiff(DAY, %s, '2026-01-01 00:00:00')", et), fmt.Sprintf("datesub('day', %s, TIMESTAMP '2026-01-01 00:00:00')", et)}
 	default:
 		return same(fmt.Sprintf("%sid %% %d", p, 2+g.r.IntN(20)))
 	}
@@ -518,18 +528,18 @@ func (g *queryGen) query() diffQuery {
 		}
 		w := g.where("e.")
 		if strings.Contains(kind, "RIGHT") {
-			// A filter on events' side would turn the outer join inner; keep
-			// it in the join's condition instead.
+			// A filter on events' side would turn the outer join inner; it
+			// joins the ON condition instead (w follows ON in the text).
 			if w.r != "" {
-				on += " AND " + g.pred("e.", 1).r
-				w = both{}
+				w = g.pred("e.", 1).wrap(" AND %s")
 			}
 		}
 		gk := g.pick("u.country", "u.plan", "u.country, u.plan")
 		n := strings.Count(gk, ",") + 1
 		a := g.aggs("e.", 1+g.r.IntN(2))
 		ob := " ORDER BY " + g.positions(n)
-		sel := fmt.Sprintf("SELECT %s, %%s FROM events e %s users u ON %s%%s GROUP BY %s%s", gk, kind, on, gk, ob)
+		// on becomes part of a format: its own % (modulo, LIKE) doubled.
+		sel := fmt.Sprintf("SELECT %s, %%s FROM events e %s users u ON %s%%s GROUP BY %s%s", gk, kind, strings.ReplaceAll(on, "%", "%%"), gk, ob)
 		return diffQuery{kind: "join", rowttl: fmt.Sprintf(sel, a.r, w.r), duck: fmt.Sprintf(sel, a.d, w.d), ordered: true}
 	case 6:
 		sub := g.pick("plan = 'pro'", "country = 'DE'", "country IN ('BR', 'US') AND plan = 'free'", "user_id < 1000")
