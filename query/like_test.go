@@ -1,15 +1,23 @@
 package query
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/rowset"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/segment"
+	"github.com/rowttl/rowttl/ttlcol"
+	"github.com/rowttl/rowttl/vfs"
 )
 
 // TestLikeMatchesNaive checks boundLike against strings.HasPrefix,
@@ -92,6 +100,157 @@ func TestLikeRefusesOtherPatterns(t *testing.T) {
 	for _, p := range []string{"a_c", "a%c", `a\%`, "_", "%a%b%"} {
 		if _, err := bindLike(0, p); !errors.Is(err, rowttl.ErrNotSupported) {
 			t.Errorf("LIKE %q: %v, want ErrNotSupported", p, err)
+		}
+	}
+}
+
+// TestLikeLateExpiry checks scans filtered by LIKE, whose mixed pages judge
+// expiry after the filter for the rows it keeps, against a reference: rows
+// of pages all live, all expired and mixed, expirations at now-1, now and
+// now+1, NULL and far in the future (wide packed values), NULL and empty
+// strings, read as rows and as a count, with one worker and three. The
+// seed is printed.
+func TestLikeLateExpiry(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	tbl := &schema.Schema{KeyCount: 1, Columns: []schema.Column{
+		{ID: 1, Name: "id", Type: schema.BigIntType},
+		{ID: 2, Name: "msg", Type: schema.StringType, Nullable: true},
+	}}
+	phys := arrow.NewSchema([]arrow.Field{
+		tbl.Columns[0].Field(), tbl.Columns[1].Field(),
+		{Name: schema.TTLColumn, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	const rows, pageRows, now = 3000, 256, int64(1_000_000)
+	type row struct {
+		msg       string
+		null      bool
+		live      bool
+		ttl       int64
+		ttlIsNull bool
+	}
+	ref := make([]row, rows)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewRecordBuilder(mem, phys)
+	mode := 0
+	for i := range rows {
+		if i%pageRows == 0 {
+			mode = rng.IntN(4) // 0 all live, 1 all expired, 2-3 mixed
+		}
+		w := make([]byte, rng.IntN(7))
+		for j := range w {
+			w[j] = "abc"[rng.IntN(3)]
+		}
+		r := row{msg: string(w), null: rng.IntN(8) == 0}
+		switch {
+		case mode == 0:
+			r.ttl = now + 1 + rng.Int64N(1<<20)
+		case mode == 1:
+			r.ttl = now - rng.Int64N(1<<20)
+		default:
+			switch rng.IntN(6) {
+			case 0:
+				r.ttlIsNull = true
+			case 1:
+				r.ttl = now - 1 + rng.Int64N(3)
+			case 2:
+				r.ttl = now + rng.Int64N(1<<42)
+			default:
+				r.ttl = now - 1<<19 + rng.Int64N(1<<20)
+			}
+		}
+		r.live = r.ttlIsNull || r.ttl > now
+		ref[i] = r
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if r.null {
+			b.Field(1).(*array.StringBuilder).AppendNull()
+		} else {
+			b.Field(1).(*array.StringBuilder).Append(r.msg)
+		}
+		if r.ttlIsNull {
+			b.Field(2).(*array.Int64Builder).AppendNull()
+		} else {
+			b.Field(2).(*array.Int64Builder).Append(r.ttl)
+		}
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	fsys := vfs.NewMemFS()
+	fsys.MkdirAll("/t")
+	w := rowset.NewWriter(rowset.WriterOptions{
+		FS: fsys, Dir: "/t", Schema: phys, TTLIndex: 2,
+		Segment:    segment.WriterOptions{PageRows: pageRows},
+		NewFileNum: func() uint64 { return 1 },
+	})
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	m, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ID = 1
+	h, err := rowset.Open(fsys, "/t", m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unref()
+	newScan := func(pattern string, workers int) *Scan {
+		h.Ref()
+		snap := &Snapshot{Schema: tbl, Policy: ttlcol.Policy{Mode: ttlcol.DirectMode}, Model: schema.Duplicate,
+			Rowsets: []*rowset.Handle{h}, Release: h.Unref, PageMem: mem}
+		s, err := NewScan(context.Background(), mem, snap, Request{Now: time.UnixMicro(now), Parallelism: workers,
+			Columns: []string{"id"}, Filter: Like{Column: "msg", Pattern: pattern}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, pattern := range []string{"%ab%", "%a%", "ab%", "%ca", "abc", "%cc%"} {
+		core := strings.Trim(pattern, "%")
+		match := func(v string) bool {
+			switch {
+			case strings.HasPrefix(pattern, "%") && strings.HasSuffix(pattern, "%"):
+				return strings.Contains(v, core)
+			case strings.HasPrefix(pattern, "%"):
+				return strings.HasSuffix(v, core)
+			case strings.HasSuffix(pattern, "%"):
+				return strings.HasPrefix(v, core)
+			}
+			return v == core
+		}
+		var want []int64
+		for i, r := range ref {
+			if r.live && !r.null && match(r.msg) {
+				want = append(want, int64(i))
+			}
+		}
+		for _, workers := range []int{1, 3} {
+			s := newScan(pattern, workers)
+			var got []int64
+			for s.Next() {
+				ids := s.RecordBatch().Column(0).(*array.Int64)
+				got = append(got, ids.Int64Values()...)
+			}
+			if err := s.Err(); err != nil {
+				t.Fatal(err)
+			}
+			s.Release()
+			if !slices.Equal(got, want) {
+				t.Fatalf("msg LIKE %q, %d workers: %d rows %v, want %d %v", pattern, workers, len(got), got, len(want), want)
+			}
+			s = newScan(pattern, workers)
+			agg, err := s.Aggregate()
+			s.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if agg.Rows != int64(len(want)) {
+				t.Fatalf("count of msg LIKE %q, %d workers: %d, want %d", pattern, workers, agg.Rows, len(want))
+			}
 		}
 	}
 }

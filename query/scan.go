@@ -800,31 +800,15 @@ func (s *Scan) sparseColumn(task pageTask, slot int, mask []byte, n, selected in
 	return b.NewArray(), nil
 }
 
-// liveAfter clears in mask the rows that have expired, decoding __TTL__
-// (column idx) for the rows of mask alone when they are few.
+// liveAfter clears in mask the rows that have expired. It is liveAmong:
+// the expirations stay packed and the rows of mask alone are tested, as
+// the values path does, rather than decoding the page's __TTL__ and
+// judging every row, which a string filter such as LIKE (the row path)
+// left with a few rows of the page.
 func (s *Scan) liveAfter(task pageTask, idx int, mask []byte, n int) error {
-	k := countBits(mask, n)
-	if k == 0 {
-		return nil
-	}
-	v := valuesPool.Get().(*segment.Values)
-	defer valuesPool.Put(v)
-	var err error
-	if k*8 < n {
-		err = task.r.ReadSelected(idx, task.p, v, mask)
-	} else {
-		err = task.r.ReadValues(idx, task.p, v, false)
-	}
-	if err != nil {
-		return err
-	}
-	// Rows outside mask hold any value; their bits are cleared below.
-	live := make([]byte, (n+7)/8)
-	ttlcol.LiveMask(v.Ints, v.Valid, 0, s.threshold, live)
-	for i := range mask {
-		mask[i] &= live[i]
-	}
-	return nil
+	b := getReduceBufs()
+	defer putReduceBufs(b)
+	return s.liveAmong(task, idx, n, mask, b)
 }
 
 // valuesPool keeps the buffers of sparseColumn, a page's worth each.
