@@ -71,6 +71,39 @@ func (b *boundLike) index(data []byte, from int) int {
 	return -1
 }
 
+// rowOf returns the row of byte hit, the first row at or after r whose
+// end offset is past hit (offs holds the values' n+1 offsets, and hit lies
+// before offs[n]). It guesses the row from perByte (rows per byte, in
+// 2^-20 units); a guess past the row is corrected by a binary search back
+// to r, one short of it by walking on, so that skewed value lengths cost no
+// more than the walk from r would.
+func rowOf(offs []int32, r, hit, perByte int) int {
+	g := r + (hit-int(offs[r]))*perByte>>20
+	if last := len(offs) - 2; g > last {
+		g = last
+	}
+	if g > r && int(offs[g]) > hit {
+		// The row lies in [r, g).
+		lo, hi := r, g-1
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if int(offs[m+1]) > hit {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		return lo
+	}
+	if g > r {
+		r = g
+	}
+	for int(offs[r+1]) <= hit {
+		r++
+	}
+	return r
+}
+
 // rareRank orders bytes by how common they are in text (lower is rarer):
 // the space, then letters by their English frequency, lower case before
 // upper case, then digits; every other byte ranks 0.
@@ -123,6 +156,14 @@ func (b *boundLike) eval(col func(int) arrow.Array, n int, t, f []byte) {
 		offs := s.ValueOffsets() // n+1 offsets into data
 		data := s.ValueBytes()
 		base := int(offs[0])
+		// perByte is rows per value byte in 2^-20 units: the row of a
+		// hit is guessed from the bytes before it, so that finding it
+		// costs a comparison or two rather than a walk past every row
+		// between two hits.
+		perByte := 0
+		if len(data) > 0 {
+			perByte = (n << 20) / len(data)
+		}
 		r := 0
 		for pos := 0; pos < len(data); {
 			k := b.index(data, pos)
@@ -130,9 +171,7 @@ func (b *boundLike) eval(col func(int) arrow.Array, n int, t, f []byte) {
 				break
 			}
 			hit := k + base
-			for int(offs[r+1]) <= hit {
-				r++
-			}
+			r = rowOf(offs, r, hit, perByte)
 			if hit+len(b.needle) <= int(offs[r+1]) {
 				bitutil.SetBit(t, r)
 			}

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -42,7 +43,9 @@ func TestLikeMatchesNaive(t *testing.T) {
 		null := make([]bool, n+pad)
 		bld := array.NewStringBuilder(mem)
 		for i := range vals {
-			vals[i] = word(5)
+			// Mostly short values, some long: the row of a hit is guessed
+			// from the mean length (rowOf).
+			vals[i] = word([]int{5, 5, 5, 40}[rng.IntN(4)])
 			null[i] = rng.IntN(6) == 0
 			if null[i] {
 				bld.AppendNull()
@@ -100,6 +103,53 @@ func TestLikeRefusesOtherPatterns(t *testing.T) {
 	for _, p := range []string{"a_c", "a%c", `a\%`, "_", "%a%b%"} {
 		if _, err := bindLike(0, p); !errors.Is(err, rowttl.ErrNotSupported) {
 			t.Errorf("LIKE %q: %v, want ErrNotSupported", p, err)
+		}
+	}
+}
+
+// TestRowOf checks rowOf against a walk over the offsets, for values of
+// even, skewed (long ones first or last, so that the guess falls short or
+// past the row) and empty lengths, for every byte and every starting row
+// at or before its own. The seed is printed.
+func TestRowOf(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for iter := range 300 {
+		n := 1 + rng.IntN(60)
+		offs := make([]int32, n+1)
+		offs[0] = int32(rng.IntN(5))
+		for i := range n {
+			l := rng.IntN(4)
+			switch iter % 4 {
+			case 1:
+				if i < n/4 {
+					l = 50 + rng.IntN(50)
+				}
+			case 2:
+				if i > 3*n/4 {
+					l = 50 + rng.IntN(50)
+				}
+			case 3:
+				l = 18
+			}
+			offs[i+1] = offs[i] + int32(l)
+		}
+		size := int(offs[n] - offs[0])
+		if size == 0 {
+			continue
+		}
+		perByte := (n << 20) / size
+		for hit := int(offs[0]); hit < int(offs[n]); hit++ {
+			want := 0
+			for int(offs[want+1]) <= hit {
+				want++
+			}
+			for r := 0; r <= want; r++ {
+				if got := rowOf(offs, r, hit, perByte); got != want {
+					t.Fatalf("iter %d: rowOf(%v, %d, %d) = %d, want %d", iter, offs, r, hit, got, want)
+				}
+			}
 		}
 	}
 }
@@ -252,5 +302,30 @@ func TestLikeLateExpiry(t *testing.T) {
 				t.Fatalf("count of msg LIKE %q, %d workers: %d, want %d", pattern, workers, agg.Rows, len(want))
 			}
 		}
+	}
+}
+
+// BenchmarkLikeContains is boundLike.eval of '%refund%' over a page of the
+// benchmark's messages, one in eight of which holds the needle.
+func BenchmarkLikeContains(b *testing.B) {
+	verbs := []string{"view", "click", "login", "logout", "search", "cart_add", "checkout", "refund"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 65536
+	bld := array.NewStringBuilder(memory.DefaultAllocator)
+	for range n {
+		bld.Append(fmt.Sprintf("%s #%d", verbs[rng.IntN(8)], 1_000_000_000+rng.Int64N(9_000_000_000)))
+	}
+	a := bld.NewArray()
+	defer a.Release()
+	bld.Release()
+	bl, err := bindLike(0, "%refund%")
+	if err != nil {
+		b.Fatal(err)
+	}
+	t, f := make([]byte, n/8), make([]byte, n/8)
+	b.SetBytes(int64(len(a.(*array.String).ValueBytes())))
+	for b.Loop() {
+		clear(t)
+		bl.eval(func(int) arrow.Array { return a }, n, t, f)
 	}
 }
