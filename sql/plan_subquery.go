@@ -943,6 +943,12 @@ func (o *scalarOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if b == nil {
 			break
 		}
+		if b.NumRows() == 0 {
+			// An empty batch is no row: kept, it would count as the one
+			// row (and, alone, join the outer rows with nothing).
+			b.Release()
+			continue
+		}
 		if row != nil || b.NumRows() > 1 {
 			b.Release()
 			if row != nil {
