@@ -76,8 +76,10 @@ func ParseDate(s string) (int32, error) {
 	return int32(floorDiv(us, microsPerDay)), nil
 }
 
-// ParseDatetime parses 'YYYY-MM-DD[ HH:MM:SS[.ffffff]]' (also with a 'T'
+// ParseDatetime parses 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]]' (also with a 'T'
 // separator, and single-digit month, day, hour fields) into DATETIME µs.
+// It is the one reader of datetime text: casts, literals compared with
+// DATETIME columns, INSERT values and loads all come here.
 func ParseDatetime(s string) (int64, error) {
 	orig := s
 	s = strings.TrimSpace(s)
@@ -100,12 +102,17 @@ func ParseDatetime(s string) (int64, error) {
 	}
 	var h, mi, sec, frac int
 	if timePart != "" {
-		fracText := ""
+		fracText, dot := "", false
 		if i := strings.IndexByte(timePart, '.'); i >= 0 {
-			fracText = timePart[i+1:]
+			fracText, dot = timePart[i+1:], true
 			timePart = timePart[:i]
 		}
 		tp := strings.Split(timePart, ":")
+		// HH:MM without seconds is what MySQL and Doris also read (as
+		// HH:MM:00); a fraction needs the seconds it divides.
+		if len(tp) == 2 && !dot {
+			tp = append(tp, "0")
+		}
 		if len(tp) != 3 {
 			return bad()
 		}

@@ -50,3 +50,34 @@ func TestWallToInstant(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDatetime(t *testing.T) {
+	for _, tt := range []struct {
+		in, want string // want "" for an invalid text
+	}{
+		{"2026-01-02 01:00:00", "2026-01-02 01:00:00.000000"},
+		{"2026-01-02", "2026-01-02 00:00:00.000000"},
+		{"2026-01-02 01:00", "2026-01-02 01:00:00.000000"},
+		{"2026-01-02T23:59", "2026-01-02 23:59:00.000000"},
+		{"2026-1-2 1:05", "2026-01-02 01:05:00.000000"},
+		{"2026-01-02 01:00:00.25", "2026-01-02 01:00:00.250000"},
+		{"2026-01-02 01:00.5", ""},
+		{"2026-01-02 01:00.", ""},
+		{"2026-01-02 01", ""},
+		{"2026-01-02 24:00", ""},
+		{"2026-01-02 01:60", ""},
+		{"2026-01-02 01:", ""},
+		{"2026-01-02 :05", ""},
+		{"2026-02-30 01:00", ""},
+	} {
+		us, err := ParseDatetime(tt.in)
+		switch {
+		case tt.want == "" && err == nil:
+			t.Errorf("ParseDatetime(%q) = %s, want an error", tt.in, FormatDatetime(us, 6))
+		case tt.want != "" && err != nil:
+			t.Errorf("ParseDatetime(%q): %v", tt.in, err)
+		case tt.want != "" && FormatDatetime(us, 6) != tt.want:
+			t.Errorf("ParseDatetime(%q) = %s, want %s", tt.in, FormatDatetime(us, 6), tt.want)
+		}
+	}
+}
