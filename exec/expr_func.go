@@ -11,8 +11,9 @@ import (
 	"github.com/rowttl/rowttl/schema"
 )
 
-// DatePart extracts a field of a DATE or DATETIME: year, month, day, hour,
-// minute or second, as INT. The date fields are computed from the day
+// DatePart extracts a field of a DATE or DATETIME: year, quarter (1-4),
+// month, day, dayofweek (1 = Sunday ... 7 = Saturday, as Doris and MySQL
+// number them), hour, minute or second, as INT. The date fields are computed from the day
 // number with integer arithmetic (no time.Time per row).
 type DatePart struct {
 	Part string
@@ -78,10 +79,19 @@ func (d *DatePart) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 		switch d.Part {
 		case "year":
 			v, _, _ = civil(days)
+		case "quarter":
+			_, v, _ = civil(days)
+			v = (v + 2) / 3
 		case "month":
 			_, v, _ = civil(days)
 		case "day":
 			_, _, v = civil(days)
+		case "dayofweek":
+			// 1970-01-01 was a Thursday (5).
+			v = (days+4)%7 + 1
+			if v <= 0 {
+				v += 7
+			}
 		case "hour":
 			v = tod / 3600
 		case "minute":

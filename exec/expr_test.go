@@ -334,14 +334,15 @@ func TestDatePart(t *testing.T) {
 	b := batchOf(mem, []schema.Type{schema.DatetimeType(6)}, rows)
 	defer b.Release()
 	env := &Env{Mem: mem, Loc: time.UTC}
-	for _, part := range []string{"year", "month", "day", "hour", "minute", "second"} {
+	for _, part := range []string{"year", "quarter", "month", "day", "dayofweek", "hour", "minute", "second"} {
 		a, err := (&DatePart{Part: part, X: col(0, schema.DatetimeType(6))}).Eval(env, b)
 		if err != nil {
 			t.Fatal(err)
 		}
 		vals := a.(*array.Int32).Int32Values()
 		for i, tm := range want {
-			w := map[string]int{"year": tm.Year(), "month": int(tm.Month()), "day": tm.Day(), "hour": tm.Hour(), "minute": tm.Minute(), "second": tm.Second()}[part]
+			w := map[string]int{"year": tm.Year(), "quarter": (int(tm.Month()) + 2) / 3, "month": int(tm.Month()), "day": tm.Day(),
+				"dayofweek": int(tm.Weekday()) + 1, "hour": tm.Hour(), "minute": tm.Minute(), "second": tm.Second()}[part]
 			if int(vals[i]) != w {
 				t.Fatalf("seed %d: %s(%s) = %d, want %d", seed, part, tm, vals[i], w)
 			}

@@ -47,7 +47,8 @@
 //     expressions with vcompiler into kernels (column references,
 //     constants, arithmetic, comparisons, AND/OR/NOT, IS, IN lists (a set
 //     of constants, else the OR of the comparisons), BETWEEN, LIKE (a
-//     pattern per row too), CASE, IF, NULLIF, COALESCE/IFNULL, date parts,
+//     pattern per row too), CASE, IF, NULLIF, COALESCE/IFNULL, date parts
+//     (year … second, quarter, dayofweek, EXTRACT of YEAR … SECOND),
 //     INTERVAL arithmetic, datediff, date_trunc, upper, lower, trim,
 //     length, concat, substr, split_part (constant delimiter and field),
 //     CAST between the kinds exec.Cast implements;
@@ -236,8 +237,9 @@
 // set operations and windows" below); what it does not plan yet is
 // refused by name with ErrNotSupported ("a RANGE frame starting after or
 // ending before the current row is not supported yet", ...) before any
-// table is read or written, as is EXTRACT, which no kernel computes yet
-// (refuse.go). TIMESTAMPDIFF, REGEXP, regexp_extract and concat_ws are
+// table is read or written (refuse.go); EXTRACT of a unit other than
+// YEAR, MONTH, DAY, HOUR, MINUTE or SECOND is refused so when its
+// expression compiles. TIMESTAMPDIFF, REGEXP, regexp_extract and concat_ws are
 // computed by the row compiler (timestampdiff.go, strfuncs.go), inside
 // vectorised plans too. UPDATE and DELETE refuse subqueries.
 //

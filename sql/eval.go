@@ -237,6 +237,12 @@ func (c *compiler) compileNode(e parser.Expr) (*compiled, error) {
 		return c.compileDateArith(e)
 	case *parser.TimestampDiff:
 		return c.compileTimestampDiff(e)
+	case *parser.ExtractExpr:
+		f, err := extractCall(e)
+		if err != nil {
+			return nil, err
+		}
+		return c.compileFunc(f)
 	case *parser.RegexpExpr:
 		return c.compileRegexp(e)
 	}

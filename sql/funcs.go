@@ -152,7 +152,7 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 		return c.unary(f, schema.DateType, schema.DateType, func(v schema.Value) (schema.Value, error) { return v, nil })
 	case "timestamp":
 		return c.unary(f, schema.DatetimeType(6), schema.DatetimeType(6), func(v schema.Value) (schema.Value, error) { return v, nil })
-	case "year", "month", "day", "dayofmonth", "hour", "minute", "second":
+	case "year", "quarter", "month", "day", "dayofmonth", "dayofweek", "hour", "minute", "second":
 		name := f.Name
 		return c.unary(f, schema.DatetimeType(6), schema.IntType, func(v schema.Value) (schema.Value, error) {
 			t := time.UnixMicro(v.Int).UTC()
@@ -160,10 +160,14 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 			switch name {
 			case "year":
 				n = t.Year()
+			case "quarter":
+				n = (int(t.Month()) + 2) / 3
 			case "month":
 				n = int(t.Month())
 			case "day", "dayofmonth":
 				n = t.Day()
+			case "dayofweek":
+				n = int(t.Weekday()) + 1
 			case "hour":
 				n = t.Hour()
 			case "minute":
@@ -573,4 +577,28 @@ func Version() string {
 		}
 	}
 	return "(devel)"
+}
+
+// extractCall is EXTRACT(unit FROM x) as the date-part function of its
+// unit, so that both compilers (and the DatePart kernel) compute it the
+// one way they compute year(x), hour(x), ...
+func extractCall(e *parser.ExtractExpr) (*parser.FuncCall, error) {
+	var name string
+	switch e.Unit {
+	case parser.UnitYear:
+		name = "year"
+	case parser.UnitMonth:
+		name = "month"
+	case parser.UnitDay:
+		name = "day"
+	case parser.UnitHour:
+		name = "hour"
+	case parser.UnitMinute:
+		name = "minute"
+	case parser.UnitSecond:
+		name = "second"
+	default:
+		return nil, notYet("EXTRACT(" + e.Unit.String() + " FROM ...)")
+	}
+	return &parser.FuncCall{Name: name, Args: []parser.Expr{e.X}}, nil
 }

@@ -265,6 +265,12 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 		return c.caseExpr(e)
 	case *parser.FuncCall:
 		return c.funcCall(e)
+	case *parser.ExtractExpr:
+		f, err := extractCall(e)
+		if err != nil {
+			return nil, err
+		}
+		return c.funcCall(f)
 	case *parser.SubqueryExpr:
 		if c.subq != nil {
 			return c.subq(e)
@@ -362,7 +368,7 @@ func (c *vcompiler) funcCall(f *parser.FuncCall) (exec.Expr, error) {
 		return c.convert(args[0], t)
 	}
 	switch f.Name {
-	case "year", "month", "day", "dayofmonth", "hour", "minute", "second":
+	case "year", "quarter", "month", "day", "dayofmonth", "dayofweek", "hour", "minute", "second":
 		x, err := one(schema.DatetimeType(6))
 		if err != nil {
 			return nil, err

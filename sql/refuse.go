@@ -74,8 +74,6 @@ func refuseNode(x parser.Expr) error {
 		return notYet("EXISTS")
 	case *parser.WindowFunc:
 		return notYet("the window function " + x.Name + "() OVER")
-	case *parser.ExtractExpr:
-		return notYet("EXTRACT")
 	}
 	return nil
 }
