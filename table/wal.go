@@ -120,6 +120,10 @@ type walWriter struct {
 	unsynced bool
 	// last is the largest number given to a record of the live segment.
 	last uint64
+	// buf is the encoding of the group being written, kept for the next
+	// group: the leader's work between two syncs is time every writer
+	// of the next group waits, so it allocates nothing it can reuse.
+	buf []byte
 	// bytes is the size of every segment file kept, preallocated zeros
 	// included (Stats).
 	bytes atomic.Int64
@@ -359,6 +363,10 @@ func (w *walWriter) gather() {
 // maxGatherYields bounds how long gather may hold a group back.
 const maxGatherYields = 4
 
+// walKeepBuf is the largest group encoding the leader keeps for the next
+// group: groups of one-row writes fit many times over.
+const walKeepBuf = 1 << 20
+
 // writeGroup writes, syncs and applies one group; it sets each op's err.
 func (w *walWriter) writeGroup(group []*walOp) {
 	fail := func(err error) {
@@ -379,19 +387,27 @@ func (w *walWriter) writeGroup(group []*walOp) {
 	for _, o := range group {
 		size += recordHeaderLen + binary.MaxVarintLen64 + len(o.prefix) + len(o.body)
 	}
-	buf := make([]byte, 0, size+len(group))
+	buf := w.buf[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
 	for _, o := range group {
 		var seq [binary.MaxVarintLen64]byte
 		buf = appendMaskedRecord(buf, w.size+int64(len(buf)), seq[:binary.PutUvarint(seq[:], o.seq)], o.prefix, o.body)
 		needSync = needSync || o.sync
 	}
-	name := walName(w.num)
+	if cap(buf) <= walKeepBuf {
+		// A group of large records would otherwise pin their size.
+		w.buf = buf
+	} else {
+		w.buf = nil
+	}
 	if err := w.preallocate(w.size + int64(len(buf))); err != nil {
 		fail(err)
 		return
 	}
 	if _, err := w.f.WriteAt(buf, w.size); err != nil {
-		err = fmt.Errorf("write write-ahead log %s: %w", name, err)
+		err = fmt.Errorf("write write-ahead log %s: %w", walName(w.num), err)
 		if terr := w.f.Truncate(w.size); terr != nil {
 			// A partial record may stay: never append after it.
 			w.failed = err
@@ -406,7 +422,7 @@ func (w *walWriter) writeGroup(group []*walOp) {
 	if needSync {
 		w.syncs++
 		if err := vfs.DataSync(w.f); err != nil {
-			err = fmt.Errorf("sync write-ahead log %s: %w", name, err)
+			err = fmt.Errorf("sync write-ahead log %s: %w", walName(w.num), err)
 			w.failed = err
 			fail(err)
 			return
@@ -465,10 +481,13 @@ func appendMaskedRecord(dst []byte, off int64, parts ...[]byte) []byte {
 	for _, p := range parts {
 		n += len(p)
 	}
-	var h [recordHeaderLen]byte
+	// The header is made in place: an array of its own would escape to
+	// the heap through crc32.Checksum, an allocation for every record.
+	var zero [recordHeaderLen]byte
+	dst = append(dst, zero[:]...)
+	h := dst[start : start+recordHeaderLen]
 	binary.LittleEndian.PutUint32(h[0:], maskedFlag|uint32(n)<<1|1)
 	binary.LittleEndian.PutUint32(h[4:], crc32.Checksum(h[0:4], crcTable))
-	dst = append(dst, h[:]...)
 	for _, p := range parts {
 		dst = append(dst, p...)
 	}

@@ -669,3 +669,52 @@ func TestWALGroupsGatherReturningWriters(t *testing.T) {
 		t.Fatalf("%.1f writes a sync from %d writers: they take turns", perSync, writers)
 	}
 }
+
+// TestWALGroupWriteAllocs checks that the leader's write of a group, the
+// serial work every writer of the next group waits behind, allocates
+// nothing once the log has written a group of that size.
+func TestWALGroupWriteAllocs(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	mkdirDurable(t, fsys, "/t")
+	w, err := openWALWriter(fsys, "/t", fileNums(), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	body := bytes.Repeat([]byte("row"), 20)
+	group := make([]*walOp, 16)
+	for i := range group {
+		// Unsynced: a sync of MemFS copies the file, as a disk keeps
+		// what it synced, which would be its allocation, not the log's.
+		group[i] = &walOp{body: body}
+	}
+	seq := uint64(1)
+	write := func() {
+		for _, o := range group {
+			o.seq = seq
+			seq++
+		}
+		w.writeGroup(group)
+		for _, o := range group {
+			if o.err != nil {
+				t.Fatal(o.err)
+			}
+		}
+	}
+	write()
+	if n := testing.AllocsPerRun(50, write); n != 0 {
+		t.Errorf("writing a group of 16 records allocates %v times, want 0", n)
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	got := replayedWith(t, fsys, "/t", func(uint64) []byte { return body })
+	for i, s := range got {
+		if s != uint64(i+1) {
+			t.Fatalf("replayed record %d is numbered %d", i, s)
+		}
+	}
+	if len(got) != int(seq-1) {
+		t.Fatalf("replay finds %d records, want %d", len(got), seq-1)
+	}
+}
