@@ -249,13 +249,25 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 	return finish(w)
 }
 
+// smallWritesRecent is how long after a logged write a compaction still
+// counts on more of them.
+const smallWritesRecent = 2 * time.Second
+
 // compactionParallelism is the number of goroutines a rewrite keeps busy
-// (Options.CompactionParallelism).
+// (Options.CompactionParallelism). By default every processor, but one
+// fewer when small writes came in lately: a write waits for a processor
+// after its sync, and a rewrite holding them all made its latency several
+// times its idle one. A rewrite with no writes beside it (a reclaim, a
+// one-shot load's debt) keeps its full speed.
 func (t *Table) compactionParallelism() int {
 	if n := t.opts.CompactionParallelism; n > 0 {
 		return n
 	}
-	return max(1, runtime.GOMAXPROCS(0)-1)
+	procs := runtime.GOMAXPROCS(0)
+	if last := t.lastSmallWrite.Load(); last != 0 && time.Since(time.Unix(0, last)) < smallWritesRecent {
+		return max(1, procs-1)
+	}
+	return procs
 }
 
 // physReader turns scan batches into batches of the physical schema.

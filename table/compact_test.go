@@ -295,17 +295,27 @@ func TestReadersDuringCompaction(t *testing.T) {
 }
 
 // TestCompactionParallelism checks the number of goroutines a rewrite
-// keeps busy: one fewer than the processors, so that writes find one free,
-// but never none; an explicit option wins.
+// keeps busy: every processor, but one fewer (never none) when small writes
+// came in lately, so that they find one free; an explicit option wins.
 func TestCompactionParallelism(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, c := range []struct{ procs, opt, want int }{
-		{1, 0, 1}, {2, 0, 1}, {8, 0, 7}, {2, 3, 3}, {8, 1, 1},
+	for _, c := range []struct {
+		procs, opt int
+		lastWrite  time.Duration // ago; 0: never
+		want       int
+	}{
+		{1, 0, 0, 1}, {2, 0, 0, 2}, {8, 0, 0, 8},
+		{1, 0, time.Millisecond, 1}, {2, 0, time.Millisecond, 1}, {8, 0, time.Millisecond, 7},
+		{2, 0, time.Minute, 2},
+		{2, 3, 0, 3}, {8, 1, 0, 1}, {8, 3, time.Millisecond, 3},
 	} {
 		runtime.GOMAXPROCS(c.procs)
 		tbl := &Table{opts: Options{CompactionParallelism: c.opt}}
+		if c.lastWrite != 0 {
+			tbl.lastSmallWrite.Store(time.Now().Add(-c.lastWrite).UnixNano())
+		}
 		if got := tbl.compactionParallelism(); got != c.want {
-			t.Errorf("GOMAXPROCS %d, option %d: %d goroutines, want %d", c.procs, c.opt, got, c.want)
+			t.Errorf("GOMAXPROCS %d, option %d, last small write %v ago: %d goroutines, want %d", c.procs, c.opt, c.lastWrite, got, c.want)
 		}
 	}
 }

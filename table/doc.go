@@ -114,10 +114,12 @@
 // output's rows in the same record, so that no superseded or deleted row
 // comes back. Compactions run one at a time.
 //
-// What the writes that go on wait for is then the machine: a rewrite keeps
-// one goroutine fewer than GOMAXPROCS busy (Options.CompactionParallelism),
-// so that a write returning from its log sync finds a processor free rather
-// than queue behind the rewrite's page encoders; it decodes pages into the
+// What the writes that go on wait for is then the machine: a rewrite that
+// starts within 2 s of a logged write keeps one goroutine fewer than
+// GOMAXPROCS busy (Options.CompactionParallelism), so that a write
+// returning from its log sync finds a processor free rather than queue
+// behind the rewrite's page encoders (with no small writes about, it uses
+// them all); it decodes pages into the
 // page allocator's recycled buffers, not fresh garbage whose collection
 // takes a processor too; and its segment files go to disk in steps as they
 // are written (vfs.WritebackWriter), so that its final sync does not fill

@@ -80,9 +80,10 @@ type Options struct {
 	// and flushed whatever its size; 0 means 10 seconds.
 	MemtableAge time.Duration
 	// CompactionParallelism is the number of goroutines a compaction's
-	// rewrite keeps busy, decoding and encoding pages; 0 means one fewer
-	// than GOMAXPROCS (at least one), so that the writes that go on during
-	// a compaction find a processor free rather than queue behind the
+	// rewrite keeps busy, decoding and encoding pages; 0 means GOMAXPROCS,
+	// or one fewer (at least one) when a logged write came in during the
+	// 2 s before the rewrite starts, so that the writes that go on during a
+	// compaction find a processor free rather than queue behind the
 	// rewrite's goroutines for tens of milliseconds.
 	CompactionParallelism int
 	// memChunkRows sizes the chunks of a memtable (tests make them tiny).
@@ -136,9 +137,13 @@ type Table struct {
 	// phys caches the physical schema of the newest definition a write
 	// prepared rows for (see physOf).
 	phys atomic.Pointer[physEntry]
-	opts Options
-	fs   vfs.FS
-	lock *fileLock
+	// lastSmallWrite is when a write last went through the log (Unix
+	// nanoseconds): a compaction that starts soon after leaves a processor
+	// to the writes (see compactionParallelism).
+	lastSmallWrite atomic.Int64
+	opts           Options
+	fs             vfs.FS
+	lock           *fileLock
 	// deferring is fs when it defers deletions for readers of other
 	// processes (see lock.go); readers is the shared lock a read-only open
 	// holds.

@@ -59,6 +59,7 @@ func (t *Table) WriteWith(ctx context.Context, rec arrow.RecordBatch, o WriteOpt
 // memtable (see the package doc); a larger one makes a rowset directly.
 func (t *Table) WriteBatches(ctx context.Context, recs []arrow.RecordBatch, o WriteOptions) error {
 	if t.smallWrite(recs, o) {
+		t.lastSmallWrite.Store(time.Now().UnixNano())
 		if done, err := t.writeLogged(ctx, recs, o); done {
 			return err
 		}
