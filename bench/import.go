@@ -103,11 +103,8 @@ func runImportLoad(ctx context.Context, o *Options) (Result, error) {
 	t := Trial{
 		Untimed: &untimed,
 		Setup: func() error {
-			if err := os.RemoveAll(dir); err != nil {
-				return err
-			}
 			var err error
-			tbl, err = table.Create(dir, EventsDefinition(schema.Duplicate), o.tableOptions())
+			tbl, err = freshEvents(dir, schema.Duplicate, o)
 			return err
 		},
 		Run: func() (string, error) {

@@ -362,11 +362,8 @@ func runLoad(ctx context.Context, o *Options, res *Result) error {
 	var tbl *table.Table
 	t := Trial{
 		Setup: func() error {
-			if err := os.RemoveAll(dir); err != nil {
-				return err
-			}
 			var err error
-			tbl, err = table.Create(dir, EventsDefinition(schema.Duplicate), o.tableOptions())
+			tbl, err = freshEvents(dir, schema.Duplicate, o)
 			return err
 		},
 		Run: func() (string, error) {
@@ -738,10 +735,7 @@ func runReclaimUpserts(ctx context.Context, o *Options, model schema.Model) (Res
 // writeUpserts makes a UNIQUE events table in dir from the upsert stream,
 // one version per write.
 func writeUpserts(ctx context.Context, o *Options, dir string, model schema.Model, g *Generator, writes int) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	tbl, err := table.Create(dir, EventsDefinition(model), o.tableOptions())
+	tbl, err := freshEvents(dir, model, o)
 	if err != nil {
 		return err
 	}
@@ -795,6 +789,15 @@ func writeLiveOnly(ctx context.Context, o *Options, src, dst string, model schem
 	return out.Close()
 }
 
+// freshEvents creates an empty events table of model in dir, in place of
+// whatever a run before left there.
+func freshEvents(dir string, model schema.Model, o *Options) (*table.Table, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	return table.Create(dir, EventsDefinition(model), o.tableOptions())
+}
+
 func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 	g, writes := Upserts(o.Rows, o.Seed)
 	o.logf("upsert: %d upserts over %d keys in %d writes, each generated (untimed) just before it is written", g.Rows, g.KeySpace, writes)
@@ -813,11 +816,8 @@ func runUpserts(ctx context.Context, o *Options) ([]Result, error) {
 		t := Trial{
 			Untimed: &untimed,
 			Setup: func() error {
-				if err := os.RemoveAll(dir); err != nil {
-					return err
-				}
 				var err error
-				tbl, err = table.Create(dir, EventsDefinition(m.model), o.tableOptions())
+				tbl, err = freshEvents(dir, m.model, o)
 				return err
 			},
 			Run: func() (string, error) {

@@ -341,6 +341,23 @@ func fileBytes(path string) int64 {
 	return n
 }
 
+// freshDB opens an empty database at path, in place of whatever a run
+// before left there, and runs ddl in it.
+func freshDB(ctx context.Context, path string, threads int, ddl string) (*db, error) {
+	if err := removeDB(path); err != nil {
+		return nil, err
+	}
+	d, err := openDB(ctx, path, threads)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.exec(ctx, ddl); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
 func removeDB(path string) error {
 	for _, p := range []string{path, path + ".wal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -467,14 +484,9 @@ func runLoad(ctx context.Context, c config, res *bench.Result) error {
 	var d *db
 	t := bench.Trial{
 		Setup: func() error {
-			if err := removeDB(path); err != nil {
-				return err
-			}
 			var err error
-			if d, err = openDB(ctx, path, c.threads); err != nil {
-				return err
-			}
-			return d.exec(ctx, createEvents)
+			d, err = freshDB(ctx, path, c.threads, createEvents)
+			return err
 		},
 		Run: func() (string, error) {
 			var err error
@@ -619,18 +631,12 @@ const createEventsPK = `CREATE TABLE events (id BIGINT PRIMARY KEY, event_time T
 // writeUpserts writes the upsert stream into a new PRIMARY KEY table at
 // path and checkpoints it.
 func writeUpserts(ctx context.Context, c config, path string) error {
-	if err := removeDB(path); err != nil {
-		return err
-	}
 	g, writes := bench.Upserts(c.rows, c.seed)
-	d, err := openDB(ctx, path, c.threads)
+	d, err := freshDB(ctx, path, c.threads, createEventsPK)
 	if err != nil {
 		return err
 	}
 	defer d.close()
-	if err := d.exec(ctx, createEventsPK); err != nil {
-		return err
-	}
 	for _, wr := range bench.WriteRanges(g.Rows, writes) {
 		rows := g.WriteBatches(memory.DefaultAllocator, wr)
 		v := withSeq(rows, wr[0])
@@ -760,14 +766,9 @@ func runUpsert(ctx context.Context, c config) ([]bench.Result, error) {
 	t := bench.Trial{
 		Untimed: &untimed,
 		Setup: func() error {
-			if err := removeDB(path); err != nil {
-				return err
-			}
 			var err error
-			if d, err = openDB(ctx, path, c.threads); err != nil {
-				return err
-			}
-			return d.exec(ctx, createEventsPK)
+			d, err = freshDB(ctx, path, c.threads, createEventsPK)
+			return err
 		},
 		Run: func() (string, error) {
 			// Each write is generated (untimed) just before it is written,
@@ -937,14 +938,9 @@ func runImport(ctx context.Context, c config, res *bench.Result) error {
 	t := bench.Trial{
 		Untimed: &untimed,
 		Setup: func() error {
-			if err := removeDB(path); err != nil {
-				return err
-			}
 			var err error
-			if d, err = openDB(ctx, path, c.threads); err != nil {
-				return err
-			}
-			return d.exec(ctx, createEvents)
+			d, err = freshDB(ctx, path, c.threads, createEvents)
+			return err
 		},
 		Run: func() (string, error) {
 			if err := d.exec(ctx, fmt.Sprintf("INSERT INTO events SELECT * FROM '%s'", file)); err != nil {
