@@ -182,6 +182,18 @@ func convertAll[N any](c exprCompiler[N], xs []N, t schema.Type) error {
 	return nil
 }
 
+// convertEach converts xs[i] to ts[i], for functions whose arguments each
+// have a type of their own.
+func convertEach[N any](c exprCompiler[N], xs []N, ts ...schema.Type) error {
+	for i, t := range ts {
+		var err error
+		if xs[i], err = c.convert(xs[i], t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // typesOf is the types of xs.
 func typesOf[N any](c exprCompiler[N], xs []N) []schema.Type {
 	ts := make([]schema.Type, len(xs))

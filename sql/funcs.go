@@ -486,10 +486,8 @@ func (c *compiler) compileSplitPart(f *parser.FuncCall) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, t := range []schema.Type{stringType, stringType, bigintType} {
-		if xs[i], err = c.convert(xs[i], t); err != nil {
-			return nil, err
-		}
+	if err := convertEach(c, xs, stringType, stringType, bigintType); err != nil {
+		return nil, err
 	}
 	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
 		var vals [3]schema.Value

@@ -83,10 +83,8 @@ func (c *compiler) compileRegexpExtract(f *parser.FuncCall) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, t := range []schema.Type{stringType, stringType, bigintType} {
-		if xs[i], err = c.convert(xs[i], t); err != nil {
-			return nil, err
-		}
+	if err := convertEach(c, xs, stringType, stringType, bigintType); err != nil {
+		return nil, err
 	}
 	re, err := regexpOf("regexp_extract()", xs[1])
 	if err != nil {
