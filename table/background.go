@@ -123,12 +123,17 @@ func (t *Table) recordPublished() error {
 }
 
 // wake asks the background loop for a round.
-func (t *Table) wake() {
-	if t.kick == nil {
+func (t *Table) wake() { nudge(t.kick) }
+
+// nudge posts to a loop's one-slot wake-up channel without waiting: a
+// post already pending covers this one too. A nil channel (no loop) is
+// left alone.
+func nudge(ch chan struct{}) {
+	if ch == nil {
 		return
 	}
 	select {
-	case t.kick <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }

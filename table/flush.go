@@ -268,15 +268,7 @@ func (t *Table) freezeLocked() {
 	}
 }
 
-func (t *Table) kickFlush() {
-	if t.flushKick == nil {
-		return
-	}
-	select {
-	case t.flushKick <- struct{}{}:
-	default:
-	}
-}
+func (t *Table) kickFlush() { nudge(t.flushKick) }
 
 // waitForFlushes holds a writer back while more memtables wait for their
 // flush than the table allows, so memory stays bounded when the disk is
