@@ -276,37 +276,13 @@ func (s *Session) insertSelect(ctx context.Context, env *stmtEnv, q parser.Query
 		return nil, err
 	}
 	defer lw.Abort() // nothing once committed
-	cols := make([][]typedValue, len(targets))
 	casts := make([]castCache, len(targets))
 	// Rows are gathered into batches of insertBatchRows, as INSERT ...
 	// VALUES writes them; the converted values may point into the
 	// buffers of the query's batches, which are held until written.
-	var held []arrow.RecordBatch
-	n, batch := 0, 0
-	release := func() {
-		for _, b := range held {
-			b.Release()
-		}
-		held = held[:0]
-	}
-	defer release()
-	flush := func() error {
-		if batch == 0 {
-			return nil
-		}
-		rec, err := buildBatch(s.mem, targets, cols, batch, env.loc)
-		if err != nil {
-			return err
-		}
-		err = lw.Write(rec)
-		rec.Release()
-		release()
-		for i := range cols {
-			cols[i] = cols[i][:0]
-		}
-		batch = 0
-		return err
-	}
+	w := newRowBatcher(s, targets, env, lw)
+	defer w.release()
+	n := 0
 	for {
 		b, err := op.Next(ctx)
 		if err != nil {
@@ -320,7 +296,7 @@ func (s *Session) insertSelect(ctx context.Context, env *stmtEnv, q parser.Query
 		// write is sorted by key on its own).
 		if rec, ok := passBatch(targets, in, b); ok {
 			// The rows converted before go first, then the batch whole.
-			err := flush()
+			err := w.flush()
 			if err == nil {
 				err = lw.Write(rec)
 			}
@@ -332,7 +308,7 @@ func (s *Session) insertSelect(ctx context.Context, env *stmtEnv, q parser.Query
 			}
 			continue
 		}
-		held = append(held, b)
+		w.held = append(w.held, b)
 		// Row by row, so that the error is the first bad row's.
 		for r := range int(b.NumRows()) {
 			n++
@@ -341,20 +317,20 @@ func (s *Session) insertSelect(ctx context.Context, env *stmtEnv, q parser.Query
 				if err != nil {
 					return nil, err
 				}
-				cols[i] = append(cols[i], tv)
+				w.cols[i] = append(w.cols[i], tv)
 			}
-			if batch++; batch >= insertBatchRows {
+			if w.rows++; w.rows >= insertBatchRows {
 				// The rows of b not yet converted keep b alive.
 				b.Retain()
-				err := flush()
-				held = append(held, b)
+				err := w.flush()
+				w.held = append(w.held, b)
 				if err != nil {
 					return nil, err
 				}
 			}
 		}
 	}
-	if err := flush(); err != nil {
+	if err := w.flush(); err != nil {
 		return nil, err
 	}
 	if err := lw.Commit(); err != nil {
@@ -424,25 +400,9 @@ func (s *Session) insertValues(ctx context.Context, env *stmtEnv, st *parser.Ins
 	}
 	defer lw.Abort() // nothing once committed
 	c := newCompiler(env, nil)
-	cols := make([][]typedValue, len(targets))
 	casts := make([]castCache, len(targets))
-	n, batch := 0, 0
-	flush := func() error {
-		if batch == 0 {
-			return nil
-		}
-		rec, err := buildBatch(s.mem, targets, cols, batch, env.loc)
-		if err != nil {
-			return err
-		}
-		err = lw.Write(rec)
-		rec.Release()
-		for i := range cols {
-			cols[i] = cols[i][:0]
-		}
-		batch = 0
-		return err
-	}
+	w := newRowBatcher(s, targets, env, lw)
+	n := 0
 	for {
 		row, err := next()
 		if err != nil {
@@ -474,21 +434,64 @@ func (s *Session) insertValues(ctx context.Context, env *stmtEnv, st *parser.Ins
 			if tv, err = casts[i].store(tg, tv, env.loc, n); err != nil {
 				return nil, err
 			}
-			cols[i] = append(cols[i], tv)
+			w.cols[i] = append(w.cols[i], tv)
 		}
-		if batch++; batch >= insertBatchRows {
-			if err := flush(); err != nil {
+		if w.rows++; w.rows >= insertBatchRows {
+			if err := w.flush(); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if err := flush(); err != nil {
+	if err := w.flush(); err != nil {
 		return nil, err
 	}
 	if err := lw.Commit(); err != nil {
 		return nil, err
 	}
 	return &Result{RowsAffected: int64(n)}, nil
+}
+
+// rowBatcher gathers the converted rows of an INSERT into batches of its
+// load writer. held are the query batches the converted values may point
+// into: they are released once their rows are written.
+type rowBatcher struct {
+	s       *Session
+	targets []writeTarget
+	env     *stmtEnv
+	lw      *table.LoadWriter
+	cols    [][]typedValue
+	rows    int
+	held    []arrow.RecordBatch
+}
+
+func newRowBatcher(s *Session, targets []writeTarget, env *stmtEnv, lw *table.LoadWriter) *rowBatcher {
+	return &rowBatcher{s: s, targets: targets, env: env, lw: lw, cols: make([][]typedValue, len(targets))}
+}
+
+// flush writes the rows gathered so far as one batch.
+func (w *rowBatcher) flush() error {
+	if w.rows == 0 {
+		return nil
+	}
+	rec, err := buildBatch(w.s.mem, w.targets, w.cols, w.rows, w.env.loc)
+	if err != nil {
+		return err
+	}
+	err = w.lw.Write(rec)
+	rec.Release()
+	w.release()
+	for i := range w.cols {
+		w.cols[i] = w.cols[i][:0]
+	}
+	w.rows = 0
+	return err
+}
+
+func (w *rowBatcher) release() {
+	for _, b := range w.held {
+		b.Release()
+	}
+	w.held = w.held[:0]
 }
 
 // castCache is storeValue for one target column, keeping the conversion
