@@ -929,6 +929,7 @@ func runImport(ctx context.Context, c config, res *bench.Result) error {
 	if err != nil {
 		return fmt.Errorf("write the file to import: %w", err)
 	}
+	bench.ResetPeakRSS() // writing the file is not the import
 	defer os.Remove(file)
 	res.OpRows = n
 	path := filepath.Join(c.dir, "duckdb-import.db")
