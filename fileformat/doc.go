@@ -43,14 +43,23 @@
 //
 // # Files
 //
-// Parquet files are written with snappy (s2's fast mode) and zstd for
-// FLOAT and DOUBLE columns, or one codec (snappy, zstd, none), row groups
-// cut at RowGroupRows rows or RowGroupBytes buffered bytes (default 1M
-// rows, 128 MiB), integers, dates and times delta-encoded, dictionary
-// encoding for the other columns where it pays, statistics, and the
-// Arrow schema stored in the footer. The column chunks of a batch are
-// encoded on several goroutines and reach the file in order, the same
-// bytes as on one. Reading checks the magic at both
+// Parquet files are written with zstd for number, date and time columns
+// and snappy (s2's fast mode) for the others, or one codec (snappy, zstd,
+// none), row groups cut at RowGroupRows rows or RowGroupBytes buffered
+// bytes (default 1M rows, 128 MiB), integers, dates and times
+// delta-encoded, statistics, and the Arrow schema stored in the footer.
+// A file whose columns are all integers, dates, times, FLOAT, DOUBLE or
+// strings (an export's usual shape) is written by this package's own
+// flat column writer (pqfast.go): FLOAT and DOUBLE byte-stream-split
+// before zstd, strings DELTA_LENGTH_BYTE_ARRAY, one page per column for
+// each group of about 32K rows, encoded on a pool of goroutines while the
+// caller reads on, and a column that its codec does not shrink by a
+// tenth on its first page stored uncompressed. Other files, and a first
+// batch with a FLOAT, DOUBLE or string column of few distinct values
+// (where a dictionary pays), go through arrow-go's writer, with
+// dictionary encoding for those columns, whose column chunks are encoded
+// on several goroutines and reach the file in order, the same bytes as
+// on one. Reading checks the magic at both
 // ends and the footer before anything else, so a truncated file or one
 // that is not Parquet fails at once with rowttl.ErrCorruption; a damaged
 // page fails the read with the same sentinel, and a malformed file never

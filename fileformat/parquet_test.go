@@ -450,7 +450,8 @@ func TestDeltaScratchAfterClose(t *testing.T) {
 // TestParquetEncodings: integer, date and time columns are delta-encoded,
 // a string column of few values dictionary-encoded, and NoDictionary
 // writes both plain; pages are snappy by default, zstd for FLOAT and
-// DOUBLE, and snappy for every column when snappy is asked for.
+// DOUBLE and for delta-encoded columns, and snappy for every column when
+// snappy is asked for.
 func TestParquetEncodings(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -474,6 +475,9 @@ func TestParquetEncodings(t *testing.T) {
 			phys := pf.MetaData().Schema.Column(i).PhysicalType()
 			want := compress.Codecs.Snappy
 			if o.Compression == "" && (phys == parquet.Types.Float || phys == parquet.Types.Double) {
+				want = compress.Codecs.Zstd
+			}
+			if o.Compression == "" && !noDict && (phys == parquet.Types.Int32 || phys == parquet.Types.Int64) {
 				want = compress.Codecs.Zstd
 			}
 			if cc.Compression() != want {

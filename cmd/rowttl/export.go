@@ -53,8 +53,10 @@ PATH's directory, synced and renamed, so PATH never holds half a file; the
 directory must exist.
 
 --format parquet writes the table's column types as Parquet types (see the
-README), snappy-compressed with zstd for FLOAT and DOUBLE columns
-(--compression snappy for every column, zstd or none) in row groups of
+README), zstd-compressed for numbers, dates and times and snappy for the
+other columns, a column that its codec does not shrink being left
+uncompressed (--compression snappy for every column, zstd or none), in
+row groups of
 up to 1M rows. --format csv writes the Stream Load dialect that rowttl load
 reads back: TAB-separated (--column-separator), \N for NULL; a string
 holding the separator or a line break is refused unless --enclose gives a
@@ -90,7 +92,7 @@ for exports that run more than a few seconds.`,
 	fl.StringVar(&f.separator, "column-separator", "", `CSV field separator (default "\t")`)
 	fl.StringVar(&f.delimiter, "line-delimiter", "", `CSV record delimiter (default "\n")`)
 	fl.StringVar(&f.enclose, "enclose", "", `CSV quote byte for strings that hold the separator or a line break (default: none)`)
-	fl.StringVar(&f.compression, "compression", "", "Parquet compression: snappy, zstd or none (default: snappy, zstd for FLOAT and DOUBLE)")
+	fl.StringVar(&f.compression, "compression", "", "Parquet compression: snappy, zstd or none (default: zstd for numbers, dates and times, snappy for the rest)")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "never print progress on standard error")
 	fl.Int64Var(&f.rowGroupRows, "row-group-rows", 0, "Parquet rows per row group (default 1048576)")
 	fl.MarkHidden("row-group-rows")

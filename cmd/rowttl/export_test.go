@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/rowttl/rowttl"
@@ -174,14 +175,14 @@ func TestExportBesideOwner(t *testing.T) {
 	}
 }
 
-// TestExportCodecs: by default FLOAT and DOUBLE columns are zstd and the
-// others snappy; --compression names one codec for every column.
+// TestExportCodecs: by default number, date and time columns are zstd
+// and the others snappy; --compression names one codec for every column.
 func TestExportCodecs(t *testing.T) {
 	dir := t.TempDir()
 	sqlIn(t, dir, `CREATE TABLE t (`+exportCols+`) DUPLICATE KEY(id); INSERT INTO t VALUES `+exportRows+`;`)
 	for _, tc := range []struct {
-		args        []string
-		float, rest compress.Compression
+		args         []string
+		number, rest compress.Compression
 	}{
 		{nil, compress.Codecs.Zstd, compress.Codecs.Snappy},
 		{[]string{"--compression", "snappy"}, compress.Codecs.Snappy, compress.Codecs.Snappy},
@@ -205,8 +206,9 @@ func TestExportCodecs(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := tc.rest
-			if name := md.Schema.Column(i).Name(); name == "f" || name == "d" {
-				want = tc.float
+			if phys := md.Schema.Column(i).PhysicalType(); phys == parquet.Types.Float || phys == parquet.Types.Double ||
+				phys == parquet.Types.Int32 || phys == parquet.Types.Int64 {
+				want = tc.number
 			}
 			if cc.Compression() != want {
 				t.Errorf("%v: column %s compressed %s, want %s", tc.args, md.Schema.Column(i).Name(), cc.Compression(), want)
