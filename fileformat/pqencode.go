@@ -61,37 +61,72 @@ func appendDelta[T deltaInt](b []byte, vs []T) (_ []byte, lo, hi T) {
 	if unsafe.Sizeof(vs[0]) == 4 {
 		mask = 1<<32 - 1
 	}
-	var block [deltaBlock]uint64
+	var d [deltaBlock]T
 	for start := 1; start < len(vs); start += deltaBlock {
 		n := min(deltaBlock, len(vs)-start)
-		minD := vs[start] - vs[start-1]
-		for i := range n {
-			v := vs[start+i]
-			if d := v - vs[start+i-1]; d < minD {
-				minD = d
-			}
+		prev := vs[start-1]
+		for i, v := range vs[start : start+n] {
+			d[i] = v - prev
+			prev = v
 			lo, hi = min(lo, v), max(hi, v)
 		}
-		for i := range n {
-			block[i] = uint64((vs[start+i]-vs[start+i-1])-minD) & mask
-		}
-		clear(block[n:])
-		b = appendZigzag(b, int64(minD))
+		// A miniblock's width is that of its largest delta less the
+		// block's smallest: (d - minD) grows with d.
 		minis := (n + deltaMiniSize - 1) / deltaMiniSize
+		minD := d[0]
+		var maxD [deltaMinis]T
+		for m := range minis {
+			mini := d[m*deltaMiniSize : min(n, (m+1)*deltaMiniSize)]
+			mx := mini[0]
+			for _, x := range mini {
+				minD, mx = min(minD, x), max(mx, x)
+			}
+			maxD[m] = mx
+		}
+		// The padding of the last miniblock packs as zeros.
+		for i := n; i < minis*deltaMiniSize; i++ {
+			d[i] = minD
+		}
+		b = appendZigzag(b, int64(minD))
 		var widths [deltaMinis]uint8
 		for m := range minis {
-			var or uint64
-			for _, u := range block[m*deltaMiniSize : (m+1)*deltaMiniSize] {
-				or |= u
-			}
-			widths[m] = uint8(bits.Len64(or))
+			widths[m] = uint8(bits.Len64(uint64(maxD[m]-minD) & mask))
 		}
 		b = append(b, widths[:]...)
 		for m := range minis {
-			b = appendPacked32(b, block[m*deltaMiniSize:(m+1)*deltaMiniSize], uint(widths[m]))
+			b = appendPackedDelta(b, d[m*deltaMiniSize:(m+1)*deltaMiniSize], minD, mask, uint(widths[m]))
 		}
 	}
 	return b, lo, hi
+}
+
+// appendPackedDelta packs the 32 deltas ds less minD (masked to the
+// column's width), as appendPacked32 packs values.
+func appendPackedDelta[T deltaInt](b []byte, ds []T, minD T, mask uint64, w uint) []byte {
+	if w == 0 {
+		return b
+	}
+	at := len(b)
+	b = append(b, make([]byte, 4*w)...)
+	out := b[at:]
+	var acc uint64
+	var used uint
+	o := 0
+	for _, x := range ds[:32] {
+		v := uint64(x-minD) & mask
+		acc |= v << used
+		used += w
+		if used >= 64 {
+			binary.LittleEndian.PutUint64(out[o:], acc)
+			o += 8
+			used -= 64
+			acc = v >> (w - used)
+		}
+	}
+	if used > 0 {
+		binary.LittleEndian.PutUint32(out[o:], uint32(acc))
+	}
+	return b
 }
 
 // appendPacked32 appends 32 values of w bits each (every value below

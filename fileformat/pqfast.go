@@ -66,6 +66,7 @@ type flatColumn struct {
 	codec    compress.Codec
 	level    int
 	stored   bool // written uncompressed: its codec did not pay
+	none     bool // stored, or the codec is UNCOMPRESSED
 }
 
 type flatKind uint8
@@ -145,7 +146,7 @@ func newFlatWriter(w io.Writer, sc *arrow.Schema, pqs *schema.Schema, props *par
 		if err != nil {
 			return nil, false
 		}
-		c.codec, c.level = cd, props.CompressionLevelFor(col.Path())
+		c.codec, c.level, c.none = cd, props.CompressionLevelFor(col.Path()), codec == compress.Codecs.Uncompressed
 		fw.cols = append(fw.cols, c)
 	}
 	fw.meta = metadata.NewFileMetadataBuilder(pqs, props, kv)
@@ -594,11 +595,17 @@ func (c *flatColumn) encode(g *flatGroup, i int, sc *flatScratch, trial bool) (p
 	}
 	sc.raw = raw
 	p.raw = len(raw)
-	p.body = c.codec.EncodeLevel(getPageBuf(int(c.codec.CompressBound(int64(len(raw))))), raw, c.level)
-	if trial && len(p.body) > len(raw)-len(raw)/storedGain {
-		c.stored = true
-		c.codec, _ = compress.GetCodec(compress.Codecs.Uncompressed)
-		p.body = append(p.body[:0], raw...)
+	if c.none {
+		// The page is its raw bytes: the scratch buffer becomes the page's,
+		// and a pooled one the scratch.
+		p.body = raw
+		sc.raw = getPageBuf(cap(raw))[:0]
+	} else {
+		p.body = c.codec.EncodeLevel(getPageBuf(int(c.codec.CompressBound(int64(len(raw))))), raw, c.level)
+		if trial && len(p.body) > len(raw)-len(raw)/storedGain {
+			c.stored, c.none = true, true
+			p.body = append(p.body[:0], raw...)
+		}
 	}
 	p.hdr = appendPageHeader(make([]byte, 0, 32), p.raw, len(p.body), g.rows, c.enc)
 	return p
