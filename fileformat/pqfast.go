@@ -48,10 +48,14 @@ type flatWriter struct {
 	pending     []arrow.RecordBatch // rows not yet handed to the encoders
 	pendingRows int
 	open        *flatRowGroup
-	closed      []*flatRowGroup // waiting for their pages, in file order
-	ordinal     int16
-	started     bool
-	stopped     bool
+	// Closed row groups go to the flusher, a goroutine that writes each
+	// once its pages are encoded, so that the caller scans on meanwhile.
+	flushQ    chan *flatRowGroup
+	flushDone chan struct{}
+	flushErr  atomic.Pointer[error] // the flusher's first failure
+	ordinal   int16
+	started   bool
+	stopped   bool
 	// adaptive stores a column uncompressed when its codec does not pay on
 	// its first page (tried).
 	adaptive, tried bool
@@ -210,9 +214,17 @@ func (fw *flatWriter) add(rec arrow.RecordBatch, maxRows, maxBytes int64) error 
 		}
 	}
 	if fw.open.rows >= maxRows || fw.open.raw >= maxBytes {
-		fw.closeRowGroup()
+		return fw.closeRowGroup()
 	}
-	return fw.writeDone(false)
+	return fw.flushed()
+}
+
+// flushed returns the flusher's failure, if any.
+func (fw *flatWriter) flushed() error {
+	if p := fw.flushErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // rawBytes is the size of the values of rec as Arrow holds them: the
@@ -295,46 +307,54 @@ func (fw *flatWriter) run(t flatTask, sc *flatScratch) {
 }
 
 // closeRowGroup ends the open row group; its pages may still be encoding.
-func (fw *flatWriter) closeRowGroup() {
-	if fw.open == nil {
-		return
+// Serial, it writes the row group at once; else the flusher writes it, and
+// a second closed row group waits for the one before it to be taken.
+func (fw *flatWriter) closeRowGroup() error {
+	rg := fw.open
+	if rg == nil {
+		return fw.flushed()
 	}
 	fw.submit()
-	if fw.open.rows > 0 {
-		fw.closed = append(fw.closed, fw.open)
-	}
 	fw.open = nil
+	if rg.rows == 0 {
+		return fw.flushed()
+	}
+	if fw.workers <= 1 {
+		return fw.writeRowGroup(rg)
+	}
+	if fw.flushQ == nil {
+		fw.flushQ, fw.flushDone = make(chan *flatRowGroup, 1), make(chan struct{})
+		go fw.flush()
+	}
+	fw.flushQ <- rg
+	return fw.flushed()
 }
 
-// writeDone writes the closed row groups whose pages are all encoded, in
-// order; with wait, it waits for all of them. Two row groups may wait,
-// so that the scan runs on while the one before it is encoded.
-func (fw *flatWriter) writeDone(wait bool) error {
-	for len(fw.closed) > 0 {
-		rg := fw.closed[0]
-		if !wait && len(fw.closed) <= 2 && !rg.finished() {
-			return nil
-		}
+// flush writes the row groups of flushQ in order; after a failure it only
+// waits for their pages.
+func (fw *flatWriter) flush() {
+	defer close(fw.flushDone)
+	for rg := range fw.flushQ {
 		for _, g := range rg.groups {
 			<-g.done
 		}
-		fw.closed = fw.closed[1:]
+		if fw.flushErr.Load() != nil {
+			continue
+		}
 		if err := fw.writeRowGroup(rg); err != nil {
-			return err
+			fw.flushErr.Store(&err)
 		}
 	}
-	return nil
 }
 
-func (rg *flatRowGroup) finished() bool {
-	for _, g := range rg.groups {
-		select {
-		case <-g.done:
-		default:
-			return false
-		}
+// stopFlusher waits for the flusher to write what it was given.
+func (fw *flatWriter) stopFlusher() error {
+	if fw.flushQ != nil {
+		close(fw.flushQ)
+		<-fw.flushDone
+		fw.flushQ = nil
 	}
-	return true
+	return fw.flushed()
 }
 
 func (fw *flatWriter) write(p []byte) error {
@@ -410,8 +430,10 @@ func (fw *flatWriter) writeRowGroup(rg *flatRowGroup) error {
 
 // finish writes what is left and the footer.
 func (fw *flatWriter) finish() error {
-	fw.closeRowGroup()
-	err := fw.writeDone(true)
+	err := fw.closeRowGroup()
+	if ferr := fw.stopFlusher(); err == nil {
+		err = ferr
+	}
 	fw.stop()
 	if err != nil {
 		return err
@@ -445,16 +467,11 @@ func (fw *flatWriter) stop() {
 		r.Release()
 	}
 	fw.pending = nil
+	fw.stopFlusher()
 	if fw.tasks != nil {
 		close(fw.tasks)
 		fw.running.Wait()
 	}
-	for _, rg := range fw.closed {
-		for _, g := range rg.groups {
-			<-g.done
-		}
-	}
-	fw.closed = nil
 }
 
 // flatScratch is one encoder goroutine's reusable buffers.
