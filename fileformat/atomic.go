@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/vfs"
@@ -20,7 +21,8 @@ type AtomicFile struct {
 	tmp  string
 	f    vfs.File
 	w    *bufio.Writer
-	n    int64
+	// n is read while a Parquet writer's flusher goroutine writes.
+	n    atomic.Int64
 	done bool
 }
 
@@ -64,12 +66,12 @@ func (a *AtomicFile) Path() string { return a.path }
 // Write appends to the temporary file.
 func (a *AtomicFile) Write(p []byte) (int, error) {
 	n, err := a.w.Write(p)
-	a.n += int64(n)
+	a.n.Add(int64(n))
 	return n, err
 }
 
 // Size returns the bytes written.
-func (a *AtomicFile) Size() int64 { return a.n }
+func (a *AtomicFile) Size() int64 { return a.n.Load() }
 
 // Commit syncs the temporary file, renames it to the path and syncs the
 // directory.

@@ -2,11 +2,14 @@ package fileformat
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/vfs"
 )
@@ -70,5 +73,43 @@ func checkDir(t *testing.T, dir, want string) {
 	b, _ := os.ReadFile(filepath.Join(dir, "out.parquet"))
 	if string(b) != want {
 		t.Fatalf("file holds %q, want %q", b, want)
+	}
+}
+
+// TestAtomicSizeWhileFlushing: a Parquet writer's flusher goroutine
+// writes row groups while the caller reads the file's size (as SQL's
+// OUTFILE does to cut files, and the export's progress line); run with
+// the race detector, this fails unless the size is shared safely.
+func TestAtomicSizeWhileFlushing(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	path := filepath.Join(t.TempDir(), "x.parquet")
+	a, err := CreateAtomic(nil, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Abort()
+	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	w, err := NewParquetWriter(a, sc, ParquetOptions{RowGroupRows: 5000, Parallelism: 2}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := randomBatch(rand.New(rand.NewPCG(9, 9)), mem, sc, 5000, 0)
+	defer rec.Release()
+	var last int64
+	for range 40 {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		last = max(last, a.Size())
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if a.Size() <= last || last == 0 {
+		t.Errorf("sizes: %d while writing, %d at the end", last, a.Size())
+	}
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
 	}
 }
