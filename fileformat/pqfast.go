@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -660,10 +661,29 @@ func appendValid[T any](dst []T, a arrow.Array, vs []T) []T {
 	if a.NullN() == 0 {
 		return append(dst, vs...)
 	}
+	// A byte of the bitmap at a time: all set (most, when NULLs are few)
+	// appends eight values at once, none skips them.
 	bm, off := a.NullBitmapBytes(), a.Data().Offset()
-	for j, v := range vs {
+	n, j := len(vs), 0
+	for ; j < n && (off+j)%8 != 0; j++ {
 		if bitutil.BitIsSet(bm, off+j) {
-			dst = append(dst, v)
+			dst = append(dst, vs[j])
+		}
+	}
+	for ; j+8 <= n; j += 8 {
+		switch b := bm[(off+j)/8]; b {
+		case 0xff:
+			dst = append(dst, vs[j:j+8]...)
+		case 0:
+		default:
+			for ; b != 0; b &= b - 1 {
+				dst = append(dst, vs[j+bits.TrailingZeros8(b)])
+			}
+		}
+	}
+	for ; j < n; j++ {
+		if bitutil.BitIsSet(bm, off+j) {
+			dst = append(dst, vs[j])
 		}
 	}
 	return dst

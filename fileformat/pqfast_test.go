@@ -716,3 +716,30 @@ func BenchmarkAppendDelta(b *testing.B) {
 		buf, _, _ = appendDelta(buf[:0], vs)
 	}
 }
+
+// TestAppendValid compares the NULL-skipping gather with a bit-by-bit
+// one, at every offset of a sliced array and every density of NULLs.
+func TestAppendValid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	for _, nulls := range []float64{0.01, 0.3, 0.9} {
+		rec := randomBatch(rng, mem, sc, 300, nulls)
+		for from := range 20 {
+			a := array.NewSlice(rec.Column(0), int64(from), int64(from+rng.IntN(280-from)))
+			vs := int64Values(a)
+			var want []int64
+			for j := range a.Len() {
+				if a.IsValid(j) {
+					want = append(want, vs[j])
+				}
+			}
+			if got := appendValid(nil, a, vs); !slices.Equal(got, want) {
+				t.Fatalf("NULLs %.2f, slice at %d of %d: %v, want %v", nulls, from, a.Len(), got, want)
+			}
+			a.Release()
+		}
+		rec.Release()
+	}
+}
