@@ -324,7 +324,9 @@ func (fw *flatWriter) closeRowGroup() error {
 		return fw.writeRowGroup(rg)
 	}
 	if fw.flushQ == nil {
-		fw.flushQ, fw.flushDone = make(chan *flatRowGroup, 1), make(chan struct{})
+		// Unbuffered: a closed row group waits for the one before it to be
+		// written, so that at most two are held.
+		fw.flushQ, fw.flushDone = make(chan *flatRowGroup), make(chan struct{})
 		go fw.flush()
 	}
 	fw.flushQ <- rg
@@ -478,6 +480,7 @@ func (fw *flatWriter) stop() {
 // flatScratch is one encoder goroutine's reusable buffers.
 type flatScratch struct {
 	raw   []byte
+	comp  []byte // the codec's output
 	plain []byte
 	valid []byte
 	i64   []int64
@@ -488,20 +491,28 @@ var flatScratchPool = sync.Pool{New: func() any { return new(flatScratch) }}
 
 func getFlatScratch() *flatScratch { return flatScratchPool.Get().(*flatScratch) }
 
-// Compressed pages live until their row group is written, then their
-// buffers serve the pages after them.
-var pageBufPool sync.Pool
+// Pages live until their row group is written, then their buffers serve
+// the pages after them: one pool for each power of two of capacity, so
+// that a page holds less than twice its bytes.
+var pagePools [48]sync.Pool
+
+func pageClass(n int) int { return bits.Len(uint(max(n, 1) - 1)) }
 
 func getPageBuf(n int) []byte {
-	if b, ok := pageBufPool.Get().(*[]byte); ok && cap(*b) >= n {
+	k := pageClass(n)
+	if b, ok := pagePools[k].Get().(*[]byte); ok {
 		return (*b)[:n]
 	}
-	return make([]byte, n)
+	return make([]byte, n, 1<<k)
 }
 
 func putPageBuf(b []byte) {
+	k := pageClass(cap(b))
+	if cap(b) != 1<<k || k >= len(pagePools) {
+		return
+	}
 	b = b[:0]
-	pageBufPool.Put(&b)
+	pagePools[k].Put(&b)
 }
 
 // encode writes the page of column i of group g.
@@ -613,18 +624,23 @@ func (c *flatColumn) encode(g *flatGroup, i int, sc *flatScratch, trial bool) (p
 	}
 	sc.raw = raw
 	p.raw = len(raw)
-	if c.none {
-		// The page is its raw bytes: the scratch buffer becomes the page's,
-		// and a pooled one the scratch.
-		p.body = raw
-		sc.raw = getPageBuf(cap(raw))[:0]
-	} else {
-		p.body = c.codec.EncodeLevel(getPageBuf(int(c.codec.CompressBound(int64(len(raw))))), raw, c.level)
-		if trial && len(p.body) > len(raw)-len(raw)/storedGain {
+	out := raw
+	if !c.none {
+		bound := int(c.codec.CompressBound(int64(len(raw))))
+		if cap(sc.comp) < bound {
+			sc.comp = make([]byte, bound)
+		}
+		out = c.codec.EncodeLevel(sc.comp[:bound], raw, c.level)
+		sc.comp = out[:cap(out)]
+		if trial && len(out) > len(raw)-len(raw)/storedGain {
 			c.stored, c.none = true, true
-			p.body = append(p.body[:0], raw...)
+			out = raw
 		}
 	}
+	// The page keeps a buffer of its own size: one of the codec's bound,
+	// or the scratch buffer of the largest page before it, would hold the
+	// row group's pages in about twice the memory.
+	p.body = append(getPageBuf(len(out))[:0], out...)
 	p.hdr = appendPageHeader(make([]byte, 0, 32), p.raw, len(p.body), g.rows, c.enc)
 	return p
 }

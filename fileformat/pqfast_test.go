@@ -743,3 +743,44 @@ func TestAppendValid(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// TestFlatPageMemory: an encoded page waiting for its row group holds a
+// buffer of less than twice its bytes, not one of the codec's bound or of
+// the largest page encoded before it (which held a row group's pages in
+// about twice their memory).
+func TestFlatPageMemory(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}, {Name: "r", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(mem, sc)
+	rng := rand.New(rand.NewPCG(8, 8))
+	for i := range 3 * flatGroupRows {
+		b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("the same words, row %d", i%1000))
+		b.Field(1).(*array.Int64Builder).Append(rng.Int64())
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := NewParquetWriter(&buf, sc, ParquetOptions{Parallelism: 1}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.begin(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	for gi, g := range w.flat.open.groups {
+		for c, p := range g.pages {
+			if len(p.body) == 0 || cap(p.body) >= 2*len(p.body) {
+				t.Errorf("group %d column %s: a page of %d bytes holds %d", gi, sc.Field(c).Name, len(p.body), cap(p.body))
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkFile(t, mem, buf.Bytes(), sc, []arrow.RecordBatch{rec})
+}
