@@ -24,16 +24,19 @@ import (
 // FlushedSeconds after the flush; the two answers must agree.
 
 // DefaultMemtableRows bounds the rows the memtable workload keeps in
-// memtables.
-const DefaultMemtableRows = 200_000
+// memtables: the newest million rows of a table of ten million, the size
+// the workload's target is stated at.
+const DefaultMemtableRows = 1_000_000
 
 // MemtableWriteRows is the size of the memtable workload's writes: small
 // enough to go through the write-ahead log into a memtable.
 const MemtableWriteRows = 1000
 
 // MemtableRows is the number of rows the memtable workload writes over a
-// table of rows rows: a fifth of them, at most DefaultMemtableRows.
-func MemtableRows(rows int64) int64 { return min(DefaultMemtableRows, max(rows/5, 1)) }
+// table of rows rows: a tenth of them, at most DefaultMemtableRows, so that
+// at ten million rows the newest million sit in memtables and a smaller
+// table keeps the same share.
+func MemtableRows(rows int64) int64 { return min(DefaultMemtableRows, max(rows/10, 1)) }
 
 // memtableReads are the reads the memtable workload times, in order.
 func memtableReads() []string { return append([]string{"count", "sum"}, suiteNames()...) }
@@ -52,6 +55,9 @@ func runMemtable(ctx context.Context, o *Options) ([]Result, error) {
 	// two alternate, so that what else the machine does weighs on both
 	// alike.
 	m := MemtableRows(o.Rows)
+	if o.MemtableRows > 0 {
+		m = o.MemtableRows
+	}
 	var sides [2]*memtableSide
 	defer func() {
 		for _, sd := range sides {

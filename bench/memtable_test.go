@@ -35,8 +35,8 @@ func TestMemtable(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := MemtableRows(rows)
-	if m != rows/5 || m%MemtableWriteRows == 0 {
-		t.Fatalf("%d rows in memtables: want a fifth of the table, its last write a short one", m)
+	if m != rows/10 || m%MemtableWriteRows == 0 {
+		t.Fatalf("%d rows in memtables: want a tenth of the table, its last write a short one", m)
 	}
 	g := Events(rows+m, Random, DefaultSeed)
 	var live int64

@@ -87,6 +87,9 @@ type Options struct {
 	// Writes is the number of single-row writes of the small-writes
 	// workloads; 0 means DefaultSmallWrites.
 	Writes int
+	// MemtableRows is the number of rows the memtable workload keeps in
+	// memtables; 0 means MemtableRows(Rows).
+	MemtableRows int64
 	// SQL opens a session over an open data directory for the suite's
 	// queries; the harness opens the directory (with the options its
 	// workload needs) and closes it after the session.

@@ -36,6 +36,7 @@ type benchFlags struct {
 	compare     string
 	child       bool
 	writes      int
+	memRows     int64
 }
 
 func benchCommand() *cobra.Command {
@@ -69,7 +70,8 @@ warm-up, reporting the median of --runs runs:
            p99 of 10-row writes into the events table during full
            compactions of it, beside its idle p99
   memtable count, sum and the SQL suite over a copy of the events table
-           whose newest rows/5 rows (at most 200,000) sit in memtables,
+           whose newest rows/10 rows (at most 1,000,000; --memtable-rows
+           sets them) sit in memtables,
            written as durable 1000-row writes, then the same after a
            flush: both times and their ratio (memtable_count, ...)
   q01..q12 the SQL suite (bench.Suite), run through a SQL session as
@@ -109,6 +111,7 @@ standard error; standard output gets a table, or JSON lines with --json.`,
 	fl.IntVar(&f.zstdLevel, "zstd-level", 0, "zstd level of segment pages (0: the engine's default, -1: no compression at all, LZ4 included)")
 	fl.StringVar(&f.compare, "compare", "", "print rowttl and DuckDB side by side from a file of JSON lines of both (bench/compare.sh), and run nothing")
 	fl.IntVar(&f.writes, "writes", bench.DefaultSmallWrites, "single-row writes of the smallwrites workload")
+	fl.Int64Var(&f.memRows, "memtable-rows", 0, "rows the memtable workload keeps in memtables (0: rows/10, at most 1,000,000)")
 	fl.BoolVar(&f.child, "child", false, "internal: run the given workloads in this process and print JSON lines")
 	_ = fl.MarkHidden("child")
 	return cmd
@@ -122,7 +125,7 @@ func (f benchFlags) options(layout bench.Layout, progress io.Writer) bench.Optio
 	return bench.Options{
 		Dir: f.dir, Rows: f.rows, Layout: layout, Seed: f.seed,
 		Runs: f.runs, Warmup: warm, Progress: progress, Writes: f.writes,
-		PageRows: f.pageRows, SegmentRows: f.segmentRows, ZstdLevel: f.zstdLevel,
+		MemtableRows: f.memRows, PageRows: f.pageRows, SegmentRows: f.segmentRows, ZstdLevel: f.zstdLevel,
 		SQL: benchSQL, Load: benchLoad,
 	}
 }
@@ -142,7 +145,8 @@ func runBench(ctx context.Context, stdout, stderr io.Writer, f benchFlags) error
 		return nil
 	}
 	for _, c := range []error{atLeast("rows", f.rows, 1), atLeast("runs", f.runs, 1), atLeast("warmup", f.warmup, 0),
-		atLeast("page-rows", f.pageRows, 0), atLeast("segment-rows", f.segmentRows, 0), atLeast("writes", f.writes, 1)} {
+		atLeast("page-rows", f.pageRows, 0), atLeast("segment-rows", f.segmentRows, 0), atLeast("writes", f.writes, 1),
+		atLeast("memtable-rows", f.memRows, 0)} {
 		if c != nil {
 			return c
 		}
@@ -262,6 +266,7 @@ func runBenchIn(ctx context.Context, stderr io.Writer, f benchFlags, layout benc
 		"--segment-rows", strconv.FormatInt(f.segmentRows, 10),
 		"--zstd-level", strconv.Itoa(f.zstdLevel),
 		"--writes", strconv.Itoa(f.writes),
+		"--memtable-rows", strconv.FormatInt(f.memRows, 10),
 	}
 	if f.cpuProfile != "" {
 		args = append(args, "--cpuprofile", f.cpuProfile)
