@@ -32,7 +32,11 @@ import (
 // delete bitmaps as flushed rowsets, so every rule and pushdown of the scan
 // applies unchanged. A chunk full (chunkRows) is built once and shared by
 // every later snapshot, so a scan after a write rebuilds only the newest
-// chunk, not the memtable. Each rowset covers its chunk's versions; the
+// chunk, not the memtable; a chunk is cut into pages of about PageRows
+// rows with no short page of its last write (chunkPageRows), so a scan
+// plans and decodes as many pages as over the same rows flushed. The rowsets live in a volatile in-memory file system (one
+// copy of their bytes), and count in the memtable's size, which freezes
+// it. Each rowset covers its chunk's versions; the
 // versions of memtables are always newer than every rowset's (a write that
 // makes a rowset directly flushes the memtables first).
 type memtable struct {
@@ -55,10 +59,16 @@ type memtable struct {
 	chunks  []*memChunk
 	rows    int64
 	bytes   int64
-	lo, hi  int64
+	// built is the size of the chunks' current in-memory rowsets: memory
+	// the memtable holds beside its batches, so it counts in size.
+	built  int64
+	lo, hi int64
 	// lastSeq is the number of the newest write-ahead log record applied.
 	lastSeq  uint64
 	released bool
+	// builds counts the in-memory rowsets built (tests: a read that
+	// finds its chunks built builds none).
+	builds int64
 }
 
 // memChunk is the writes [start, end) of a memtable; the last chunk of a
@@ -134,6 +144,7 @@ func (mt *memtable) unref() {
 			c.h = nil
 		}
 	}
+	mt.built = 0
 	mt.released = true
 }
 
@@ -185,10 +196,12 @@ func (mt *memtable) state() (n int, hi int64) {
 	return len(mt.batches), mt.hi
 }
 
+// size returns the rows of the memtable and the bytes it holds: its
+// writes and the in-memory rowsets built of them.
 func (mt *memtable) size() (rows, bytes int64) {
 	mt.mu.Lock()
 	defer mt.mu.Unlock()
-	return mt.rows, mt.bytes
+	return mt.rows, mt.bytes + mt.built
 }
 
 // rowsOf returns the rows of the first n writes as a rowset stores them,
@@ -321,7 +334,8 @@ func (mt *memtable) chunkRowset(ctx context.Context, c *memChunk, n int) (*rowse
 	}
 	w := rowset.NewWriter(rowset.WriterOptions{
 		FS: mt.fs, Dir: memDir, Schema: mt.phys, TTLIndex: ttlIndex(mt.phys),
-		Segment: segment.WriterOptions{PageRows: mt.pageRows, ZstdLevel: -1}, SegmentRows: 1 << 40,
+		Segment:     segment.WriterOptions{PageRows: chunkPageRows(rec.NumRows(), mt.pageRows), ZstdLevel: -1},
+		SegmentRows: 1 << 40, WritebackBytes: -1,
 		NewFileNum: func() uint64 { return mt.nums.Add(1) },
 	})
 	if err := w.Write(rec); err != nil {
@@ -343,16 +357,34 @@ func (mt *memtable) chunkRowset(ctx context.Context, c *memChunk, n int) (*rowse
 	// Its files go from memory when the last snapshot lets go.
 	h.MarkObsolete()
 	mt.mu.Lock()
+	mt.builds++
 	if !mt.released && n >= c.n {
 		if c.h != nil {
+			mt.built -= c.h.Meta.Bytes
 			c.h.Unref()
 		}
 		h.Ref()
+		mt.built += h.Meta.Bytes
 		c.n, c.h = n, h
 		c.marksKey, c.marks = "", nil
 	}
 	mt.mu.Unlock()
 	return h, nil
+}
+
+// chunkPageRows is the page size of the in-memory rowset of a chunk of
+// rows rows: pageRows (0: the segment default) stretched or shrunk by at
+// most half, so that the chunk makes whole pages. A chunk fills past
+// chunkRows by its last write, and cut at pageRows it would end in a page
+// of that write's few rows: a page more per chunk for every scan to plan,
+// read and decode than the same rows flushed make.
+func chunkPageRows(rows int64, pageRows int) int {
+	p := int64(pageRows)
+	if p <= 0 {
+		p = segment.DefaultPageRows
+	}
+	pages := max(1, (rows+p/2)/p)
+	return int(min(segment.MaxPageRows, (rows+pages-1)/pages))
 }
 
 // cachedMarks returns the merge-on-write marks that h, chunk c's rowset,

@@ -770,3 +770,105 @@ func TestMemtableOneInstallPerGroup(t *testing.T) {
 	t.Logf("%d writes, %d groups", goroutines*each, installs)
 	checkClose(t, tbl)
 }
+
+// TestMemtableReadsCostWhatFlushedRowsCost: a read of memtable rows does no
+// more structural work than the same read after their flush. Each chunk's
+// in-memory rowset is built once and then shared by every later scan (a
+// write rebuilds only the newest chunk's); a chunk makes whole pages, not a
+// page of its last write's few rows beside them, so a scan reads no more
+// pages than over the flushed rowset; and the memtable counts the bytes of
+// the rowsets it built.
+func TestMemtableReadsCostWhatFlushedRowsCost(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const pageRows, writeRows, writes = 100, 30, 40
+	opts := &Options{Allocator: mem, PageRows: pageRows, DisableAutoCompaction: true,
+		MemtableBytes: 1 << 30, MemtableAge: time.Hour, memChunkRows: pageRows}
+	tbl := mustCreate(t, t.TempDir(), directDef(), opts)
+	defer checkClose(t, tbl)
+	ctx := context.Background()
+	next := int64(0)
+	write := func() {
+		t.Helper()
+		rows := make([]eventRow, writeRows)
+		for i := range rows {
+			rows[i] = eventRow{id: next}
+			next++
+		}
+		rec := eventBatch(mem, rows, true)
+		mustWrite(t, tbl, rec)
+		rec.Release()
+	}
+	for range writes {
+		write()
+	}
+	scan := func() query.Counters {
+		t.Helper()
+		r, err := tbl.Scan(ctx, query.Request{Now: early, Columns: []string{"id"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Release()
+		var n int64
+		for r.Next() {
+			n += r.RecordBatch().NumRows()
+		}
+		if err := r.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n != next {
+			t.Fatalf("scan gave %d rows, want %d", n, next)
+		}
+		return r.(*query.Scan).Counters
+	}
+	tbl.mu.Lock()
+	mt := tbl.mem.active
+	tbl.mu.Unlock()
+	state := func() (builds, built, bytes int64) {
+		mt.mu.Lock()
+		defer mt.mu.Unlock()
+		return mt.builds, mt.built, mt.bytes
+	}
+	memBytes := func() int64 {
+		t.Helper()
+		st, err := tbl.Stats(ctx, early)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.MemtableBytes
+	}
+	// Chunks fill past pageRows rows by their last write: 4 writes, 120
+	// rows, each.
+	const chunks = writes * writeRows / 120
+	var memPages int64
+	for i := range 3 {
+		c := scan()
+		memPages = c.PagesRead
+		if builds, _, _ := state(); builds != chunks {
+			t.Fatalf("scan %d: %d chunk rowsets built, want %d, each once", i, builds, chunks)
+		}
+	}
+	// Flushed, the same rows make ceil(1200/100) pages.
+	if flushed := int64(writes*writeRows+pageRows-1) / pageRows; memPages != chunks || memPages > flushed {
+		t.Errorf("a scan over %d chunks of 120 rows read %d pages, want one a chunk, at most the %d of their flush", chunks, memPages, flushed)
+	}
+	_, built, bytes := state()
+	if built <= 0 || memBytes() != bytes+built {
+		t.Errorf("memtable bytes %d, want its writes' %d and its rowsets' %d", memBytes(), bytes, built)
+	}
+	// A write after a full chunk starts a chunk, one more after it grows
+	// that one: each read after a write builds the newest chunk alone.
+	for i := range 3 {
+		write()
+		for range 3 {
+			scan()
+		}
+		if builds, _, _ := state(); builds != chunks+int64(i)+1 {
+			t.Fatalf("write %d after the first scans: %d chunk rowsets built, want %d", i, builds, chunks+i+1)
+		}
+	}
+	mustFlush(t, ctx, tbl)
+	if b := memBytes(); b != 0 {
+		t.Errorf("memtable bytes %d after the flush", b)
+	}
+}

@@ -50,8 +50,10 @@ type Stats struct {
 	Behind          bool
 	BehindBy        time.Duration
 	// Memtables, MemtableRows and MemtableBytes describe the rows of small
-	// writes not yet flushed to a rowset (active and frozen memtables);
-	// WALBytes is the size of the write-ahead log segments kept for them.
+	// writes not yet flushed to a rowset (active and frozen memtables),
+	// their bytes those of the writes and of the in-memory rowsets reads
+	// built of them; WALBytes is the size of the write-ahead log segments
+	// kept for them.
 	Memtables     int
 	MemtableRows  int64
 	MemtableBytes int64

@@ -74,7 +74,8 @@ type Options struct {
 	// 0 means 4096; negative sends every write to a rowset.
 	SmallWriteRows int
 	// MemtableBytes is the size past which a memtable is frozen and
-	// flushed to a rowset in the background; 0 means 64 MiB.
+	// flushed to a rowset in the background, counting its writes and the
+	// in-memory rowsets reads built of them; 0 means 64 MiB.
 	MemtableBytes int64
 	// MemtableAge is how long a memtable takes writes before it is frozen
 	// and flushed whatever its size; 0 means 10 seconds.
@@ -201,7 +202,7 @@ func newTable(dir string, o Options, fsys vfs.FS, lock *fileLock) *Table {
 	t := &Table{dir: dir, opts: o, fs: fsys, lock: lock}
 	t.deferring, _ = fsys.(*deferringFS)
 	t.vs = versionSet{fs: fsys, dir: dir, name: t.Name, logf: t.logf, onRelease: t.onRelease, mu: &t.mu.Mutex, flushedThrough: t.flushedThrough}
-	t.memFS.fs = vfs.NewMemFS()
+	t.memFS.fs = vfs.NewVolatileMemFS()
 	t.memFS.fs.MkdirAll(memDir)
 	t.mem.pending = map[string]bool{}
 	return t

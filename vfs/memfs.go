@@ -26,12 +26,17 @@ import (
 //
 // The root directory "/" always exists. Relative names are taken from the
 // root. All methods are safe for concurrent use.
+//
+// A volatile MemFS (NewVolatileMemFS) makes nothing durable: Sync and
+// SyncDir keep no copy of what they would make durable, so a file costs its
+// size once, and a crash of it loses everything.
 type MemFS struct {
 	mu   sync.Mutex
 	root *memNode
 	// gen is bumped by Crash: files opened in an earlier generation are
 	// detached and fail every call.
-	gen int
+	gen      int
+	volatile bool
 }
 
 // memNode is a file or a directory (an inode): a node may be reachable
@@ -64,6 +69,12 @@ func newDir() *memNode {
 
 // NewMemFS returns an empty in-memory file system.
 func NewMemFS() *MemFS { return &MemFS{root: newDir()} }
+
+// NewVolatileMemFS returns an empty in-memory file system that makes
+// nothing durable: for files that live in memory only and are never read
+// after a crash (a memtable's in-memory rowsets), which a durable MemFS
+// would hold twice once synced.
+func NewVolatileMemFS() *MemFS { return &MemFS{root: newDir(), volatile: true} }
 
 var _ FS = (*MemFS)(nil)
 
@@ -298,6 +309,10 @@ func (m *MemFS) SyncDir(dir string) error {
 	}
 	if !n.isDir {
 		return pathErr("sync", dir, syscall.ENOTDIR)
+	}
+	if m.volatile {
+		n.pending = nil
+		return nil
 	}
 	n.durable = make(map[string]*memNode, len(n.children))
 	for k, v := range n.children {
@@ -566,11 +581,7 @@ func (f *memFile) Write(p []byte) (int, error) {
 		f.pos = int64(len(f.node.data))
 	}
 	end := f.pos + int64(len(p))
-	if end > int64(len(f.node.data)) {
-		grown := make([]byte, end)
-		copy(grown, f.node.data)
-		f.node.data = grown
-	}
+	f.node.extend(end)
 	copy(f.node.data[f.pos:], p)
 	f.pos = end
 	f.node.modTime = time.Now()
@@ -592,11 +603,7 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 		return 0, pathErr("write", f.name, fs.ErrInvalid)
 	}
 	end := off + int64(len(p))
-	if end > int64(len(f.node.data)) {
-		grown := make([]byte, end)
-		copy(grown, f.node.data)
-		f.node.data = grown
-	}
+	f.node.extend(end)
 	copy(f.node.data[off:], p)
 	f.node.modTime = time.Now()
 	return len(p), nil
@@ -609,7 +616,30 @@ func (f *memFile) Close() error {
 		return pathErr("close", f.name, os.ErrClosed)
 	}
 	f.closed = true
+	if d := f.node.data; f.write && cap(d)-len(d) > len(d)/8 {
+		// A file written whole is mostly kept, not appended to: give
+		// back the room its growth left.
+		f.node.data = append([]byte(nil), d...)
+	}
 	return nil
+}
+
+// extend makes a file at least end bytes long, zero-filled, in room that
+// grows geometrically: a file written in many small writes is copied a
+// few times over, not once per write.
+func (n *memNode) extend(end int64) {
+	old := int64(len(n.data))
+	if end <= old {
+		return
+	}
+	if end > int64(cap(n.data)) {
+		grown := make([]byte, end, max(end, 2*int64(cap(n.data))))
+		copy(grown, n.data)
+		n.data = grown
+		return
+	}
+	n.data = n.data[:end]
+	clear(n.data[old:])
 }
 
 func (f *memFile) Sync() error {
@@ -617,6 +647,9 @@ func (f *memFile) Sync() error {
 	defer f.fs.mu.Unlock()
 	if err := f.checkLocked("sync"); err != nil {
 		return err
+	}
+	if f.fs.volatile {
+		return nil
 	}
 	f.node.synced = cloneBytes(f.node.data)
 	if f.node.synced == nil {

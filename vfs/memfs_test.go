@@ -294,3 +294,103 @@ func TestMemFSRandomCrashMixesOverwrittenSectors(t *testing.T) {
 		t.Fatalf("crash states seen: %v", seen)
 	}
 }
+
+// TestVolatileMemFS: a volatile MemFS reads back what was written, keeps no
+// synced copy of a file, and a crash of it loses everything, synced or not.
+func TestVolatileMemFS(t *testing.T) {
+	m := NewVolatileMemFS()
+	if err := m.MkdirAll("/d"); err != nil {
+		t.Fatal(err)
+	}
+	f := mustWriteFile(t, m, "/d/x", "hello", true)
+	f.Close()
+	if err := m.SyncDir("/d"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := readString(t, m, "/d/x"); s != "hello" || err != nil {
+		t.Fatalf("read back %q, %v", s, err)
+	}
+	m.mu.Lock()
+	n, _ := m.lookupLocked("/d/x")
+	synced, pending := n.synced, len(m.root.children["d"].pending)
+	m.mu.Unlock()
+	if synced != nil || pending != 0 {
+		t.Fatalf("a volatile file keeps %d synced bytes, its directory %d pending changes", len(synced), pending)
+	}
+	if _, err := m.CrashClone(nil).Stat("/d/x"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("after a crash: %v, want the file gone", err)
+	}
+}
+
+// TestMemFSGrowth: a file written in small writes, rewritten in place and
+// past its end, truncated and grown again, holds what a byte slice given
+// the same edits holds; appended to, it is copied a few times over, not
+// once per write.
+func TestMemFSGrowth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	m := NewMemFS()
+	f, err := m.Create("/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := func() (data []byte, capacity int) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		n := m.root.children["f"]
+		return append([]byte(nil), n.data...), cap(n.data)
+	}
+	var want []byte
+	reallocs, lastCap := 0, 0
+	for i := range 4000 {
+		p := make([]byte, 1+rng.IntN(64))
+		for j := range p {
+			p[j] = byte(rng.Uint32())
+		}
+		// The first half mixes edits; the second only appends.
+		switch op := rng.IntN(10); {
+		case i < 2000 && op == 0 && len(want) > 0:
+			size := rng.IntN(len(want))
+			if err := f.Truncate(int64(size)); err != nil {
+				t.Fatal(err)
+			}
+			want = want[:size:size]
+		case i < 2000 && op == 1:
+			off := rng.IntN(len(want) + 100)
+			if _, err := f.WriteAt(p, int64(off)); err != nil {
+				t.Fatal(err)
+			}
+			if end := off + len(p); end > len(want) {
+				want = append(want, make([]byte, end-len(want))...)
+			}
+			copy(want[off:], p)
+		default:
+			// Write goes on where the last Write ended: seek to the
+			// end, where the model appends.
+			m.mu.Lock()
+			mf := f.(*memFile)
+			mf.pos = int64(len(mf.node.data))
+			m.mu.Unlock()
+			if _, err := f.Write(p); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, p...)
+		}
+		got, c := node()
+		if !bytes.Equal(got, want) {
+			t.Fatalf("step %d: file of %d bytes differs from the model's %d", i, len(got), len(want))
+		}
+		if i >= 2000 && c != lastCap {
+			reallocs++
+		}
+		lastCap = c
+	}
+	if reallocs > 20 {
+		t.Errorf("%d reallocations over 2000 appends", reallocs)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, c := node(); !bytes.Equal(got, want) || c > len(want)+len(want)/8 {
+		t.Errorf("closed: %d bytes in room for %d, want the model's %d", len(got), c, len(want))
+	}
+}

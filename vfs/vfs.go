@@ -1,6 +1,7 @@
 // Package vfs is the one seam between the engine and the file system. Every
 // file the engine reads or writes goes through an FS, so that tests can
-// inject errors, simulate a crash that loses unsynced data, or run in memory.
+// inject errors, simulate a crash that loses unsynced data, or run in memory
+// (and a table keeps its memtables' in-memory rowsets in a volatile MemFS).
 // It also paces how large files reach the disk (WritebackWriter), so that
 // their syncs do not stall the small ones of the write-ahead log.
 //
