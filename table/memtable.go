@@ -27,18 +27,21 @@ import (
 // the rows a snapshot sees come out in key order with the newest version of
 // each key first; a DUPLICATE chunk is its batches in version order.
 //
-// Scans see a memtable through in-memory rowsets, one per chunk
-// (materialize): the same segment pages, zone maps, TTL kernels, merge and
-// delete bitmaps as flushed rowsets, so every rule and pushdown of the scan
-// applies unchanged. A chunk full (chunkRows) is built once and shared by
-// every later snapshot, so a scan after a write rebuilds only the newest
-// chunk, not the memtable; a chunk is cut into pages of about PageRows
-// rows with no short page of its last write (chunkPageRows), so a scan
-// plans and decodes as many pages as over the same rows flushed. The rowsets live in a volatile in-memory file system (one
-// copy of their bytes), and count in the memtable's size, which freezes
-// it. Each rowset covers its chunk's versions; the
-// versions of memtables are always newer than every rowset's (a write that
-// makes a rowset directly flushes the memtables first).
+// Scans see a memtable through in-memory rowsets (materialize): the same
+// segment pages, zone maps, TTL kernels, merge and delete bitmaps as
+// flushed rowsets, so every rule and pushdown of the scan applies
+// unchanged. A chunk full (chunkRows) is built once as one rowset and
+// shared by every later snapshot; the newest chunk, still growing, is a few
+// rowsets (pieces), each at least twice the next, and a scan after a write
+// builds a piece of that write merged with the small pieces before it:
+// about the write's rows, not the chunk's. A chunk is cut into pages of
+// about PageRows rows with no short page of its last write
+// (chunkPageRows), so a scan plans and decodes as many pages as over the
+// same rows flushed. The rowsets live in a volatile in-memory file system
+// (one copy of their bytes) and count in the memtable's size, which
+// freezes it. Each rowset covers its writes' versions; the versions of
+// memtables are always newer than every rowset's (a write that makes a
+// rowset directly flushes the memtables first).
 type memtable struct {
 	id        uint64
 	unique    bool
@@ -66,9 +69,11 @@ type memtable struct {
 	// lastSeq is the number of the newest write-ahead log record applied.
 	lastSeq  uint64
 	released bool
-	// builds counts the in-memory rowsets built (tests: a read that
-	// finds its chunks built builds none).
-	builds int64
+	// builds and builtRows count the in-memory rowsets built and the
+	// rows of the writes they were built of (tests: a read that finds its
+	// chunks built builds none; a read after a write builds about the rows
+	// of that write).
+	builds, builtRows int64
 }
 
 // memChunk is the writes [start, end) of a memtable; the last chunk of a
@@ -77,10 +82,24 @@ type memChunk struct {
 	start, end int
 	rows       int64
 	tree       *btree.BTreeG[memEntry] // UNIQUE only
-	// h is the rowset of writes [start, n), built for the newest snapshot
-	// that read the chunk; a full chunk's never changes again.
-	n int
-	h *rowset.Handle
+	// pieces are the in-memory rowsets of writes [start, n) built for the
+	// newest snapshot that read the chunk, oldest first, each the writes
+	// after the one before: a full chunk's is one rowset that never changes
+	// again; a growing chunk's grows by a piece of the newest writes, and
+	// pieces merge so that each is at least twice the next (see
+	// chunkPieces), so a read after a write builds about the rows of that
+	// write, not the chunk's.
+	pieces []*memPiece
+	// gen counts the changes of pieces: a build installs its piece only
+	// over the pieces it planned with.
+	gen int
+}
+
+// memPiece is an in-memory rowset of writes [start, n) of a chunk (h nil
+// when they hold no row).
+type memPiece struct {
+	start, n int
+	h        *rowset.Handle
 	// marks are the merge-on-write delete marks h puts on the older rowsets
 	// whose IDs, in order, make marksKey.
 	marksKey string
@@ -139,10 +158,12 @@ func (mt *memtable) unref() {
 	}
 	mt.batches = nil
 	for _, c := range mt.chunks {
-		if c.h != nil {
-			c.h.Unref()
-			c.h = nil
+		for _, p := range c.pieces {
+			if p.h != nil {
+				p.h.Unref()
+			}
 		}
+		c.pieces = nil
 	}
 	mt.built = 0
 	mt.released = true
@@ -238,12 +259,12 @@ func (mt *memtable) rowsOf(ctx context.Context, n int) (arrow.RecordBatch, error
 	return deduped, err
 }
 
-// chunkRowsOf returns the rows of writes [c.start, n) of chunk c as a
-// rowset stores them (see rowsOf), or nil when they hold none.
-func (mt *memtable) chunkRowsOf(ctx context.Context, c *memChunk, n int) (arrow.RecordBatch, error) {
+// chunkRowsOf returns the rows of writes [from, n) of chunk c as a rowset
+// stores them (see rowsOf), or nil when they hold none.
+func (mt *memtable) chunkRowsOf(ctx context.Context, c *memChunk, from, n int) (arrow.RecordBatch, error) {
 	mt.mu.Lock()
-	parts := make([]arrow.RecordBatch, 0, n-c.start)
-	for i := c.start; i < n; i++ {
+	parts := make([]arrow.RecordBatch, 0, n-from)
+	for i := from; i < n; i++ {
 		parts = append(parts, mt.batches[i].rec)
 	}
 	var offs []int64
@@ -252,9 +273,9 @@ func (mt *memtable) chunkRowsOf(ctx context.Context, c *memChunk, n int) (arrow.
 		// The copy-on-write clone lets writers go on while the rows are
 		// gathered.
 		tree = c.tree.Clone()
-		offs = make([]int64, n-c.start)
+		offs = make([]int64, n-from)
 		for i := range offs {
-			offs[i] = mt.batches[c.start+i].off
+			offs[i] = mt.batches[from+i].off - mt.batches[from].off
 		}
 	}
 	mt.mu.Unlock()
@@ -266,20 +287,19 @@ func (mt *memtable) chunkRowsOf(ctx context.Context, c *memChunk, n int) (arrow.
 	take := make([]int32, 0, all.NumRows())
 	var last []byte
 	tree.Ascend(func(e memEntry) bool {
-		if int(e.batch) >= n || (last != nil && bytes.Equal(e.key, last)) {
+		if b := int(e.batch); b < from || b >= n || (last != nil && bytes.Equal(e.key, last)) {
 			return true
 		}
 		last = e.key
-		take = append(take, int32(offs[int(e.batch)-c.start]+int64(e.row)))
+		take = append(take, int32(offs[int(e.batch)-from]+int64(e.row)))
 		return true
 	})
 	return takeRows(ctx, mt.mem, all, take)
 }
 
-// materialize returns, each with a reference for the caller, the
-// in-memory rowsets of the first n writes, one per chunk holding rows,
-// oldest first, with the chunks they come from.
-func (mt *memtable) materialize(ctx context.Context, n int) ([]*rowset.Handle, []*memChunk, error) {
+// materialize returns the in-memory rowsets of the first n writes, oldest
+// first, each in the piece it comes from, with a reference for the caller.
+func (mt *memtable) materialize(ctx context.Context, n int) ([]*rowset.Handle, []*memPiece, error) {
 	mt.mu.Lock()
 	if mt.released {
 		mt.mu.Unlock()
@@ -293,38 +313,117 @@ func (mt *memtable) materialize(ctx context.Context, n int) ([]*rowset.Handle, [
 	}
 	mt.mu.Unlock()
 	var hs []*rowset.Handle
-	var cs []*memChunk
-	fail := func(err error) ([]*rowset.Handle, []*memChunk, error) {
-		for _, h := range hs {
-			h.Unref()
-		}
-		return nil, nil, err
-	}
+	var ps []*memPiece
 	for _, c := range chunks {
-		h, err := mt.chunkRowset(ctx, c, min(n, c.end))
-		if err != nil {
-			return fail(err)
+		pieces, err := mt.chunkPieces(ctx, c, min(n, c.end))
+		for _, p := range pieces {
+			if p.h != nil {
+				hs, ps = append(hs, p.h), append(ps, p)
+			}
 		}
-		if h != nil {
-			hs, cs = append(hs, h), append(cs, c)
+		if err != nil {
+			for _, h := range hs {
+				h.Unref()
+			}
+			return nil, nil, err
 		}
 	}
-	return hs, cs, nil
+	return hs, ps, nil
 }
 
-// chunkRowset returns, with a reference, the rowset of writes [c.start, n)
-// of chunk c (nil when they hold no row), built once for each n.
-func (mt *memtable) chunkRowset(ctx context.Context, c *memChunk, n int) (*rowset.Handle, error) {
+// chunkPieces returns the pieces of writes [c.start, n) of chunk c, each
+// holding a reference for the caller when it has a rowset. It reuses the
+// chunk's pieces of writes before n and builds one piece of the rest: the
+// newest writes merged with the pieces before them that are not at least
+// twice their rows, so that pieces shrink geometrically (a few per chunk)
+// and every row is built a few times over the chunk's growth. A full chunk
+// read whole is built once more as one rowset, as the same rows would be
+// flushed, and then kept. A snapshot older than the chunk's pieces builds
+// what it needs for itself.
+func (mt *memtable) chunkPieces(ctx context.Context, c *memChunk, n int) ([]*memPiece, error) {
 	mt.mu.Lock()
-	if c.h != nil && c.n == n {
-		h := c.h
-		h.Ref()
-		mt.mu.Unlock()
-		return h, nil
+	gen := c.gen
+	var keep []*memPiece
+	covered := c.start
+	for _, p := range c.pieces {
+		if p.n > n {
+			break
+		}
+		keep, covered = append(keep, p), p.n
 	}
-	lo, hi := mt.batches[c.start].version, mt.batches[n-1].version
+	stale := len(keep) < len(c.pieces)
+	whole := c.rows >= mt.chunkRows && n == c.end
+	rowsIn := func(from, to int) int64 {
+		end := c.rows
+		if to < c.end {
+			end = mt.batches[to].off
+		}
+		return end - mt.batches[from].off
+	}
+	from := covered
+	switch {
+	case covered == n && !(whole && len(keep) > 1):
+		for _, p := range keep {
+			if p.h != nil {
+				p.h.Ref()
+			}
+		}
+		mt.mu.Unlock()
+		return keep, nil
+	case whole && !stale:
+		from, keep = c.start, nil
+	default:
+		for len(keep) > 0 && !stale {
+			last := keep[len(keep)-1]
+			if rowsIn(last.start, last.n) >= 2*rowsIn(from, n) {
+				break
+			}
+			from, keep = last.start, keep[:len(keep)-1]
+		}
+	}
+	keep = append([]*memPiece(nil), keep...)
+	for _, p := range keep {
+		if p.h != nil {
+			p.h.Ref()
+		}
+	}
+	lo, hi := mt.batches[from].version, mt.batches[n-1].version
+	mt.builds++
+	mt.builtRows += rowsIn(from, n)
 	mt.mu.Unlock()
-	rec, err := mt.chunkRowsOf(ctx, c, n)
+	h, err := mt.buildRowset(ctx, c, from, n, lo, hi)
+	if err != nil {
+		for _, p := range keep {
+			if p.h != nil {
+				p.h.Unref()
+			}
+		}
+		return nil, err
+	}
+	np := &memPiece{start: from, n: n, h: h}
+	mt.mu.Lock()
+	if !mt.released && !stale && c.gen == gen {
+		for _, p := range c.pieces[len(keep):] {
+			if p.h != nil {
+				mt.built -= p.h.Meta.Bytes
+				p.h.Unref()
+			}
+		}
+		c.pieces = append(c.pieces[:len(keep):len(keep)], np)
+		c.gen++
+		if h != nil {
+			h.Ref()
+			mt.built += h.Meta.Bytes
+		}
+	}
+	mt.mu.Unlock()
+	return append(keep, np), nil
+}
+
+// buildRowset returns, with a reference, the in-memory rowset of writes
+// [from, n) of chunk c, versions [lo, hi] (nil when they hold no row).
+func (mt *memtable) buildRowset(ctx context.Context, c *memChunk, from, n int, lo, hi int64) (*rowset.Handle, error) {
+	rec, err := mt.chunkRowsOf(ctx, c, from, n)
 	if err != nil {
 		return nil, err
 	}
@@ -356,19 +455,6 @@ func (mt *memtable) chunkRowset(ctx context.Context, c *memChunk, n int) (*rowse
 	}
 	// Its files go from memory when the last snapshot lets go.
 	h.MarkObsolete()
-	mt.mu.Lock()
-	mt.builds++
-	if !mt.released && n >= c.n {
-		if c.h != nil {
-			mt.built -= c.h.Meta.Bytes
-			c.h.Unref()
-		}
-		h.Ref()
-		mt.built += h.Meta.Bytes
-		c.n, c.h = n, h
-		c.marksKey, c.marks = "", nil
-	}
-	mt.mu.Unlock()
 	return h, nil
 }
 
@@ -387,22 +473,22 @@ func chunkPageRows(rows int64, pageRows int) int {
 	return int(min(segment.MaxPageRows, (rows+pages-1)/pages))
 }
 
-// cachedMarks returns the merge-on-write marks that h, chunk c's rowset,
-// puts on the rowsets named by key, if c computed them before.
-func (mt *memtable) cachedMarks(c *memChunk, h *rowset.Handle, key string) (map[uint64]*roaring.Bitmap, bool) {
+// cachedMarks returns the merge-on-write marks that h, piece p's rowset,
+// puts on the rowsets named by key, if they were computed before.
+func (mt *memtable) cachedMarks(p *memPiece, h *rowset.Handle, key string) (map[uint64]*roaring.Bitmap, bool) {
 	mt.mu.Lock()
 	defer mt.mu.Unlock()
-	if c.h == h && c.marksKey == key && key != "" {
-		return c.marks, true
+	if p.h == h && p.marksKey == key && key != "" {
+		return p.marks, true
 	}
 	return nil, false
 }
 
-func (mt *memtable) cacheMarks(c *memChunk, h *rowset.Handle, key string, marks map[uint64]*roaring.Bitmap) {
+func (mt *memtable) cacheMarks(p *memPiece, h *rowset.Handle, key string, marks map[uint64]*roaring.Bitmap) {
 	mt.mu.Lock()
 	defer mt.mu.Unlock()
-	if c.h == h {
-		c.marksKey, c.marks = key, marks
+	if p.h == h {
+		p.marksKey, p.marks = key, marks
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -870,5 +871,64 @@ func TestMemtableReadsCostWhatFlushedRowsCost(t *testing.T) {
 	mustFlush(t, ctx, tbl)
 	if b := memBytes(); b != 0 {
 		t.Errorf("memtable bytes %d after the flush", b)
+	}
+}
+
+// TestMemtableReadAfterEachWrite: a read after every small write sees
+// exactly the rows a reference model holds, for every data model (keys
+// rewritten across the pieces of a growing chunk), and builds about the
+// rows of the write it follows: the chunk's pieces before it are kept, so
+// a hundred reads of a chunk growing by ten rows build a few times its
+// rows, not the fifty times a rebuild of the whole chunk per read costs;
+// and a read never sees more than a few in-memory rowsets per chunk.
+func TestMemtableReadAfterEachWrite(t *testing.T) {
+	for _, model := range allModels() {
+		t.Run(modelName(model), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			const writes, each, keys = 100, 10, 230
+			opts := &Options{Allocator: mem, PageRows: 64, DisableAutoCompaction: true,
+				MemtableBytes: 1 << 30, MemtableAge: time.Hour, Clock: func() time.Time { return base },
+				memChunkRows: writes * each}
+			tbl := mustCreate(t, t.TempDir(), modelDef(model, false), opts)
+			defer checkClose(t, tbl)
+			ctx := context.Background()
+			ref := &refModel{unique: model.IsUnique(), keys: map[int64]modelRow{}}
+			rowsets := 0
+			for w := range writes {
+				rows := make([]modelRow, each)
+				for i := range rows {
+					rows[i] = modelRow{id: int64(w*each+i*7) % keys, v: int64(w)}
+				}
+				writeRef(t, ctx, tbl, mem, ref, rows)
+				if got, want := tableVisible(t, tbl, base.UnixMicro()), ref.visible(base.UnixMicro()); !slices.Equal(got, want) {
+					t.Fatalf("after write %d: %d rows visible, want %d", w, len(got), len(want))
+				}
+				v, err := tbl.pin()
+				if err != nil {
+					t.Fatal(err)
+				}
+				snap, err := v.snapshot(ctx, mem)
+				v.unref()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rowsets = max(rowsets, len(snap.Rowsets))
+				snap.Release()
+			}
+			tbl.mu.Lock()
+			mt := tbl.mem.active
+			tbl.mu.Unlock()
+			mt.mu.Lock()
+			built := mt.builtRows
+			mt.mu.Unlock()
+			if total := int64(writes * each); built > 8*total {
+				t.Errorf("reads after each of %d writes built %d rows, want at most 8 times their %d", writes, built, total)
+			}
+			if rowsets > 8 {
+				t.Errorf("a read saw %d in-memory rowsets of one chunk", rowsets)
+			}
+			t.Logf("%d rows built, at most %d rowsets", built, rowsets)
+		})
 	}
 }
