@@ -932,3 +932,52 @@ func TestMemtableReadAfterEachWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestMemtableMORReadMergesOnlyNewKeys: on a merge-on-read table, a read
+// after a small write hides what the memtable rows supersede without
+// merging the keys of the table's rowsets again: the rowsets' own merge is
+// carried from version to version, and memtable keys beyond their key
+// ranges read none of their pages. The reads still see what the reference
+// model holds.
+func TestMemtableMORReadMergesOnlyNewKeys(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	var reads atomic.Int64
+	fsys := vfs.NewErrorFS(vfs.NewMemFS(), vfs.InjectorFunc(func(op vfs.Op, path string) error {
+		if op == vfs.OpRead && strings.HasSuffix(path, ".seg") {
+			reads.Add(1)
+		}
+		return nil
+	}))
+	opts := &Options{FS: fsys, Allocator: mem, PageRows: 64, DisableAutoCompaction: true, SmallWriteRows: 100,
+		MemtableBytes: 1 << 30, MemtableAge: time.Hour, Clock: func() time.Time { return base }, memChunkRows: 50}
+	tbl := mustCreate(t, "/t", modelDef(schema.UniqueMOR, false), opts)
+	defer checkClose(t, tbl)
+	ctx := context.Background()
+	ref := &refModel{unique: true, keys: map[int64]modelRow{}}
+	// Two rowsets, the second superseding half the first.
+	writeRef(t, ctx, tbl, mem, ref, modelRows(span(0, 2000), 0))
+	writeRef(t, ctx, tbl, mem, ref, modelRows(span(1000, 3000), 1))
+	for w := range 20 {
+		// Keys past the rowsets', some rewritten by the next writes.
+		rows := modelRows(span(int64(5000+w*7), int64(5000+w*7+10)), int64(2+w))
+		writeRef(t, ctx, tbl, mem, ref, rows)
+		v, err := tbl.pin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := reads.Load()
+		snap, err := v.snapshot(ctx, mem)
+		v.unref()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.Release()
+		if n := reads.Load() - before; n > 0 && w > 0 {
+			t.Fatalf("write %d: a read's key merge read %d pages of the rowsets", w, n)
+		}
+		if got, want := tableVisible(t, tbl, base.UnixMicro()), ref.visible(base.UnixMicro()); !slices.Equal(got, want) {
+			t.Fatalf("after write %d: %d rows visible, want %d", w, len(got), len(want))
+		}
+	}
+}

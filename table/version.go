@@ -244,8 +244,9 @@ func (v *version) withMems(mems []memView) *version {
 // same rules. Merge-on-write: the rows of each memtable hide the older rows
 // of their keys — in rowsets and older memtables — by delete marks computed
 // here, once per version, as a write of a rowset computes them (the flush
-// then records them in the manifest). Merge-on-read: the key merge covers
-// the memtables too.
+// then records them in the manifest). Merge-on-read: the rowsets' key
+// merge, carried from version to version, and the same marks for the rows
+// of the memtables, which hide what a key merge of them all would.
 func (v *version) memSnapshot(mem memory.Allocator) (*query.Snapshot, error) {
 	v.viewOnce.Do(func() {
 		// Not the caller's context: a cancelled scan must not leave a
@@ -253,6 +254,20 @@ func (v *version) memSnapshot(mem memory.Allocator) (*query.Snapshot, error) {
 		ctx := context.Background()
 		rowsets := append([]*rowset.Handle(nil), v.rowsets...)
 		deleted := v.deleted
+		if v.def.Model == schema.UniqueMOR {
+			// The rowsets' own merge, carried from version to version;
+			// each memtable rowset then hides the older rows of its keys
+			// by marks, as on merge-on-write: the same rows the key merge
+			// of them all would find (an expired or deleted newest row
+			// hides the older ones too), without merging every key of
+			// the table again for each version a write makes.
+			hidden, err := v.hidden(mem)
+			if err != nil {
+				v.scanView.err = err
+				return
+			}
+			deleted = hidden
+		}
 		// older names the rowsets before the next memtable rowset: the
 		// marks a full chunk puts on them are computed once, not per
 		// version.
@@ -268,7 +283,7 @@ func (v *version) memSnapshot(mem memory.Allocator) (*query.Snapshot, error) {
 				return
 			}
 			for i, h := range hs {
-				if v.def.Model == schema.UniqueMOW {
+				if v.def.Model.IsUnique() {
 					key := string(older)
 					marks, ok := m.mt.cachedMarks(cs[i], h, key)
 					if !ok {
@@ -286,9 +301,6 @@ func (v *version) memSnapshot(mem memory.Allocator) (*query.Snapshot, error) {
 				rowsets = append(rowsets, h)
 				older = strconv.AppendUint(append(older, ' '), h.Meta.ID, 10)
 			}
-		}
-		if v.def.Model == schema.UniqueMOR {
-			deleted, v.scanView.err = query.Superseded(ctx, mem, rowsets, v.def.Schema.KeyCount, deleted)
 		}
 		v.scanView.rowsets, v.scanView.deleted = rowsets, deleted
 	})
