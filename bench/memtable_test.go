@@ -66,6 +66,16 @@ func TestMemtable(t *testing.T) {
 			t.Errorf("%s: answer %q, want %d live rows", name, r.Answer, live)
 		}
 	}
+	// The target's size: the newest million of ten million rows.
+	if MemtableRows(10_000_000) != 1_000_000 || MemtableRows(1e9) != DefaultMemtableRows {
+		t.Errorf("memtable rows %d at 10M rows, %d at 1G", MemtableRows(10_000_000), MemtableRows(1e9))
+	}
+	// Options.MemtableRows sets them directly.
+	set := o
+	set.MemtableRows, set.Runs = 1500, 1
+	if rs, err := Run(ctx, set, "memtable"); err != nil || len(rs) == 0 || rs[0].MemtableRows != 1500 || rs[0].OpRows != rows+1500 {
+		t.Fatalf("with 1500 memtable rows asked: %v, %+v", err, rs)
+	}
 	var b strings.Builder
 	CompareTable(&b, rs)
 	if out := b.String(); !strings.Contains(out, "memtable_q12") || !strings.Contains(out, "worst") {
