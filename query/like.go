@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -27,6 +28,10 @@ type boundLike struct {
 	needle []byte
 	rare   int  // the index of the needle's rarest byte (index)
 	any    bool // a pattern of only %: every value matches
+	// word and wordMask hold a needle of at most 8 bytes as a
+	// little-endian word and the mask of its bytes, so that a candidate
+	// is checked with one load rather than a call to bytes.Equal.
+	word, wordMask uint64
 }
 
 func bindLike(slot int, pattern string) (bound, error) {
@@ -36,6 +41,12 @@ func bindLike(slot int, pattern string) (bound, error) {
 	}
 	lead, trail := strings.HasPrefix(pattern, "%"), strings.HasSuffix(pattern, "%")
 	b := &boundLike{slot: slot, needle: []byte(core), rare: rarest([]byte(core)), any: core == "" && (lead || trail)}
+	if m := len(core); m > 0 && m <= 8 {
+		var w [8]byte
+		copy(w[:], core)
+		b.word = binary.LittleEndian.Uint64(w[:])
+		b.wordMask = ^uint64(0) >> (64 - 8*m)
+	}
 	switch {
 	case lead && trail:
 		b.kind = likeContains
@@ -63,7 +74,11 @@ func (b *boundLike) index(data []byte, from int) int {
 			return -1
 		}
 		start := from + i
-		if bytes.Equal(data[start:start+m], b.needle) {
+		if b.wordMask != 0 && start+8 <= len(data) {
+			if binary.LittleEndian.Uint64(data[start:])&b.wordMask == b.word {
+				return start
+			}
+		} else if bytes.Equal(data[start:start+m], b.needle) {
 			return start
 		}
 		from = start + 1
