@@ -253,6 +253,10 @@ type reduceBufs struct {
 	// one conjunct; pv the page's decoded columns.
 	filtered, kt, kf []byte
 	pv               pageValues
+	// kids and est hold the conjuncts of the filter's AND in the order
+	// a page tests them, and their estimated selectivities.
+	kids []bound
+	est  []float64
 	// expired receives the expired rows of a packed __TTL__ page.
 	expired []byte
 	// part is the partial every page reduces into: its consumer is done
@@ -283,6 +287,7 @@ func getReduceBufs() *reduceBufs { return reduceBufsPool.Get().(*reduceBufs) }
 // segment may go away).
 func putReduceBufs(b *reduceBufs) {
 	b.pv.task, b.pv.sel = pageTask{}, nil
+	clear(b.kids)
 	reduceBufsPool.Put(b)
 }
 
@@ -531,10 +536,13 @@ func (s *Scan) filterValues(task pageTask, n int, live []byte, b *reduceBufs) (s
 	// A live mask made by negating a validity bitmap has its tail set.
 	clearTail(sel, n)
 	b.pv.reset(task, len(task.slots), n, sel, s.recompared)
-	kids := []bound{s.filter}
+	kids := append(b.kids[:0], s.filter)
 	if l, isLogic := s.filter.(*boundLogic); isLogic && l.and && len(l.kids) > 0 {
-		kids = l.kids
+		kids = append(kids[:0], l.kids...)
+		b.est = grow(b.est, len(kids))
+		orderConjuncts(kids, b.est, s.stats(task.r, task.p, task.slots))
 	}
+	b.kids = kids
 	b.kt, b.kf = grow(b.kt, bl), grow(b.kf, bl)
 	for _, k := range kids {
 		clear(b.kt)
@@ -651,9 +659,9 @@ func intAt(a arrow.Array, i int) int64 {
 	panic(fmt.Sprintf("query: sum of %s", a.DataType()))
 }
 
-func grow(b []byte, n int) []byte {
+func grow[E any](b []E, n int) []E {
 	if cap(b) < n {
-		return make([]byte, n)
+		return make([]E, n)
 	}
 	return b[:n]
 }

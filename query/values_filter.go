@@ -554,3 +554,121 @@ func floatConst(kind schema.ValueKind, cf float64, ci int64) (float64, bool) {
 	}
 	return c, true
 }
+
+// selectivity estimates, from the zone maps st gives, the share of a
+// page's rows for which b is TRUE, assuming values spread evenly between a
+// column's minimum and maximum. It only orders the conjuncts of an AND (see
+// orderConjuncts), so it may be rough but must be cheap; what it cannot
+// judge it puts at 1, last.
+func selectivity(b bound, st func(int) segment.ZoneMap) float64 {
+	switch x := b.(type) {
+	case boundConst:
+		return 0
+	case *boundNot:
+		return 1 - selectivity(x.k, st)
+	case *boundLogic:
+		if x.and {
+			s := 1.0
+			for _, k := range x.kids {
+				s *= selectivity(k, st)
+			}
+			return s
+		}
+		s := 0.0
+		for _, k := range x.kids {
+			s += selectivity(k, st)
+		}
+		return min(s, 1)
+	case *boundIsNull:
+		z := st(x.slot)
+		if z.Rows <= 0 {
+			return 1
+		}
+		s := float64(z.NullCount) / float64(z.Rows)
+		if x.negate {
+			s = 1 - s
+		}
+		return s
+	case *boundCmp:
+		return cmpSelectivity(x, st(x.slot))
+	}
+	return 1
+}
+
+// cmpSelectivity is selectivity of a comparison with a number, given the
+// zone map of its column.
+func cmpSelectivity(b *boundCmp, z segment.ZoneMap) float64 {
+	num := func(v schema.Value) (float64, bool) {
+		switch v.Kind {
+		case schema.IntValue:
+			return float64(v.Int), true
+		case schema.FloatValue:
+			return v.Float, v.Float == v.Float
+		}
+		return 0, false
+	}
+	lo, okLo := num(z.Min)
+	hi, okHi := num(z.Max)
+	c, okC := num(b.c)
+	if !okLo || !okHi || !okC || z.Rows <= 0 || hi < lo {
+		return 1
+	}
+	nonNull := float64(z.Rows-z.NullCount) / float64(z.Rows)
+	width := hi - lo
+	// below is the share of the non-NULL values under c.
+	var below float64
+	switch {
+	case c <= lo:
+		below = 0
+	case c > hi:
+		below = 1
+	case width > 0:
+		below = (c - lo) / width
+	}
+	eq := 0.0
+	if c >= lo && c <= hi {
+		// One value of the range, or of the page's rows when it has
+		// fewer.
+		eq = 1 / max(1, min(float64(z.Rows), width+1))
+	}
+	var s float64
+	switch b.op {
+	case Eq, NullSafeEq:
+		s = eq
+	case Ne:
+		s = 1 - eq
+	case Lt, Le:
+		s = below
+		if b.op == Le {
+			s += eq
+		}
+	case Gt, Ge:
+		s = 1 - below
+		if b.op == Gt {
+			s -= eq
+		}
+	default:
+		return 1
+	}
+	return min(max(s, 0), 1) * nonNull
+}
+
+// orderConjuncts sorts kids, the conjuncts of the scan's top-level AND, by
+// their selectivity on the page st describes, the most selective first, so
+// that every later one is tested only on the few rows the first left (a
+// packed column then visits those rows alone). The order of the AND's
+// operands changes which rows each is tested on, never the rows it keeps.
+// est receives the estimates; both slices are the caller's.
+func orderConjuncts(kids []bound, est []float64, st func(int) segment.ZoneMap) {
+	for i, k := range kids {
+		est[i] = selectivity(k, st)
+	}
+	// Insertion sort: a handful of conjuncts, and equal ones keep their
+	// written order.
+	for i := 1; i < len(kids); i++ {
+		for j := i; j > 0 && est[j] < est[j-1]; j-- {
+			est[j], est[j-1] = est[j-1], est[j]
+			kids[j], kids[j-1] = kids[j-1], kids[j]
+		}
+	}
+}
