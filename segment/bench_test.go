@@ -295,6 +295,20 @@ func BenchmarkPackedKernels(b *testing.B) {
 				rangeFOR(src, n, bw, 1000, 1<<(bw-1), 1<<62, false, t, f)
 			}
 		})
+		for _, per := range []int{4, 8, 16} {
+			// One row in per selected, at random: a filter's survivors.
+			few := make([]byte, n/8)
+			for i := range n {
+				if rng.IntN(per) == 0 {
+					few[i/8] |= 1 << (i % 8)
+				}
+			}
+			b.Run(fmt.Sprintf("range-1in%d-%d", per, bw), func(b *testing.B) {
+				for b.Loop() {
+					rangeFORSelected(src, n, bw, 1000, 1<<(bw-1), 1<<62, false, few, t, f)
+				}
+			})
+		}
 		b.Run(fmt.Sprintf("sum-half-%d", bw), func(b *testing.B) {
 			for b.Loop() {
 				sumFOR(src, n, bw, 1000, sel)

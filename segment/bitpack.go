@@ -246,16 +246,21 @@ func rangeFOR(src []byte, n int, bw uint, base, a int64, span uint64, negate boo
 	} else if nf := fastCount(n, len(src), bw); nf >= 8 {
 		p := unsafe.Pointer(unsafe.SliceData(src))
 		mask := uint64(1)<<bw - 1
-		bit := uint(0)
-		in := func(b uint) byte {
-			w := *(*uint64)(unsafe.Add(p, b>>3))
-			return b2u(off+(w>>(b&7)&mask) <= span)
+		// Eight values take bw bytes: value j of every eight starts at
+		// the same byte and bit of them, worked out once here rather
+		// than per value.
+		o1, o2, o3, o4, o5, o6, o7 := bw>>3, 2*bw>>3, 3*bw>>3, 4*bw>>3, 5*bw>>3, 6*bw>>3, 7*bw>>3
+		s1, s2, s3, s4, s5, s6, s7 := bw&7, 2*bw&7, 3*bw&7, 4*bw&7, 5*bw&7, 6*bw&7, 7*bw&7
+		in := func(q unsafe.Pointer, o, s uint) byte {
+			return b2u(off+(*(*uint64)(unsafe.Add(q, o))>>s&mask) <= span)
 		}
 		// Eight independent loads per byte, as unpackFOR keeps four.
+		at := uint(0) // the byte of value i
 		for ; i+8 <= nf; i += 8 {
-			tb := in(bit) | in(bit+bw)<<1 | in(bit+2*bw)<<2 | in(bit+3*bw)<<3 |
-				in(bit+4*bw)<<4 | in(bit+5*bw)<<5 | in(bit+6*bw)<<6 | in(bit+7*bw)<<7
-			bit += 8 * bw
+			q := unsafe.Add(p, at)
+			tb := b2u(off+(*(*uint64)(q)&mask) <= span) | in(q, o1, s1)<<1 | in(q, o2, s2)<<2 | in(q, o3, s3)<<3 |
+				in(q, o4, s4)<<4 | in(q, o5, s5)<<5 | in(q, o6, s6)<<6 | in(q, o7, s7)<<7
+			at += bw
 			tb ^= flip
 			t[i>>3] |= tb
 			f[i>>3] |= ^tb
