@@ -539,7 +539,7 @@ func (s *Scan) filterValues(task pageTask, n int, live []byte, b *reduceBufs) (s
 	kids := append(b.kids[:0], s.filter)
 	if l, isLogic := s.filter.(*boundLogic); isLogic && l.and && len(l.kids) > 0 {
 		kids = append(kids[:0], l.kids...)
-		b.est = grow(b.est, len(kids))
+		b.est = resizeTo(b.est, len(kids))
 		orderConjuncts(kids, b.est, s.stats(task.r, task.p, task.slots))
 	}
 	b.kids = kids
@@ -659,9 +659,9 @@ func intAt(a arrow.Array, i int) int64 {
 	panic(fmt.Sprintf("query: sum of %s", a.DataType()))
 }
 
-func grow[E any](b []E, n int) []E {
+func grow(b []byte, n int) []byte {
 	if cap(b) < n {
-		return make([]E, n)
+		return make([]byte, n)
 	}
 	return b[:n]
 }

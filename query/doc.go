@@ -30,7 +30,8 @@
 // left packed: the live mask, the comparisons and the sums work on the
 // packed values. A filter of comparisons of BIGINT and DOUBLE columns with
 // numbers (AND, OR, NOT, IS NULL, IN) is evaluated on those buffers too,
-// one conjunct at a time on the rows the previous ones left, without
+// one conjunct at a time on the rows the previous ones left, the most
+// selective by the page's zone maps first, without
 // building a batch (values_filter.go); other filters take the row path page
 // by page. The sums of decimal-scaled pages stay exact integers, one per
 // scale, and a double's total rounds once at the end, so a sum depends

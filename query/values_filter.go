@@ -17,7 +17,8 @@ import (
 // itself. A filter whose every comparison is of a BIGINT or DOUBLE column
 // (stored as such in the page) with a number, joined by AND, OR and NOT,
 // is evaluated here instead, with the three-valued semantics of eval.go:
-// the comparisons of the top-level AND one after the other, each on the
+// the comparisons of the top-level AND one after the other (the most
+// selective by the page's zone maps first: orderConjuncts), each on the
 // rows the previous ones left selected, a column read once and left
 // packed where its encoding allows (segment.Reader.ReadPacked): then
 // compared on its packed values, the page's whole while unpacking or the
