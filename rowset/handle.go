@@ -3,6 +3,7 @@ package rowset
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sync"
 	"sync/atomic"
@@ -20,9 +21,12 @@ type Handle struct {
 	Meta     Meta
 	Segments []*segment.Reader
 
-	fs       vfs.FS
-	dir      string
-	files    []vfs.File
+	fs    vfs.FS
+	dir   string
+	files []vfs.File
+	// maps holds the mappings of the segment files the Segments read
+	// (vfs.Map), unmapped with the files when the last reference goes.
+	maps     []*vfs.Mapping
 	refs     atomic.Int32
 	obsolete atomic.Bool
 	once     sync.Once
@@ -56,7 +60,15 @@ func Open(fsys vfs.FS, dir string, m Meta, onRelease func(*Handle, bool)) (*Hand
 			h.closeFiles()
 			return nil, rowttl.Errorf(rowttl.ErrCorruption, "segment file %s has %d bytes, the manifest says %d", name, st.Size(), s.Bytes)
 		}
-		r, err := segment.Open(f, st.Size(), name)
+		// A finished segment never changes: scans read it mapped, where
+		// the page cache holds it, rather than copying every chunk they
+		// read into buffers of their own.
+		var ra io.ReaderAt = f
+		if m, ok := vfs.Map(f, st.Size()); ok {
+			h.maps = append(h.maps, m)
+			ra = m
+		}
+		r, err := segment.Open(ra, st.Size(), name)
 		if err != nil {
 			h.closeFiles()
 			return nil, err
@@ -109,6 +121,10 @@ func (h *Handle) release() {
 }
 
 func (h *Handle) closeFiles() {
+	for _, m := range h.maps {
+		m.Close()
+	}
+	h.maps = nil
 	for _, f := range h.files {
 		f.Close()
 	}

@@ -72,9 +72,24 @@ func smallSegment(t testing.TB, mem memory.Allocator) []byte {
 	return b
 }
 
-// readAll opens b and reads every page, returning the first error.
+// readAll opens b and reads every page, returning the first error: once
+// through ReadAt, and once as mapped bytes (Mapped), where chunks are
+// verified in place and once each, which must find every corruption the
+// reads find. A corruption either misses is reported as none.
 func readAll(mem memory.Allocator, b []byte, name string) ([][]arrow.Array, error) {
-	r, err := Open(bytes.NewReader(b), int64(len(b)), name)
+	cols, err := readAllFrom(mem, bytes.NewReader(b), int64(len(b)), name)
+	if err == nil {
+		return cols, nil
+	}
+	mcols, merr := readAllFrom(mem, newHeapMapped(b), int64(len(b)), name)
+	if merr == nil {
+		return mcols, nil
+	}
+	return nil, merr
+}
+
+func readAllFrom(mem memory.Allocator, ra io.ReaderAt, size int64, name string) ([][]arrow.Array, error) {
+	r, err := Open(ra, size, name)
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,12 @@
 //
 // Any damaged byte of a file, anywhere, makes Open or ReadPage fail with an
 // error that wraps rowttl.ErrCorruption and names the file; corrupt data is
-// never returned. Lengths and counts are checked against the bytes that
+// never returned. A file opened through a Mapped reader (a table maps its
+// segments with vfs.Map) is read where its bytes lie, with no copy, and
+// each chunk's checksum is verified on the first read of it: the bytes
+// later reads see are the ones verified, since no one writes a finished
+// segment. A failed check is never remembered as a pass. VerifyChecksums
+// (and Verify, Table.Check, rowttl check) checks every chunk again. Lengths and counts are checked against the bytes that
 // hold them before anything is allocated, and decoded pages are bounded, so
 // a hostile file cannot exhaust memory.
 //

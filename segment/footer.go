@@ -30,6 +30,7 @@ type chunkMeta struct {
 	comp    compression
 	bodyLen int // decoded body length
 	zone    ZoneMap
+	ord     int // its index in footer.chunks, for Reader.checked
 }
 
 func (f *footer) chunk(col, page int) *chunkMeta { return &f.chunks[page*len(f.cols)+col] }

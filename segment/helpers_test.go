@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/vfs"
 )
 
 // allTypes lists every supported Arrow type.
@@ -179,14 +183,58 @@ func writeBatches(t testing.TB, rec arrow.RecordBatch, opts WriterOptions, batch
 	return buf.Bytes(), sum
 }
 
+// openBytes opens the segment b as a table opens its files: mapped
+// read-only where the host maps files (vfs.Map), so that a write into the
+// mapping or a read past it is a fault the test dies of; read through
+// ReadAt elsewhere.
 func openBytes(t testing.TB, b []byte, name string) *Reader {
 	t.Helper()
-	r, err := Open(bytes.NewReader(b), int64(len(b)), name)
+	var ra io.ReaderAt = bytes.NewReader(b)
+	if m := mapBytes(t, b); m != nil {
+		ra = m
+	}
+	r, err := Open(ra, int64(len(b)), name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
+
+// mapBytes writes b to a file and maps it (unmapped when the test ends),
+// or returns nil where the host does not map files.
+func mapBytes(t testing.TB, b []byte) *vfs.Mapping {
+	t.Helper()
+	if len(b) == 0 {
+		return nil
+	}
+	f, err := os.CreateTemp(t.TempDir(), "seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := vfs.Map(f, int64(len(b)))
+	if !ok {
+		return nil
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// heapMapped is Mapped over bytes of the Go heap: what a mapping gives,
+// at no cost per file.
+type heapMapped struct {
+	*bytes.Reader
+	b    []byte
+	used atomic.Int64
+}
+
+func newHeapMapped(b []byte) *heapMapped { return &heapMapped{Reader: bytes.NewReader(b), b: b} }
+
+func (h *heapMapped) MappedBytes() []byte { return h.b }
+func (h *heapMapped) Used(n int)          { h.used.Add(int64(n)) }
 
 // readColumn reads every page of col and concatenates them.
 func readColumn(t testing.TB, r *Reader, mem memory.Allocator, col int) arrow.Array {

@@ -17,7 +17,17 @@ import (
 // Reader reads one segment. Its methods are safe for concurrent use: it keeps
 // no cursor, every read is an io.ReaderAt.ReadAt of its own.
 type Reader struct {
-	ra        io.ReaderAt
+	ra io.ReaderAt
+	// data holds the file's bytes when ra maps them (see Mapped): chunks
+	// are then read where they lie, verified without a copy.
+	data []byte
+	used func(int) // the Used of the Mapped ra
+	// checked marks, by footer chunk index, the chunks of a mapped file
+	// whose checksum has been verified: the bytes in memory that every
+	// later read sees are those verified, so each chunk is checksummed
+	// once, not on every read. Nil for a file read by ReadAt, where every
+	// read brings bytes of its own and verifies them.
+	checked   []atomic.Bool
 	size      int64
 	name      string
 	f         footer
@@ -39,11 +49,30 @@ var (
 	errNulls   = errors.New("validity bitmap differs from the null count")
 )
 
+// Mapped is an io.ReaderAt whose bytes are in memory already, such as a
+// file mapped by vfs.Map. MappedBytes returns all of them; the Reader reads
+// them in place and never writes to them, and they must stay valid and
+// unchanged as long as the Reader is used.
+type Mapped interface {
+	io.ReaderAt
+	MappedBytes() []byte
+	// Used says that n bytes were read from MappedBytes, so that the
+	// mapping can bound the pages it keeps in the process (vfs.Mapping).
+	Used(n int)
+}
+
 // Open reads and verifies the trailer, header and footer of the segment held
 // by r, which is size bytes long. name identifies the file in errors. Every
 // corruption found, here or later in ReadPage, wraps rowttl.ErrCorruption.
+// When r is Mapped and holds size bytes, chunks are verified and decoded
+// where they lie in memory instead of being read into buffers first.
 func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	rd := &Reader{ra: r, size: size, name: name}
+	if m, ok := r.(Mapped); ok {
+		if d := m.MappedBytes(); int64(len(d)) == size {
+			rd.data, rd.used = d, m.Used
+		}
+	}
 	if !littleEndian {
 		return nil, rowttl.Errorf(rowttl.ErrNotSupported, "segment %s: big-endian hosts", name)
 	}
@@ -99,6 +128,7 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	for i := range rd.f.chunks {
 		c := &rd.f.chunks[i]
 		c.offset = off
+		c.ord = i
 		off += c.length
 		if off > rd.footerOff {
 			return nil, rd.corrupt("footer", errTiling)
@@ -106,6 +136,9 @@ func Open(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	}
 	if off != rd.footerOff {
 		return nil, rd.corrupt("footer", errTiling)
+	}
+	if rd.data != nil {
+		rd.checked = make([]atomic.Bool, len(rd.f.chunks))
 	}
 	rd.firstRows = make([]int64, len(rd.f.pages))
 	var first int64
@@ -133,6 +166,34 @@ func (r *Reader) readAt(buf []byte, off int64) error {
 		return r.corrupt(fmt.Sprintf("read of %d bytes at %d", len(buf), off), errShort)
 	}
 	return &ioError{fmt.Errorf("segment %s: read at %d: %w", r.name, off, err)}
+}
+
+// chunkBytes returns the stored bytes of chunk c: a slice of the mapped
+// file, or the chunk read into *buf (grown to fit). Mapped bytes are
+// read-only and are not to outlive the Reader's use: what a caller keeps
+// is copied or decoded from them. A compressed chunk is copied into *buf
+// all the same unless inPlace: a decompressor reads its input a byte at a
+// time, stalling on every page of the mapping the cache has not seen yet,
+// where a copy streams the chunk in first; inPlace suits a read that
+// decompresses a few parts of the chunk (ReadPageSelected).
+func (r *Reader) chunkBytes(c *chunkMeta, buf *[]byte, inPlace bool) ([]byte, error) {
+	n := int(c.length)
+	if r.data != nil {
+		// Open checked that the chunks tile the file within its size.
+		r.used(n)
+		m := r.data[c.offset : c.offset+int64(n) : c.offset+int64(n)]
+		if c.comp == compNone || inPlace {
+			return m, nil
+		}
+		*buf = grow(*buf, n)
+		copy(*buf, m)
+		return *buf, nil
+	}
+	*buf = grow(*buf, n)
+	if err := r.readAt(*buf, c.offset); err != nil {
+		return nil, err
+	}
+	return *buf, nil
 }
 
 // ioError marks a failed read: the disk said no, the data may be fine. It
@@ -291,6 +352,18 @@ func (r *Reader) ReadPage(mem memory.Allocator, col, p int) (arrow.Array, error)
 // releases; the body returned begins its bytes. A plain string page's
 // values are then the Arrow data buffer as they are, not a copy of them.
 func (r *Reader) readChunkOwned(mem memory.Allocator, c *chunkMeta, sc *scratch) ([]byte, *memory.Buffer, error) {
+	if c.comp == compNone && r.data != nil {
+		// Verified where it lies; the array gets a copy of its own, as
+		// it may outlive the mapping.
+		r.used(int(c.length))
+		block, err := r.checkChunk(r.data[c.offset:c.offset+c.length], c)
+		if err != nil {
+			return nil, nil, err
+		}
+		owner := newBuffer(mem, len(block))
+		copy(owner.Bytes(), block)
+		return owner.Bytes(), owner, nil
+	}
 	if c.comp == compNone {
 		owner := newBuffer(mem, int(c.length))
 		if err := r.readAt(owner.Bytes(), c.offset); err != nil {
@@ -304,11 +377,11 @@ func (r *Reader) readChunkOwned(mem memory.Allocator, c *chunkMeta, sc *scratch)
 		}
 		return block, owner, nil
 	}
-	sc.raw = grow(sc.raw, int(c.length))
-	if err := r.readAt(sc.raw, c.offset); err != nil {
+	raw, err := r.chunkBytes(c, &sc.raw, false)
+	if err != nil {
 		return nil, nil, err
 	}
-	block, err := checkChunk(sc.raw, c)
+	block, err := r.checkChunk(raw, c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -330,18 +403,33 @@ func (r *Reader) pageError(col, p int, err error) error {
 }
 
 // readChunk reads and verifies a chunk and returns its body, which lives in
-// sc.
+// sc or, uncompressed, in the mapped file.
 func (r *Reader) readChunk(c *chunkMeta, sc *scratch) ([]byte, error) {
-	sc.raw = grow(sc.raw, int(c.length))
-	raw := sc.raw
-	if err := r.readAt(raw, c.offset); err != nil {
+	raw, err := r.chunkBytes(c, &sc.raw, false)
+	if err != nil {
 		return nil, err
 	}
-	block, err := checkChunk(raw, c)
+	block, err := r.checkChunk(raw, c)
 	if err != nil {
 		return nil, err
 	}
 	return chunkBody(block, c, sc)
+}
+
+// checkChunk is checkChunk of a chunk of r: the chunks of a mapped file are
+// verified on their first read alone (Reader.checked).
+func (r *Reader) checkChunk(raw []byte, c *chunkMeta) ([]byte, error) {
+	if r.checked == nil {
+		return checkChunk(raw, c)
+	}
+	if r.checked[c.ord].Load() {
+		return raw[:len(raw)-chunkTrailer], nil
+	}
+	block, err := checkChunk(raw, c)
+	if err == nil {
+		r.checked[c.ord].Store(true)
+	}
+	return block, err
 }
 
 // checkChunk verifies the checksum and compression byte of raw, the bytes of
@@ -485,10 +573,34 @@ func (r *Reader) verifySum(c, p int) error {
 	return nil
 }
 
+// VerifyChecksums checks the checksum of every chunk of the file, those a
+// mapped file has checked already too: the bytes as they are now, not as
+// they were at their first read. It returns the first error.
+func (r *Reader) VerifyChecksums() error {
+	var buf []byte
+	for p := range r.f.pages {
+		for c := range r.f.cols {
+			ch := r.f.chunk(c, p)
+			raw, err := r.chunkBytes(ch, &buf, true)
+			if err == nil {
+				_, err = checkChunk(raw, ch)
+			}
+			if err != nil {
+				return r.pageError(c, p, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Verify reads and decodes every chunk of the file, checking every checksum
-// and structure; it returns the first error. Tests and consistency checks
-// call it; scans need not, as ReadPage verifies what it reads.
+// (VerifyChecksums) and structure; it returns the first error. Tests and
+// consistency checks call it; scans need not, as ReadPage verifies what it
+// reads.
 func (r *Reader) Verify() error {
+	if err := r.VerifyChecksums(); err != nil {
+		return err
+	}
 	for p := range r.f.pages {
 		for c := range r.f.cols {
 			a, err := r.ReadPage(memory.DefaultAllocator, c, p)

@@ -53,11 +53,11 @@ func (r *Reader) ReadPageSelected(mem memory.Allocator, col, p int, sel []byte) 
 // lz4Chunk reads and verifies chunk c, compressed as LZ4 parts, and returns
 // its body, decoded only where need has been called; both live in sc.
 func (r *Reader) lz4Chunk(c *chunkMeta, sc *scratch) ([]byte, func(off, end int) error, error) {
-	sc.raw = grow(sc.raw, int(c.length))
-	if err := r.readAt(sc.raw, c.offset); err != nil {
+	raw, err := r.chunkBytes(c, &sc.raw, true)
+	if err != nil {
 		return nil, nil, err
 	}
-	block, err := checkChunk(sc.raw, c)
+	block, err := r.checkChunk(raw, c)
 	if err != nil {
 		return nil, nil, err
 	}

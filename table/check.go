@@ -29,6 +29,11 @@ func (t *Table) Check() error {
 				return rowttl.Errorf(rowttl.ErrCorruption, "table %s: rowset %d segment %d has %d rows, manifest says %d", t.Name(), m.ID, m.Segments[i].FileNum, r.NumRows(), m.Segments[i].Rows)
 			}
 			rows += r.NumRows()
+			// Every checksum, those of chunks a scan of the mapped file
+			// verified already too.
+			if err := r.VerifyChecksums(); err != nil {
+				return err
+			}
 			for p := 0; p < r.NumPages(); p++ {
 				for c := 0; c < r.Schema().NumFields(); c++ {
 					a, err := r.ReadPage(mem, c, p)

@@ -3,7 +3,9 @@
 // inject errors, simulate a crash that loses unsynced data, or run in memory
 // (and a table keeps its memtables' in-memory rowsets in a volatile MemFS).
 // It also paces how large files reach the disk (WritebackWriter), so that
-// their syncs do not stall the small ones of the write-ahead log.
+// their syncs do not stall the small ones of the write-ahead log. Map maps
+// a finished file read-only, for scans to read it where the page cache
+// holds it, keeping a few MiB of it in the process's resident set.
 //
 // It must never interpret file contents: it only moves bytes.
 package vfs
