@@ -157,6 +157,11 @@ type lz4View struct {
 	body  []byte   // bodyLen bytes, decoded where done says
 	parts [][]byte // the LZ4 block of each part
 	done  []bool
+	// stage, when not nil, receives a copy of each part before it is
+	// decoded: parts that lie in a mapped file then reach the decoder
+	// from the cache, streamed in by the copy, rather than a byte at a
+	// time from memory.
+	stage *[]byte
 }
 
 // init parses block, the LZ4 parts of a body of bodyLen bytes to be decoded
@@ -203,7 +208,13 @@ func (v *lz4View) need(off, end int) error {
 			continue
 		}
 		lo, hi := i*lz4Part, min(len(v.body), (i+1)*lz4Part)
-		n, err := lz4.UncompressBlock(v.parts[i], v.body[lo:hi:hi])
+		src := v.parts[i]
+		if v.stage != nil {
+			*v.stage = grow(*v.stage, len(src))
+			copy(*v.stage, src)
+			src = *v.stage
+		}
+		n, err := lz4.UncompressBlock(src, v.body[lo:hi:hi])
 		if err != nil {
 			return err
 		}
@@ -221,8 +232,14 @@ var errDecompressedLen = errors.New("decompressed length differs from the footer
 // which must have capacity for exactly bodyLen bytes. Neither decoder
 // writes past that capacity, so a corrupt block cannot overflow it.
 func decompress(dst, block []byte, comp compression, bodyLen int) ([]byte, error) {
+	return decompressStaged(dst, block, comp, bodyLen, nil)
+}
+
+// decompressStaged is decompress of a block that may lie in a mapped file:
+// each LZ4 part is copied into *stage before it is decoded (lz4View.stage).
+func decompressStaged(dst, block []byte, comp compression, bodyLen int, stage *[]byte) ([]byte, error) {
 	if comp == compLZ4 {
-		var v lz4View
+		v := lz4View{stage: stage}
 		if err := v.init(dst, block, bodyLen); err != nil {
 			return nil, err
 		}

@@ -144,7 +144,7 @@ func (r *Reader) chunkBounds(z *zoneAcc, col, p int, block []byte) error {
 	cm := r.f.chunk(col, p)
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	body, err := chunkBody(block, cm, sc)
+	body, err := chunkBody(block, cm, sc, nil)
 	if err != nil {
 		return r.pageError(col, p, err)
 	}
@@ -173,7 +173,7 @@ func (r *Reader) chunkBounds(z *zoneAcc, col, p int, block []byte) error {
 func (r *Reader) chunkSum(col, p int, block []byte) (ZoneMap, error) {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	body, err := chunkBody(block, r.f.chunk(col, p), sc)
+	body, err := chunkBody(block, r.f.chunk(col, p), sc, nil)
 	if err != nil {
 		return ZoneMap{}, r.pageError(col, p, err)
 	}

@@ -182,7 +182,7 @@ func (r *Reader) chunkBytes(c *chunkMeta, buf *[]byte, inPlace bool) ([]byte, er
 		// Open checked that the chunks tile the file within its size.
 		r.used(n)
 		m := r.data[c.offset : c.offset+int64(n) : c.offset+int64(n)]
-		if c.comp == compNone || inPlace {
+		if c.comp == compNone || c.comp == compLZ4 || inPlace {
 			return m, nil
 		}
 		*buf = grow(*buf, n)
@@ -267,6 +267,7 @@ type scratch struct {
 	sel32     []int32 // ReadPageSelected: the offsets of the page's strings
 	strs      []byte  // ReadPageSelected: the values of a page not plain
 	lz4       lz4View // ReadPageSelected: the parts of an LZ4 body
+	stage     []byte  // an LZ4 part of a mapped chunk (Reader.stage)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -386,7 +387,7 @@ func (r *Reader) readChunkOwned(mem memory.Allocator, c *chunkMeta, sc *scratch)
 		return nil, nil, err
 	}
 	owner := newBuffer(mem, c.bodyLen)
-	body, err := decompress(owner.Bytes(), block, c.comp, c.bodyLen)
+	body, err := decompressStaged(owner.Bytes(), block, c.comp, c.bodyLen, r.stage(sc))
 	if err != nil {
 		owner.Release()
 		return nil, nil, err
@@ -413,7 +414,17 @@ func (r *Reader) readChunk(c *chunkMeta, sc *scratch) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chunkBody(block, c, sc)
+	return chunkBody(block, c, sc, r.stage(sc))
+}
+
+// stage returns where the LZ4 parts of a chunk read in place from the
+// mapped file are copied before they are decoded (lz4View.stage); nil for
+// a file read through ReadAt, whose chunks are copies already.
+func (r *Reader) stage(sc *scratch) *[]byte {
+	if r.data == nil {
+		return nil
+	}
+	return &sc.stage
 }
 
 // checkChunk is checkChunk of a chunk of r: the chunks of a mapped file are
@@ -450,13 +461,14 @@ func checkChunk(raw []byte, c *chunkMeta) ([]byte, error) {
 }
 
 // chunkBody returns the body held by the verified block of chunk c: the
-// block itself, or its decompression into sc.
-func chunkBody(block []byte, c *chunkMeta, sc *scratch) ([]byte, error) {
+// block itself, or its decompression into sc, LZ4 parts copied into
+// *stage first when it is not nil (Reader.stage).
+func chunkBody(block []byte, c *chunkMeta, sc *scratch, stage *[]byte) ([]byte, error) {
 	if c.comp == compNone {
 		return block, nil
 	}
 	sc.body = grow(sc.body, c.bodyLen)
-	return decompress(sc.body, block, c.comp, c.bodyLen)
+	return decompressStaged(sc.body, block, c.comp, c.bodyLen, stage)
 }
 
 // newBuffer allocates an Arrow buffer of size bytes from mem.
