@@ -276,7 +276,7 @@ func BenchmarkWrite(b *testing.B) {
 // values.
 func BenchmarkPackedKernels(b *testing.B) {
 	const n = 65536
-	for _, bw := range []uint{20, 42} {
+	for _, bw := range []uint{5, 20, 42} {
 		rng := rand.New(rand.NewPCG(uint64(bw), 1))
 		src := packRandom(rng, n, bw)
 		sel := make([]byte, n/8)
@@ -290,6 +290,15 @@ func BenchmarkPackedKernels(b *testing.B) {
 				unpackFOR(dst, src, bw, 1000)
 			}
 		})
+		if bw <= 32 {
+			// Delta runs: a string page's offsets from its lengths.
+			d32 := make([]int32, n)
+			b.Run(fmt.Sprintf("delta-%d", bw), func(b *testing.B) {
+				for b.Loop() {
+					unpackDelta(d32, src, bw, 0, 1)
+				}
+			})
+		}
 		b.Run(fmt.Sprintf("range-%d", bw), func(b *testing.B) {
 			for b.Loop() {
 				rangeFOR(src, n, bw, 1000, 1<<(bw-1), 1<<62, false, t, f)

@@ -113,22 +113,27 @@ func unpackFOR[T integer](dst []T, src []byte, bw uint, base int64) {
 		p := unsafe.Pointer(unsafe.SliceData(src))
 		mask := uint64(1)<<bw - 1
 		d := dst[:nf]
-		bit := uint(0)
 		i := 0
-		// Four values per round keeps more loads in flight.
-		for ; i+4 <= len(d); i += 4 {
-			b0, b1, b2, b3 := bit, bit+bw, bit+2*bw, bit+3*bw
-			w0 := *(*uint64)(unsafe.Add(p, b0>>3))
-			w1 := *(*uint64)(unsafe.Add(p, b1>>3))
-			w2 := *(*uint64)(unsafe.Add(p, b2>>3))
-			w3 := *(*uint64)(unsafe.Add(p, b3>>3))
-			d4 := d[i : i+4 : i+4]
-			d4[0] = T(base + int64(w0>>(b0&7)&mask))
-			d4[1] = T(base + int64(w1>>(b1&7)&mask))
-			d4[2] = T(base + int64(w2>>(b2&7)&mask))
-			d4[3] = T(base + int64(w3>>(b3&7)&mask))
-			bit += 4 * bw
+		// Eight values per round, independent loads in flight; eight
+		// values take bw bytes, so each of eight sits at the same byte
+		// and bit of them (see rangeFOR).
+		o1, o2, o3, o4, o5, o6, o7 := bw>>3, 2*bw>>3, 3*bw>>3, 4*bw>>3, 5*bw>>3, 6*bw>>3, 7*bw>>3
+		s1, s2, s3, s4, s5, s6, s7 := bw&7, 2*bw&7, 3*bw&7, 4*bw&7, 5*bw&7, 6*bw&7, 7*bw&7
+		at := uint(0)
+		for ; i+8 <= len(d); i += 8 {
+			q := unsafe.Add(p, at)
+			d8 := d[i : i+8 : i+8]
+			d8[0] = T(base + int64(*(*uint64)(q)&mask))
+			d8[1] = T(base + int64(*(*uint64)(unsafe.Add(q, o1))>>s1&mask))
+			d8[2] = T(base + int64(*(*uint64)(unsafe.Add(q, o2))>>s2&mask))
+			d8[3] = T(base + int64(*(*uint64)(unsafe.Add(q, o3))>>s3&mask))
+			d8[4] = T(base + int64(*(*uint64)(unsafe.Add(q, o4))>>s4&mask))
+			d8[5] = T(base + int64(*(*uint64)(unsafe.Add(q, o5))>>s5&mask))
+			d8[6] = T(base + int64(*(*uint64)(unsafe.Add(q, o6))>>s6&mask))
+			d8[7] = T(base + int64(*(*uint64)(unsafe.Add(q, o7))>>s7&mask))
+			at += bw
 		}
+		bit := at * 8
 		for ; i < len(d); i++ {
 			w := *(*uint64)(unsafe.Add(p, bit>>3))
 			d[i] = T(base + int64(w>>(bit&7)&mask))
@@ -198,8 +203,35 @@ func unpackDelta[T integer](dst []T, src []byte, bw uint, first, minDelta int64)
 		p := unsafe.Pointer(unsafe.SliceData(src))
 		mask := uint64(1)<<bw - 1
 		df := d[:nf]
-		bit := uint(0)
-		for i := range df {
+		i := 0
+		// Eight values take bw bytes, so each of eight sits at the same
+		// byte and bit of them (see rangeFOR).
+		o1, o2, o3, o4, o5, o6, o7 := bw>>3, 2*bw>>3, 3*bw>>3, 4*bw>>3, 5*bw>>3, 6*bw>>3, 7*bw>>3
+		s1, s2, s3, s4, s5, s6, s7 := bw&7, 2*bw&7, 3*bw&7, 4*bw&7, 5*bw&7, 6*bw&7, 7*bw&7
+		at := uint(0)
+		for ; i+8 <= len(df); i += 8 {
+			q := unsafe.Add(p, at)
+			d8 := df[i : i+8 : i+8]
+			acc += minDelta + int64(*(*uint64)(q)&mask)
+			d8[0] = T(acc)
+			acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o1))>>s1&mask)
+			d8[1] = T(acc)
+			acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o2))>>s2&mask)
+			d8[2] = T(acc)
+			acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o3))>>s3&mask)
+			d8[3] = T(acc)
+			acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o4))>>s4&mask)
+			d8[4] = T(acc)
+			acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o5))>>s5&mask)
+			d8[5] = T(acc)
+			acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o6))>>s6&mask)
+			d8[6] = T(acc)
+			acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o7))>>s7&mask)
+			d8[7] = T(acc)
+			at += bw
+		}
+		bit := at * 8
+		for ; i < len(df); i++ {
 			w := *(*uint64)(unsafe.Add(p, bit>>3))
 			acc += minDelta + int64(w>>(bit&7)&mask)
 			df[i] = T(acc)
