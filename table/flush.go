@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -187,26 +188,51 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 			t.mu.Unlock()
 		}()
 	}
-	var ver int64
-	applied := false
-	stamp := func(uint64) []byte {
-		t.mu.Lock()
-		ver = max(t.mem.nextVersion, t.vs.current.lastVersion+1)
-		t.mem.nextVersion = ver + 1
-		t.mu.Unlock()
-		return binary.AppendUvarint(nil, uint64(ver))
-	}
-	apply := func(seq uint64) {
-		// The leader publishes the group's writes as one version after
-		// the last of them (installLogged).
-		t.addLogged(rec, ver, seq, o.Label, int64(len(body)))
-		applied = true
-	}
-	_, err = t.wal.commitStamped(stamp, body, o.NoSync, apply)
-	if !applied {
+	lw := loggedWrites.Get().(*loggedWrite)
+	lw.t, lw.rec, lw.label, lw.size = t, rec, o.Label, int64(len(body))
+	lw.op.hooks, lw.op.body, lw.op.sync = lw, body, !o.NoSync
+	_, err = t.wal.commitRecord(&lw.op)
+	if !lw.applied {
 		rec.Release()
 	}
+	*lw = loggedWrite{op: walOp{wake: lw.op.wake}}
+	loggedWrites.Put(lw)
 	return true, err
+}
+
+// loggedWrite is one write through the log: its queued record and what
+// its hooks (walHooks) share, reused through loggedWrites with the
+// record's wake channel.
+type loggedWrite struct {
+	op    walOp
+	t     *Table
+	rec   arrow.RecordBatch
+	label string
+	size  int64
+	// ver is the write's version, handed out by stamp.
+	ver     int64
+	applied bool
+	verBuf  [binary.MaxVarintLen64]byte
+}
+
+var loggedWrites = sync.Pool{New: func() any {
+	return &loggedWrite{op: walOp{wake: make(chan struct{}, 1)}}
+}}
+
+func (lw *loggedWrite) stamp(uint64) []byte {
+	t := lw.t
+	t.mu.Lock()
+	lw.ver = max(t.mem.nextVersion, t.vs.current.lastVersion+1)
+	t.mem.nextVersion = lw.ver + 1
+	t.mu.Unlock()
+	return lw.verBuf[:binary.PutUvarint(lw.verBuf[:], uint64(lw.ver))]
+}
+
+func (lw *loggedWrite) apply(seq uint64) {
+	// The leader publishes the group's writes as one version after the
+	// last of them (installLogged).
+	lw.t.addLogged(lw.rec, lw.ver, seq, lw.label, lw.size)
+	lw.applied = true
 }
 
 // addLogged adds a logged write's rows (taken over) to the active

@@ -48,12 +48,22 @@ func (p *preparer) prepare(ctx context.Context, rec arrow.RecordBatch) (arrow.Re
 	defer func() { p.rowBase += rec.NumRows() }()
 	n := int(rec.NumRows())
 	cols := p.def.Schema.Columns
-	given := make([]int, len(cols))
+	// A small write pays for every allocation here once per row: tables
+	// of a usual width keep the positions on the stack.
+	var givenBuf [32]int
+	given := givenBuf[:0]
+	if len(cols) > len(givenBuf) {
+		given = make([]int, 0, len(cols))
+	}
+	given = given[:len(cols)]
 	for i := range given {
 		given[i] = -1
 	}
 	ttlGiven := -1
-	for i, f := range rec.Schema().Fields() {
+	sc := rec.Schema()
+	for i := range sc.NumFields() {
+		// Field, not Fields: Fields copies the list.
+		f := sc.Field(i)
 		if schema.IsTTLName(f.Name) {
 			if p.policy.Mode == ttlcol.NoTTL {
 				return nil, invalid("unknown column %s: the table has no row TTL", f.Name)

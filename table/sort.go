@@ -76,6 +76,11 @@ func keyCompare(a arrow.Array) func(i, j int) int {
 // columns. A batch already in order is returned as is (retained).
 func sortByKey(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, keyCount int) (arrow.RecordBatch, error) {
 	n := int(rec.NumRows())
+	if n <= 1 {
+		// The one-row write: in order, without building comparators.
+		rec.Retain()
+		return rec, nil
+	}
 	cmps := make([]func(i, j int) int, keyCount)
 	for k := 0; k < keyCount; k++ {
 		cmps[k] = keyCompare(rec.Column(k))

@@ -83,11 +83,24 @@ type walOp struct {
 	// rotate asks for a new segment instead of writing a record; seq is
 	// then the number of the first record the new segment may hold.
 	rotate bool
-	// stamp, when set, gives what the record holds before body; it is
-	// called with the record's number in queue order, under the queue's
-	// mutex, so what it hands out (a version) grows with the numbers.
-	stamp  func(seq uint64) []byte
+	// hooks, when set, stamp and apply the record in place of apply
+	// (see walHooks).
+	hooks  walHooks
 	prefix []byte
+}
+
+// walHooks are the hooks of a record that holds something its writer
+// hands out in queue order (a version) before its body. An interface
+// rather than two closures, so that a writer can keep its walOp and the
+// state its hooks share in one value it reuses: a one-row write pays for
+// every allocation once per row.
+type walHooks interface {
+	// stamp gives what the record holds before body; it is called with
+	// the record's number in queue order, under the queue's mutex, so
+	// what it hands out grows with the numbers.
+	stamp(seq uint64) []byte
+	// apply is walOp.apply.
+	apply(seq uint64)
 }
 
 // walWriter appends records to the live segment with group commit.
@@ -268,10 +281,13 @@ func (w *walWriter) commit(body []byte, noSync bool, apply func(seq uint64)) (ui
 	return w.run(&walOp{body: body, sync: !noSync, apply: apply, wake: make(chan struct{}, 1)})
 }
 
-// commitStamped is commit of a record that holds stamp's result before
-// body (see walOp.stamp).
-func (w *walWriter) commitStamped(stamp func(seq uint64) []byte, body []byte, noSync bool, apply func(seq uint64)) (uint64, error) {
-	return w.run(&walOp{stamp: stamp, body: body, sync: !noSync, apply: apply, wake: make(chan struct{}, 1)})
+// commitRecord is commit of op, a record of op.hooks (see walHooks) whose
+// body and sync are set. op.wake must be an empty channel of capacity 1;
+// it is empty again when commitRecord returns, and the log keeps no
+// reference to op then, so the caller may reuse op and its channel.
+func (w *walWriter) commitRecord(op *walOp) (uint64, error) {
+	op.lead, op.err, op.prefix = false, nil, nil
+	return w.run(op)
 }
 
 // lastSeq is the number of the last record queued so far.
@@ -288,8 +304,8 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 	if !op.rotate {
 		w.nextSeq++
 	}
-	if op.stamp != nil {
-		op.prefix = op.stamp(op.seq)
+	if op.hooks != nil {
+		op.prefix = op.hooks.stamp(op.seq)
 	}
 	w.queue = append(w.queue, op)
 	if w.leading {
@@ -433,7 +449,11 @@ func (w *walWriter) writeGroup(group []*walOp) {
 	}
 	applied := false
 	for _, o := range group {
-		if o.apply != nil {
+		switch {
+		case o.hooks != nil:
+			o.hooks.apply(o.seq)
+			applied = true
+		case o.apply != nil:
 			o.apply(o.seq)
 			applied = true
 		}
