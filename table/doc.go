@@ -27,7 +27,9 @@
 // fails every writer of that group and applies none of them. Only after
 // that sync do the rows join the active memtable (memtable.go), in the
 // log's order, and the group's versions become visible, with one version
-// install for the whole group. With WriteOptions.NoSync a
+// install for the whole group; the next group's write and sync run
+// meanwhile (a pipeline), its records applied only after the group's.
+// With WriteOptions.NoSync a
 // write is acknowledged once appended: a crash of the process loses
 // nothing, a power cut may lose the newest such writes, whole. A memtable
 // past Options.MemtableBytes (64 MiB) or Options.MemtableAge (10 s) is

@@ -35,8 +35,16 @@ import (
 //
 // Group commit: writers queue their records; the first writer that finds
 // no leader leads: it writes every queued record in one write, syncs once
-// if any of them asked for a sync, applies them in queue order and wakes
-// their writers, then hands the lead to the first writer queued meanwhile.
+// if any of them asked for a sync, hands the lead to the first writer
+// queued meanwhile, then applies its records in queue order and wakes
+// their writers. The groups form a pipeline: the next leader writes and
+// syncs its group while the last one is applied, so that the apply, the
+// publication and the wake-ups are off the path from one sync to the
+// next; a leader applies its group only after the group before it was
+// applied, so records become visible in log order, and a writer returns
+// only after its record is applied. A group writes only after the sync
+// of the group before it returned, so a record never lies in a segment
+// after records whose sync failed (see below).
 // A failed write or sync fails every writer of that group and applies none
 // of its records. After a failed sync the segment's contents are unknown,
 // so the next group first starts a new segment; until one can be made,
@@ -113,10 +121,13 @@ type walWriter struct {
 	// one by one is published there at once.
 	afterGroup func()
 
-	mu      sync.Mutex // guards queue, leading, nextSeq
+	mu      sync.Mutex // guards queue, leading, nextSeq, applied
 	queue   []*walOp
 	leading bool
 	nextSeq uint64
+	// applied is closed once the last group taken from the queue has been
+	// applied: the leader of the next group applies its records after.
+	applied chan struct{}
 
 	// Owned by the leader.
 	f    vfs.File
@@ -322,6 +333,9 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 	}
 	group := w.queue
 	w.queue = nil
+	prev := w.applied
+	applied := make(chan struct{})
+	w.applied = applied
 	w.mu.Unlock()
 
 	start := 0
@@ -339,6 +353,10 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 		w.writeGroup(group[start:])
 	}
 
+	// The group is durable (or failed): the next leader writes and syncs
+	// its group while this one applies and wakes its writers, which it
+	// does only after the group before it did, so that versions become
+	// current in log order whatever order the leaders run in.
 	w.mu.Lock()
 	if len(w.queue) > 0 {
 		next := w.queue[0]
@@ -348,12 +366,39 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 		w.leading = false
 	}
 	w.mu.Unlock()
+	if prev != nil {
+		<-prev
+	}
+	w.applyGroup(group)
+	close(applied)
 	for _, o := range group {
 		if o != op {
 			o.wake <- struct{}{}
 		}
 	}
 	return op.seq, op.err
+}
+
+// applyGroup applies the records of a group that were written (and
+// synced where asked), in number order, then runs afterGroup.
+func (w *walWriter) applyGroup(group []*walOp) {
+	applied := false
+	for _, o := range group {
+		if o.rotate || o.err != nil {
+			continue
+		}
+		switch {
+		case o.hooks != nil:
+			o.hooks.apply(o.seq)
+			applied = true
+		case o.apply != nil:
+			o.apply(o.seq)
+			applied = true
+		}
+	}
+	if applied && w.afterGroup != nil {
+		w.afterGroup()
+	}
 }
 
 // gather lets the writers that are about to queue do so before the
@@ -383,7 +428,7 @@ const maxGatherYields = 4
 // group: groups of one-row writes fit many times over.
 const walKeepBuf = 1 << 20
 
-// writeGroup writes, syncs and applies one group; it sets each op's err.
+// writeGroup writes and syncs one group; it sets each op's err.
 func (w *walWriter) writeGroup(group []*walOp) {
 	fail := func(err error) {
 		for _, o := range group {
@@ -446,20 +491,6 @@ func (w *walWriter) writeGroup(group []*walOp) {
 		w.unsynced = false
 	} else {
 		w.unsynced = true
-	}
-	applied := false
-	for _, o := range group {
-		switch {
-		case o.hooks != nil:
-			o.hooks.apply(o.seq)
-			applied = true
-		case o.apply != nil:
-			o.apply(o.seq)
-			applied = true
-		}
-	}
-	if applied && w.afterGroup != nil {
-		w.afterGroup()
 	}
 }
 

@@ -219,6 +219,100 @@ func TestWALFailedSyncFailsGroup(t *testing.T) {
 	}
 }
 
+// TestWALPipelinedGroups: the next group writes and syncs while the group
+// before it is still being applied, but applies its records, and returns
+// to its writers, only after that group did, so versions become current in
+// log order; a failed sync of the next group fails its writers, applies
+// none of their records and holds no later group back.
+func TestWALPipelinedGroups(t *testing.T) {
+	mem := vfs.NewMemFS()
+	var syncs atomic.Int32
+	inj := vfs.InjectorFunc(func(op vfs.Op, path string) error {
+		if op == vfs.OpSync && syncs.Add(1) == 3 {
+			return &vfs.InjectedError{Op: op, Path: path, Err: vfs.ErrInjected}
+		}
+		return nil
+	})
+	fsys := vfs.NewErrorFS(mem, inj)
+	mkdirDurable(t, fsys, "/t")
+	w, err := openWALWriter(fsys, "/t", fileNums(), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var applied []uint64
+	apply := func(s uint64) {
+		mu.Lock()
+		applied = append(applied, s)
+		mu.Unlock()
+	}
+	appliedNow := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return fmt.Sprint(applied)
+	}
+	hold := make(chan struct{})
+	type result struct {
+		seq uint64
+		err error
+	}
+	commitAsync := func(apply func(uint64)) chan result {
+		ch := make(chan result, 1)
+		go func() {
+			seq, err := w.commit([]byte("a write"), false, apply)
+			ch <- result{seq, err}
+		}()
+		return ch
+	}
+	// Group 1 (record 1) is synced, then held in its apply.
+	first := commitAsync(func(s uint64) { <-hold; apply(s) })
+	waitFor(t, "the first group's sync", func() bool { return syncs.Load() == 1 })
+	// Group 2 (record 2) writes and syncs meanwhile: it does not wait for
+	// group 1's apply to take the lead.
+	second := commitAsync(apply)
+	waitFor(t, "the second group's sync while the first is applied", func() bool { return syncs.Load() == 2 })
+	// Group 3 (record 3) fails its sync, also while group 1 is held.
+	third := commitAsync(apply)
+	waitFor(t, "the third group's sync", func() bool { return syncs.Load() == 3 })
+	time.Sleep(10 * time.Millisecond)
+	select {
+	case r := <-second:
+		t.Fatalf("the second group returned (%v) before the first was applied", r)
+	case r := <-third:
+		t.Fatalf("the third group returned (%v) before the first was applied", r)
+	default:
+	}
+	if got := appliedNow(); got != "[]" {
+		t.Fatalf("applied %s while the first group was held, want nothing", got)
+	}
+	close(hold)
+	if r := <-first; r.err != nil || r.seq != 1 {
+		t.Fatalf("first write: %d, %v", r.seq, r.err)
+	}
+	if r := <-second; r.err != nil || r.seq != 2 {
+		t.Fatalf("second write: %d, %v", r.seq, r.err)
+	}
+	if r := <-third; !errors.Is(r.err, vfs.ErrInjected) {
+		t.Fatalf("a write whose sync failed got %v, want the injected failure", r.err)
+	}
+	if got := appliedNow(); got != "[1 2]" {
+		t.Fatalf("applied %s, want [1 2]: in log order, without the failed record", got)
+	}
+	if r := <-commitAsync(apply); r.err != nil || r.seq != 4 {
+		t.Fatalf("write after the failed group: %d, %v", r.seq, r.err)
+	}
+	if got := appliedNow(); got != "[1 2 4]" {
+		t.Fatalf("applied %s, want [1 2 4]", got)
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	same := func(uint64) []byte { return []byte("a write") }
+	if got := replayedWith(t, mem.CrashClone(nil), "/t", same); fmt.Sprint(got) != "[1 2 4]" {
+		t.Fatalf("after a crash the log holds %v, want [1 2 4]", got)
+	}
+}
+
 // TestWALCrashAtEveryOperation: a crash before any operation of the log
 // (strict, and losing a random part of what was not synced) leaves every
 // acknowledged record, whole, and nothing that was not written.
