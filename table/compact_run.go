@@ -66,10 +66,11 @@ func (t *Table) compact(ctx context.Context, now time.Time, plan func(*version) 
 // the writer lock (recovering first from a failed manifest append). The
 // caller owns the reference to the version returned with ok.
 func (t *Table) planJob(ctx context.Context, plan func(*version) (job, bool, error)) (*version, job, bool, error) {
-	if err := t.writeMu.LockContext(ctx); err != nil {
+	l, err := t.lockForCompaction(ctx)
+	if err != nil {
 		return nil, job{}, false, fmt.Errorf("table %s: waiting to plan a compaction: %w", t.Name(), err)
 	}
-	defer t.writeMu.Unlock()
+	defer l.unlock()
 	v, err := t.writable()
 	if err != nil {
 		return nil, job{}, false, err
@@ -286,22 +287,73 @@ func (t *Table) install(ctx context.Context, v *version, j job, out *compactOutp
 	carried := map[uint64]*roaring.Bitmap{}
 	outMarks := roaring.New()
 	for round := 1; ; round++ {
-		if err := t.writeMu.LockContext(ctx); err != nil {
+		l, err := t.lockForCompaction(ctx)
+		if err != nil {
 			out.abort()
 			return false, fmt.Errorf("table %s: waiting to install a compaction: %w", t.Name(), err)
 		}
-		done, installed, err := t.installRound(ctx, v, j, out, carried, outMarks, round)
-		t.writeMu.Unlock()
+		done, installed, err := t.installRound(ctx, l, v, j, out, carried, outMarks, round)
+		l.unlock()
 		if done {
 			return installed, err
 		}
 	}
 }
 
-// installRound is one attempt of install with the writer lock held. done
-// is false when marks were mapped without the lock (their effect is in
-// carried and outMarks) and the install must check again.
-func (t *Table) installRound(ctx context.Context, v *version, j job, out *compactOutput, carried map[uint64]*roaring.Bitmap, outMarks *roaring.Bitmap, round int) (done, installed bool, err error) {
+// compactionLock is the side of the writer lock a compaction's planning
+// or install holds.
+type compactionLock struct {
+	t      *Table
+	shared bool
+}
+
+// lockForCompaction takes the writer lock for a compaction's planning or
+// install. That is the shared side, beside small writes through the log,
+// so that they do not wait for the install's manifest sync (nor for the
+// writes in flight before it, which an exclusive holder waits out): a
+// logged write changes no rowset and no delete mark, only memtable views,
+// and it and logAndApply each install their version on top of the current
+// one under the table's mutex. Every other publish holds the exclusive
+// side, and compactions run one at a time (compactMu), so the install's
+// manifest append still runs alone. A table that must first recover from
+// a failed manifest append gets the exclusive side, which recovering
+// needs; the failed state only arises from an append, so under the shared
+// side it cannot arise meanwhile but from the compaction's own.
+func (t *Table) lockForCompaction(ctx context.Context) (compactionLock, error) {
+	if err := t.writeMu.RLockContext(ctx); err != nil {
+		return compactionLock{}, err
+	}
+	if t.vs.failure() == nil {
+		return compactionLock{t: t, shared: true}, nil
+	}
+	t.writeMu.RUnlock()
+	if err := t.writeMu.LockContext(ctx); err != nil {
+		return compactionLock{}, err
+	}
+	return compactionLock{t: t}, nil
+}
+
+func (l compactionLock) unlock() {
+	if l.shared {
+		l.t.writeMu.RUnlock()
+	} else {
+		l.t.writeMu.Unlock()
+	}
+}
+
+// relock takes again the side unlock released, whatever happens.
+func (l compactionLock) relock() {
+	if l.shared {
+		_ = l.t.writeMu.RLockContext(context.Background())
+	} else {
+		l.t.writeMu.Lock()
+	}
+}
+
+// installRound is one attempt of install with the writer lock held (l).
+// done is false when marks were mapped without the lock (their effect is
+// in carried and outMarks) and the install must check again.
+func (t *Table) installRound(ctx context.Context, l compactionLock, v *version, j job, out *compactOutput, carried map[uint64]*roaring.Bitmap, outMarks *roaring.Bitmap, round int) (done, installed bool, err error) {
 	cur, err := t.writable()
 	if err != nil {
 		out.abort()
@@ -325,9 +377,9 @@ func (t *Table) installRound(ctx context.Context, v *version, j job, out *compac
 		case round < carryRounds:
 			// Reading keys takes a while: let writers go on meanwhile.
 			cur.unref()
-			t.writeMu.Unlock()
+			l.unlock()
 			m, err := c.mapByKey(ctx, t, j.inputs, fresh, out.h)
-			t.writeMu.Lock()
+			l.relock()
 			if err != nil {
 				out.abort()
 				return true, false, err

@@ -114,7 +114,9 @@
 // unchanged — else the output is deleted and the compaction planned again —
 // and carries the delete marks that landed on the inputs meanwhile to the
 // output's rows in the same record, so that no superseded or deleted row
-// comes back. Compactions run one at a time.
+// comes back. Compactions run one at a time, and plan and install under
+// the lock's shared side, beside small writes through the log (which
+// change no rowset): those never wait for an install's manifest sync.
 //
 // What the writes that go on wait for is then the machine: a rewrite that
 // starts within 2 s of a logged write keeps one goroutine fewer than

@@ -127,7 +127,9 @@ func (vs *versionSet) mayRemoveFiles() bool { return vs.manifest.mayRemoveFiles(
 // carries the numbering as it stands, so that a replay never hands out a
 // number twice. When the append fails nothing is installed and the table
 // is failed until recover settles the record. The caller holds the
-// writer lock.
+// writer lock: its exclusive side, or for a compaction's install the
+// shared one (see lockForCompaction), beside logged writes, which install
+// their versions under the same mutex without appending.
 func (vs *versionSet) logAndApply(e *versionEdit) error {
 	vs.mu.Lock()
 	if e.apply.updateCounters != nil {

@@ -9,12 +9,12 @@ import (
 // can give up when the waiter's context ends, so that a request cancelled by
 // its client (or its deadline) does not queue behind another writer's
 // publish. The exclusive side serialises everything that publishes through
-// the manifest (writes of rowsets, DELETE, ALTER, compaction and flush
-// installs); the shared side is taken by small writes through the
-// write-ahead log, which order themselves in its queue (group commit). A
-// waiting exclusive holder keeps new shared holders out, so a stream of
-// small writes never starves a flush or a compaction install. The zero
-// value is unlocked.
+// the manifest (writes of rowsets, DELETE, ALTER, flush installs); the
+// shared side is taken by small writes through the write-ahead log, which
+// order themselves in its queue (group commit), and by a compaction's
+// planning and install, which run one at a time (see lockForCompaction).
+// A waiting exclusive holder keeps new shared holders out, so a stream of
+// small writes never starves a flush. The zero value is unlocked.
 type writeLock struct {
 	mu      sync.Mutex
 	writer  bool
