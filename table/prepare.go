@@ -95,7 +95,7 @@ func (p *preparer) prepare(ctx context.Context, rec arrow.RecordBatch) (arrow.Re
 		var a arrow.Array
 		var err error
 		if given[j] >= 0 {
-			a, err = p.convert(ctx, c, rec.Column(given[j]))
+			a, err = p.convert(ctx, c, p.phys.Field(j).Type, rec.Column(given[j]))
 		} else {
 			a, err = p.defaultColumn(c, n)
 		}
@@ -150,9 +150,10 @@ func (p *preparer) prepare(ctx context.Context, rec arrow.RecordBatch) (arrow.Re
 	return sorted, err
 }
 
-// convert casts a given column to the column's type.
-func (p *preparer) convert(ctx context.Context, c *schema.Column, a arrow.Array) (arrow.Array, error) {
-	want := c.Type.Arrow()
+// convert casts a given column to the column's type, want (its field's
+// in the physical schema: c.Type.Arrow() would build the type anew, once
+// per column of every write).
+func (p *preparer) convert(ctx context.Context, c *schema.Column, want arrow.DataType, a arrow.Array) (arrow.Array, error) {
 	if arrow.TypeEqual(a.DataType(), want) {
 		a.Retain()
 		return a, nil
