@@ -141,21 +141,20 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 		return true, fmt.Errorf("table %s: waiting to write: %w", t.Name(), err)
 	}
 	defer t.writeMu.RUnlock()
-	v, err := t.pinWritable()
+	if o.Now.IsZero() {
+		o.Now = t.opts.Clock()
+	}
+	v, failed, err := t.pinLogged(o.Now)
 	if err != nil {
 		return true, err
 	}
 	defer v.unref()
-	if t.vs.failure() != nil {
+	if failed {
 		return false, nil
 	}
 	if o.Partial && v.policy.Mode != 0 {
 		return true, rowttl.Errorf(rowttl.ErrNotSupported, "table %s: Partial update is not supported on tables with row TTL", t.Name())
 	}
-	if o.Now.IsZero() {
-		o.Now = t.opts.Clock()
-	}
-	t.noteNow(o.Now)
 	if o.TimeZone == nil {
 		o.TimeZone = time.UTC
 	}
@@ -233,6 +232,27 @@ func (lw *loggedWrite) apply(seq uint64) {
 	// last of them (installLogged).
 	lw.t.addLogged(lw.rec, lw.ver, seq, lw.label, lw.size)
 	lw.applied = true
+}
+
+// pinLogged is pinWritable, noteNow and the check for a failed manifest
+// append (failed) of a logged write under one hold of the table's mutex,
+// which every writer of a group and its leader take in turn.
+func (t *Table) pinLogged(now time.Time) (v *version, failed bool, err error) {
+	us := now.UnixMicro()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mu.closed {
+		return nil, false, rowttl.Errorf(rowttl.ErrClosed, "table %s", t.Name())
+	}
+	if t.opts.ReadOnly {
+		return nil, false, rowttl.Errorf(rowttl.ErrNotSupported, "table %s is open read-only", t.Name())
+	}
+	if us > t.mu.latestNow {
+		t.mu.latestNow = us
+	}
+	v = t.vs.current
+	v.ref()
+	return v, t.vs.failed != nil, nil
 }
 
 // addLogged adds a logged write's rows (taken over) to the active

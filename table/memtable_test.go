@@ -1063,3 +1063,30 @@ func TestMemtableConcurrentReadsSeeEveryKeyOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestLoggedWriteAfterClose: a small write into a closed table fails with
+// ErrClosed and a write into a table open read-only with ErrNotSupported,
+// whichever path it takes.
+func TestLoggedWriteAfterClose(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := filepath.Join(t.TempDir(), "t")
+	tbl := mustCreate(t, dir, modelDef(schema.Duplicate, false), &Options{Allocator: mem})
+	rec := modelBatch(mem, []modelRow{{id: 1, v: 1}}, false)
+	defer rec.Release()
+	if err := tbl.Write(t.Context(), rec); err != nil {
+		t.Fatal(err)
+	}
+	checkClose(t, tbl)
+	if err := tbl.Write(t.Context(), rec); !errors.Is(err, rowttl.ErrClosed) {
+		t.Fatalf("write after close: %v, want ErrClosed", err)
+	}
+	ro, err := Open(dir, &Options{Allocator: mem, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer checkClose(t, ro)
+	if err := ro.Write(t.Context(), rec); !errors.Is(err, rowttl.ErrNotSupported) {
+		t.Fatalf("write into a read-only table: %v, want ErrNotSupported", err)
+	}
+}
