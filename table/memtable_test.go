@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/query"
+	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/vfs"
 )
@@ -973,7 +974,9 @@ func TestMemtableMORReadMergesOnlyNewKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		snap.Release()
-		if n := reads.Load() - before; n > 0 && w > 0 {
+		// The invariants build checks every carried merge against a full
+		// merge of the rowsets, which reads their pages.
+		if n := reads.Load() - before; n > 0 && w > 0 && !rowset.Invariants {
 			t.Fatalf("write %d: a read's key merge read %d pages of the rowsets", w, n)
 		}
 		if got, want := tableVisible(t, tbl, base.UnixMicro()), ref.visible(base.UnixMicro()); !slices.Equal(got, want) {
