@@ -91,3 +91,44 @@ func TestFilterArrayMatchesNaive(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFilterExport filters a page as an export's scan does: strings
+// and a column with a tenth NULL, half of the rows selected at random.
+func BenchmarkFilterExport(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 8192
+	sb := array.NewStringBuilder(mem)
+	ib := array.NewInt64Builder(mem)
+	for i := range n {
+		sb.Append(fmt.Sprintf("click #%d", 1_000_000_000+rng.IntN(900_000_000)))
+		if rng.IntN(10) == 0 {
+			ib.AppendNull()
+		} else {
+			ib.Append(int64(i))
+		}
+	}
+	s, v := sb.NewArray(), ib.NewArray()
+	sb.Release()
+	ib.Release()
+	defer s.Release()
+	defer v.Release()
+	mask := make([]byte, n/8)
+	selected := 0
+	for i := range n {
+		if rng.IntN(2) == 0 {
+			bitutil.SetBit(mask, i)
+			selected++
+		}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		for _, a := range []arrow.Array{s, v} {
+			f, err := filterArray(ctx, mem, a, mask, n, selected)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Release()
+		}
+	}
+}
