@@ -112,15 +112,20 @@ func appendPackedDelta[T deltaInt](b []byte, ds []T, minD T, mask uint64, w uint
 	var acc uint64
 	var used uint
 	o := 0
+	// used stays below 64 and w-used between 1 and 64: the shifts are
+	// written so that the compiler need not handle wider ones (Go defines
+	// a shift by 64 or more as 0, at three instructions a shift).
 	for _, x := range ds[:32] {
 		v := uint64(x-minD) & mask
-		acc |= v << used
+		acc |= v << (used & 63)
 		used += w
 		if used >= 64 {
 			binary.LittleEndian.PutUint64(out[o:], acc)
 			o += 8
 			used -= 64
-			acc = v >> (w - used)
+			// The bits of v that did not fit, v >> (w-used) for a shift
+			// of up to 64.
+			acc = v >> 1 >> ((w - used - 1) & 63)
 		}
 	}
 	if used > 0 {
