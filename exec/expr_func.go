@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,7 +15,10 @@ import (
 // DatePart extracts a field of a DATE or DATETIME: year, quarter (1-4),
 // month, day, dayofweek (1 = Sunday ... 7 = Saturday, as Doris and MySQL
 // number them), hour, minute or second, as INT. The date fields are computed from the day
-// number with integer arithmetic (no time.Time per row).
+// number with integer arithmetic (no time.Time per row). The rarer
+// parts (dayofyear, week — MySQL's mode 0, as Doris's week(x) and
+// EXTRACT(WEEK) —, weekofyear — ISO 8601, mode 3 — and microsecond)
+// are DatePartOf's.
 type DatePart struct {
 	Part string
 	X    Expr
@@ -98,10 +102,68 @@ func (d *DatePart) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
 			v = tod / 60 % 60
 		case "second":
 			v = tod % 60
+		default:
+			v = DatePartOf(d.Part, us)
 		}
 		out[i] = int32(v)
 	}
 	return makeArray(arrow.PrimitiveTypes.Int32, n, valid, nulls, buf), nil
+}
+
+// IsDatePart reports whether DatePart computes part.
+func IsDatePart(part string) bool {
+	switch part {
+	case "year", "quarter", "month", "day", "dayofweek", "hour", "minute", "second",
+		"dayofyear", "week", "weekofyear", "microsecond":
+		return true
+	}
+	return false
+}
+
+// DatePartOf is part (a name IsDatePart accepts) of the wall-clock time
+// us (microseconds since 1970-01-01 00:00:00).
+func DatePartOf(part string, us int64) int64 {
+	t := time.UnixMicro(us).UTC()
+	switch part {
+	case "year":
+		return int64(t.Year())
+	case "quarter":
+		return int64(t.Month()+2) / 3
+	case "month":
+		return int64(t.Month())
+	case "day":
+		return int64(t.Day())
+	case "dayofweek":
+		return int64(t.Weekday()) + 1
+	case "hour":
+		return int64(t.Hour())
+	case "minute":
+		return int64(t.Minute())
+	case "second":
+		return int64(t.Second())
+	case "dayofyear":
+		return int64(t.YearDay())
+	case "week":
+		w, _ := mysqlWeek(t, weekFirstWeekday)
+		return int64(w)
+	case "weekofyear":
+		w, _ := mysqlWeek(t, weekMondayFirst|weekYear)
+		return int64(w)
+	case "microsecond":
+		return us - floorDiv(us, 1_000_000)*1_000_000
+	}
+	panic("exec: unknown date part " + part)
+}
+
+// WeekOf is MySQL's and Doris's week(t, mode) for mode 0..7: the week
+// number of t under the mode's first weekday and range rules.
+func WeekOf(t time.Time, mode int) int {
+	behaviour := mode & 7
+	if behaviour&weekMondayFirst == 0 {
+		behaviour ^= weekFirstWeekday
+	}
+	w, _ := mysqlWeek(t, behaviour)
+	return w
 }
 
 // StrFunc is a function of one string: upper, lower, trim, ltrim, rtrim

@@ -48,7 +48,8 @@
 //     constants, arithmetic, comparisons, AND/OR/NOT, IS, IN lists (a set
 //     of constants, else the OR of the comparisons), BETWEEN, LIKE (a
 //     pattern per row too), CASE, IF, NULLIF, COALESCE/IFNULL, date parts
-//     (year … second, quarter, dayofweek, EXTRACT of YEAR … SECOND),
+//     (year … second, quarter, dayofweek, dayofyear, week (mode 0),
+//     weekofyear (ISO), microsecond, EXTRACT of every unit),
 //     INTERVAL arithmetic, datediff, date_trunc, upper, lower, trim,
 //     length, concat, substr, split_part (constant delimiter and field),
 //     CAST between the kinds exec.Cast implements;
@@ -237,11 +238,13 @@
 // set operations and windows" below); what it does not plan yet is
 // refused by name with ErrNotSupported ("a RANGE frame starting after or
 // ending before the current row is not supported yet", ...) before any
-// table is read or written (refuse.go); EXTRACT of a unit other than
-// YEAR, MONTH, DAY, HOUR, MINUTE or SECOND is refused so when its
-// expression compiles. TIMESTAMPDIFF, REGEXP, regexp_extract and concat_ws are
-// computed by the row compiler (timestampdiff.go, strfuncs.go), inside
-// vectorised plans too. UPDATE and DELETE refuse subqueries.
+// table is read or written (refuse.go). TIMESTAMPDIFF, REGEXP,
+// regexp_extract, concat_ws and the functions beyond SPEC's list
+// (funcs_more.go: replace, lpad/rpad, left/right, reverse, repeat,
+// instr, locate, mod, power, sqrt, exp, ln, log, log10, log2, sign, pi,
+// greatest, least, week with a mode, last_day, from_unixtime with a
+// format) are computed by the row compiler (timestampdiff.go,
+// strfuncs.go), inside vectorised plans too. UPDATE and DELETE refuse subqueries.
 //
 // # Joins, subqueries, set operations and windows
 //

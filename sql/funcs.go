@@ -141,41 +141,27 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 			return schema.IntVal(floorDiv(v.Int, microsPerSecond)), nil
 		})
 	case "from_unixtime":
-		loc := c.env.loc
-		return c.unary(f, bigintType, schema.DatetimeType(0), func(v schema.Value) (schema.Value, error) {
-			if v.Int < -62135596800 || v.Int > 253402300799 {
-				return schema.Null, nil
-			}
-			return schema.IntVal(schema.InstantToWall(v.Int*microsPerSecond, loc)), nil
-		})
+		return c.compileFromUnixtime(f)
 	case "date", "to_date":
 		return c.unary(f, schema.DateType, schema.DateType, func(v schema.Value) (schema.Value, error) { return v, nil })
 	case "timestamp":
 		return c.unary(f, schema.DatetimeType(6), schema.DatetimeType(6), func(v schema.Value) (schema.Value, error) { return v, nil })
-	case "year", "quarter", "month", "day", "dayofmonth", "dayofweek", "hour", "minute", "second":
-		name := f.Name
+	case "year", "quarter", "month", "day", "dayofmonth", "dayofweek", "hour", "minute", "second",
+		"dayofyear", "weekofyear", "microsecond":
+		part := f.Name
+		if part == "dayofmonth" {
+			part = "day"
+		}
 		return c.unary(f, schema.DatetimeType(6), schema.IntType, func(v schema.Value) (schema.Value, error) {
-			t := time.UnixMicro(v.Int).UTC()
-			var n int
-			switch name {
-			case "year":
-				n = t.Year()
-			case "quarter":
-				n = (int(t.Month()) + 2) / 3
-			case "month":
-				n = int(t.Month())
-			case "day", "dayofmonth":
-				n = t.Day()
-			case "dayofweek":
-				n = int(t.Weekday()) + 1
-			case "hour":
-				n = t.Hour()
-			case "minute":
-				n = t.Minute()
-			case "second":
-				n = t.Second()
-			}
-			return schema.IntVal(int64(n)), nil
+			return schema.IntVal(exec.DatePartOf(part, v.Int)), nil
+		})
+	case "week":
+		return c.compileWeek(f)
+	case "last_day":
+		return c.unary(f, schema.DateType, schema.DateType, func(v schema.Value) (schema.Value, error) {
+			t := time.Unix(v.Int*86400, 0).UTC()
+			end := time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, -1)
+			return schema.IntVal(end.Unix() / 86400), nil
 		})
 	case "coalesce", "ifnull", "nvl":
 		if f.Name == "coalesce" {
@@ -351,6 +337,9 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 		return c.compileRegexpExtract(f)
 	case "concat_ws":
 		return c.compileConcatWs(f)
+	}
+	if x, ok, err := c.compileMoreFunc(f); ok {
+		return x, err
 	}
 	return nil, unsupportedf("unknown function %s()", f.Name)
 }
@@ -595,6 +584,13 @@ func extractCall(e *parser.ExtractExpr) (*parser.FuncCall, error) {
 		name = "minute"
 	case parser.UnitSecond:
 		name = "second"
+	case parser.UnitQuarter:
+		name = "quarter"
+	case parser.UnitWeek:
+		// Doris: week(x), MySQL's mode 0.
+		name = "week"
+	case parser.UnitMicrosecond:
+		name = "microsecond"
 	default:
 		return nil, notYet("EXTRACT(" + e.Unit.String() + " FROM ...)")
 	}

@@ -368,7 +368,11 @@ func (c *vcompiler) funcCall(f *parser.FuncCall) (exec.Expr, error) {
 		return c.convert(args[0], t)
 	}
 	switch f.Name {
-	case "year", "quarter", "month", "day", "dayofmonth", "dayofweek", "hour", "minute", "second":
+	case "year", "quarter", "month", "day", "dayofmonth", "dayofweek", "hour", "minute", "second",
+		"dayofyear", "weekofyear", "microsecond", "week":
+		if f.Name == "week" && len(args) != 1 {
+			return nil, rowEnginef("week() with a mode")
+		}
 		x, err := one(schema.DatetimeType(6))
 		if err != nil {
 			return nil, err

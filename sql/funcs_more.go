@@ -1,0 +1,327 @@
+package sql
+
+import (
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/rowttl/rowttl/exec"
+	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/sql/parser"
+)
+
+// The scalar functions below beyond SPEC §4's list are the ones Doris
+// (and MySQL) users write every day; they run in the row compiler, which
+// vectorised plans call per row (plan_rowexpr.go). Strings are measured
+// in characters (UTF-8), as Doris does except for length().
+
+// nary compiles a function of len(ts) arguments converted to ts: NULL
+// when any argument is NULL, else fn of their values.
+func (c *compiler) nary(f *parser.FuncCall, out schema.Type, fn func(v []schema.Value) (schema.Value, error), ts ...schema.Type) (*compiled, error) {
+	if err := c.nargs(f, len(ts), len(ts)); err != nil {
+		return nil, err
+	}
+	xs, err := c.compileAll(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	if err := convertEach(c, xs, ts...); err != nil {
+		return nil, err
+	}
+	return &compiled{t: out, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+		vals := make([]schema.Value, len(xs))
+		for i, x := range xs {
+			v, err := x.eval(row)
+			if err != nil || v.IsNull() {
+				return schema.Null, err
+			}
+			vals[i] = v
+		}
+		return fn(vals)
+	}}, nil
+}
+
+func textVal(s string) schema.Value { return schema.BytesVal([]byte(s)) }
+
+// compileWeek compiles week(x [, mode]): MySQL's week number, mode 0
+// (weeks start on Sunday, 0..53) unless mode says otherwise.
+func (c *compiler) compileWeek(f *parser.FuncCall) (*compiled, error) {
+	week := func(v []schema.Value) (schema.Value, error) {
+		mode := int64(0)
+		if len(v) == 2 {
+			mode = v[1].Int
+		}
+		if mode < 0 || mode > 7 {
+			return schema.Null, invalidf("week() takes a mode between 0 and 7, got %d", mode)
+		}
+		return schema.IntVal(int64(exec.WeekOf(time.UnixMicro(v[0].Int).UTC(), int(mode)))), nil
+	}
+	if len(f.Args) == 2 {
+		return c.nary(f, schema.IntType, week, schema.DatetimeType(6), bigintType)
+	}
+	return c.nary(f, schema.IntType, week, schema.DatetimeType(6))
+}
+
+// compileFromUnixtime compiles from_unixtime(n [, format]): the instant n
+// seconds after the epoch in the session zone, as DATETIME, or formatted
+// as date_format does; NULL outside the years 0001..9999.
+func (c *compiler) compileFromUnixtime(f *parser.FuncCall) (*compiled, error) {
+	loc := c.env.loc
+	wall := func(n int64) (int64, bool) {
+		if n < -62135596800 || n > 253402300799 {
+			return 0, false
+		}
+		return schema.InstantToWall(n*microsPerSecond, loc), true
+	}
+	if len(f.Args) == 2 {
+		return c.nary(f, stringType, func(v []schema.Value) (schema.Value, error) {
+			w, ok := wall(v[0].Int)
+			if !ok {
+				return schema.Null, nil
+			}
+			return schema.BytesVal(exec.AppendDateFormat(nil, time.UnixMicro(w).UTC(), string(v[1].Bytes))), nil
+		}, bigintType, stringType)
+	}
+	return c.unary(f, bigintType, schema.DatetimeType(0), func(v schema.Value) (schema.Value, error) {
+		w, ok := wall(v.Int)
+		if !ok {
+			return schema.Null, nil
+		}
+		return schema.IntVal(w), nil
+	})
+}
+
+// runeIndex is the 1-based character position of the first sub in s at
+// or after character from (1-based), 0 when there is none.
+func runeIndex(s, sub string, from int64) int64 {
+	if from < 1 {
+		return 0
+	}
+	start := 0
+	for k := int64(1); k < from; k++ {
+		if start >= len(s) {
+			return 0
+		}
+		_, w := utf8.DecodeRuneInString(s[start:])
+		start += w
+	}
+	i := strings.Index(s[start:], sub)
+	if i < 0 {
+		return 0
+	}
+	return from + int64(utf8.RuneCountInString(s[start:start+i]))
+}
+
+// pad is lpad/rpad(s, n, p): s cut or padded with repeats of p to n
+// characters; NULL for a negative n, or when padding is needed and p is
+// empty (as MySQL).
+func padText(s string, n int64, p string, left bool) (string, bool) {
+	if n < 0 {
+		return "", false
+	}
+	rs := []rune(s)
+	if int64(len(rs)) >= n {
+		return string(rs[:n]), true
+	}
+	if p == "" {
+		return "", false
+	}
+	if n > maxPadChars {
+		return "", false
+	}
+	need := int(n) - len(rs)
+	pr := []rune(p)
+	fill := make([]rune, 0, need)
+	for len(fill) < need {
+		fill = append(fill, pr[:min(len(pr), need-len(fill))]...)
+	}
+	if left {
+		return string(fill) + s, true
+	}
+	return s + string(fill), true
+}
+
+// maxPadChars bounds what lpad, rpad and repeat build, so that one call
+// cannot ask for gigabytes.
+const maxPadChars = 1 << 20
+
+func (c *compiler) compileMoreFunc(f *parser.FuncCall) (*compiled, bool, error) {
+	str := func(fn func(v []schema.Value) (schema.Value, error), ts ...schema.Type) (*compiled, bool, error) {
+		x, err := c.nary(f, stringType, fn, ts...)
+		return x, true, err
+	}
+	num := func(out schema.Type, fn func(v []schema.Value) (schema.Value, error), ts ...schema.Type) (*compiled, bool, error) {
+		x, err := c.nary(f, out, fn, ts...)
+		return x, true, err
+	}
+	// real is a DOUBLE function NULL outside its domain (MySQL and Doris
+	// return NULL for sqrt(-1), ln(0)).
+	real := func(fn func(x float64) float64) (*compiled, bool, error) {
+		return num(doubleType, func(v []schema.Value) (schema.Value, error) {
+			r := fn(v[0].Float)
+			if math.IsNaN(r) || math.IsInf(r, 0) {
+				return schema.Null, nil
+			}
+			return schema.FloatVal(r), nil
+		}, doubleType)
+	}
+	positive := func(fn func(x float64) float64) func(x float64) float64 {
+		return func(x float64) float64 {
+			if x <= 0 {
+				return math.NaN()
+			}
+			return fn(x)
+		}
+	}
+	switch f.Name {
+	case "replace":
+		return str(func(v []schema.Value) (schema.Value, error) {
+			if len(v[1].Bytes) == 0 {
+				return v[0], nil
+			}
+			return textVal(strings.ReplaceAll(string(v[0].Bytes), string(v[1].Bytes), string(v[2].Bytes))), nil
+		}, stringType, stringType, stringType)
+	case "lpad", "rpad":
+		left := f.Name == "lpad"
+		return str(func(v []schema.Value) (schema.Value, error) {
+			s, ok := padText(string(v[0].Bytes), v[1].Int, string(v[2].Bytes), left)
+			if !ok {
+				return schema.Null, nil
+			}
+			return textVal(s), nil
+		}, stringType, bigintType, stringType)
+	case "left", "strleft", "right", "strright":
+		right := strings.HasSuffix(f.Name, "right")
+		return str(func(v []schema.Value) (schema.Value, error) {
+			rs := []rune(string(v[0].Bytes))
+			n := v[1].Int
+			switch {
+			case n <= 0:
+				return textVal(""), nil
+			case n >= int64(len(rs)):
+				return v[0], nil
+			case right:
+				return textVal(string(rs[int64(len(rs))-n:])), nil
+			}
+			return textVal(string(rs[:n])), nil
+		}, stringType, bigintType)
+	case "reverse":
+		return str(func(v []schema.Value) (schema.Value, error) {
+			rs := []rune(string(v[0].Bytes))
+			for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
+				rs[i], rs[j] = rs[j], rs[i]
+			}
+			return textVal(string(rs)), nil
+		}, stringType)
+	case "repeat":
+		return str(func(v []schema.Value) (schema.Value, error) {
+			if v[1].Int <= 0 {
+				return textVal(""), nil
+			}
+			if int64(utf8.RuneCount(v[0].Bytes))*v[1].Int > maxPadChars {
+				return schema.Null, invalidf("repeat() result longer than %d characters", maxPadChars)
+			}
+			return textVal(strings.Repeat(string(v[0].Bytes), int(v[1].Int))), nil
+		}, stringType, bigintType)
+	case "instr":
+		return num(bigintType, func(v []schema.Value) (schema.Value, error) {
+			return schema.IntVal(runeIndex(string(v[0].Bytes), string(v[1].Bytes), 1)), nil
+		}, stringType, stringType)
+	case "locate":
+		if len(f.Args) == 3 {
+			return num(bigintType, func(v []schema.Value) (schema.Value, error) {
+				return schema.IntVal(runeIndex(string(v[1].Bytes), string(v[0].Bytes), v[2].Int)), nil
+			}, stringType, stringType, bigintType)
+		}
+		return num(bigintType, func(v []schema.Value) (schema.Value, error) {
+			return schema.IntVal(runeIndex(string(v[1].Bytes), string(v[0].Bytes), 1)), nil
+		}, stringType, stringType)
+	case "mod":
+		if err := c.nargs(f, 2, 2); err != nil {
+			return nil, true, err
+		}
+		x, err := c.compile(&parser.BinaryExpr{Op: parser.OpMod, L: f.Args[0], R: f.Args[1]})
+		return x, true, err
+	case "pow", "power":
+		return num(doubleType, func(v []schema.Value) (schema.Value, error) {
+			r := math.Pow(v[0].Float, v[1].Float)
+			if math.IsNaN(r) || math.IsInf(r, 0) {
+				return schema.Null, nil
+			}
+			return schema.FloatVal(r), nil
+		}, doubleType, doubleType)
+	case "sqrt":
+		return real(func(x float64) float64 {
+			if x < 0 {
+				return math.NaN()
+			}
+			return math.Sqrt(x)
+		})
+	case "exp":
+		return real(math.Exp)
+	case "ln":
+		return real(positive(math.Log))
+	case "log10":
+		return real(positive(math.Log10))
+	case "log2":
+		return real(positive(math.Log2))
+	case "log":
+		if len(f.Args) == 1 {
+			return real(positive(math.Log))
+		}
+		// log(b, x): the logarithm of x to the base b.
+		return num(doubleType, func(v []schema.Value) (schema.Value, error) {
+			b, x := v[0].Float, v[1].Float
+			if b <= 0 || b == 1 || x <= 0 {
+				return schema.Null, nil
+			}
+			return schema.FloatVal(math.Log(x) / math.Log(b)), nil
+		}, doubleType, doubleType)
+	case "sign":
+		return num(schema.TinyIntType, func(v []schema.Value) (schema.Value, error) {
+			switch x := v[0].Float; {
+			case x > 0:
+				return schema.IntVal(1), nil
+			case x < 0:
+				return schema.IntVal(-1), nil
+			}
+			return schema.IntVal(0), nil
+		}, doubleType)
+	case "pi":
+		if err := c.nargs(f, 0, 0); err != nil {
+			return nil, true, err
+		}
+		return constant(doubleType, schema.FloatVal(math.Pi)), true, nil
+	case "greatest", "least":
+		if err := c.nargs(f, 2, -1); err != nil {
+			return nil, true, err
+		}
+		xs, t, err := c.unified(f.Args)
+		if err != nil {
+			return nil, true, err
+		}
+		if isNullType(t) {
+			return constant(t, schema.Null), true, nil
+		}
+		cmpf := compareIn(t)
+		sign := 1
+		if f.Name == "least" {
+			sign = -1
+		}
+		return &compiled{t: t, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+			var best schema.Value
+			for i, x := range xs {
+				v, err := x.eval(row)
+				if err != nil || v.IsNull() {
+					return schema.Null, err
+				}
+				if i == 0 || sign*cmpf(v, best) > 0 {
+					best = v
+				}
+			}
+			return best, nil
+		}}, true, nil
+	}
+	return nil, false, nil
+}
