@@ -28,7 +28,8 @@ import (
 // row into a value (exec.ScalarCell). An uncorrelated IN
 // (subquery) or EXISTS anywhere else (under OR, in the select list, in
 // HAVING) is evaluated once, before the first row, into a set that each
-// row probes (onceSet); a correlated one there is refused.
+// row probes (onceSet); a correlated one there is refused, as is a
+// correlated scalar subquery.
 
 // topJoin is one subquery joined above a FROM relation.
 type topJoin struct {
@@ -109,6 +110,11 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 	c := newVCompiler(p.env, fp.scope)
 	c.insub = func(cc *vcompiler, e parser.Expr) (exec.Expr, error) { return p.onceSubquery(sp, fp.full, cc, e) }
 	c.subq = func(e *parser.SubqueryExpr) (exec.Expr, error) {
+		// The cross join runs the subquery once: a correlated one would
+		// read the outer row's columns as its own (an unknown column).
+		if st, ok := e.Query.(*parser.Select); ok && p.isCorrelated(fp.full, st) {
+			return nil, notYet("a correlated scalar subquery")
+		}
 		sub, err := p.planQuery(e.Query)
 		if err != nil {
 			return nil, err
