@@ -52,7 +52,7 @@ type diffStats struct {
 	kinds                               map[string]int
 }
 
-func runDiff(ctx context.Context, c config, n int, qseed uint64, splitPart bool, out io.Writer) error {
+func runDiff(ctx context.Context, c config, n int, qseed uint64, splitPart bool, only string, out io.Writer) error {
 	o := bench.Options{Rows: c.rows, Layout: c.layout, Seed: c.seed, Dir: c.dir, Progress: os.Stderr}
 	if err := bench.Prepare(ctx, o); err != nil {
 		return fmt.Errorf("prepare rowttl: %w", err)
@@ -78,7 +78,12 @@ func runDiff(ctx context.Context, c config, n int, qseed uint64, splitPart bool,
 	}
 	rowsHint = c.rows
 	st := diffStats{kinds: map[string]int{}}
-	g := &queryGen{r: rand.New(rand.NewPCG(qseed, qseed^0x5d1ff)), splitPart: splitPart}
+	g := &queryGen{r: rand.New(rand.NewPCG(qseed, qseed^0x5d1ff)), splitPart: splitPart, kinds: map[string]bool{}}
+	for _, k := range strings.Split(only, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			g.kinds[k] = true
+		}
+	}
 	fmt.Fprintf(out, "diff: %d queries, query seed %d, %d %s rows, data seed %d\n", n, qseed, c.rows, c.layout, c.seed)
 	var rowttlTime, duckTime time.Duration
 	for i := 0; i < n; i++ {
@@ -225,6 +230,8 @@ type queryGen struct {
 	// splitPart draws split_part() for a message's first word; without
 	// it, a substring stands in.
 	splitPart bool
+	// kinds, when not empty, are the only kinds drawn.
+	kinds map[string]bool
 }
 
 // word is the first word of the message (the event's verb), or a prefix
@@ -426,7 +433,26 @@ func (g *queryGen) limit() string {
 	}
 }
 
+// query draws a query of one of the suite's kinds or of the wide shapes
+// (diff_wide.go) or of the NULL shapes (diff_nulls.go), of the kinds -diffkinds names when it names any.
 func (g *queryGen) query() diffQuery {
+	for {
+		var q diffQuery
+		switch n := g.r.IntN(43); {
+		case n < 15:
+			q = g.suiteQuery()
+		case n < 32:
+			q = g.wideQuery()
+		default:
+			q = g.nullQuery()
+		}
+		if len(g.kinds) == 0 || g.kinds[q.kind] {
+			return q
+		}
+	}
+}
+
+func (g *queryGen) suiteQuery() diffQuery {
 	switch g.r.IntN(15) {
 	case 12:
 		// Outer joins whose users side is NULL for most rows: NULL keys

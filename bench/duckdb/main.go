@@ -96,6 +96,7 @@ func main() {
 	diff := flag.Int("diff", 0, "run this many random queries in rowttl's SQL session and in DuckDB and print the answers that differ")
 	diffSeed := flag.Uint64("diffseed", 1, "seed of the -diff query generator")
 	splitPart := flag.Bool("splitpart", true, "-diff queries use split_part()")
+	diffKinds := flag.String("diffkinds", "", "-diff draws only queries of these comma-separated kinds (e.g. join3,window2; default all)")
 	flag.Parse()
 	c.progress = os.Stderr
 	if *diff > 0 {
@@ -105,7 +106,7 @@ func main() {
 			err = os.MkdirAll(c.dir, 0o755)
 		}
 		if err == nil {
-			err = runDiff(context.Background(), c, *diff, *diffSeed, *splitPart, os.Stdout)
+			err = runDiff(context.Background(), c, *diff, *diffSeed, *splitPart, *diffKinds, os.Stdout)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "duckbench:", err)
