@@ -531,19 +531,38 @@ func (p *relPlanner) planFrom(st *parser.Select, used []parser.Expr) (*fromPlan,
 		}
 	}
 	fp.full = full
-	// The outer columns a correlated EXISTS or IN names are read too; a
-	// name that is not the outer query's is left to the subquery.
+	// The outer columns a correlated EXISTS, IN or scalar subquery names
+	// are read too; a name that is not the outer query's is left to the
+	// subquery.
+	var subs []parser.QueryExpr
 	for _, conj := range conjuncts(st.Where) {
 		if u, ok := conj.(*parser.UnaryExpr); ok && u.Op == parser.OpNot {
 			conj = u.X
 		}
-		var q parser.QueryExpr
 		switch x := conj.(type) {
 		case *parser.ExistsExpr:
-			q = x.Query
+			subs = append(subs, x.Query)
 		case *parser.InSubquery:
-			q = x.Query
+			subs = append(subs, x.Query)
 		}
+	}
+	scalars := []parser.Expr{st.Where}
+	for _, it := range st.Items {
+		scalars = append(scalars, it.Expr)
+	}
+	for _, e := range scalars {
+		if e == nil {
+			continue
+		}
+		parser.Walk(e, func(x parser.Expr) bool {
+			if sq, ok := x.(*parser.SubqueryExpr); ok {
+				subs = append(subs, sq.Query)
+				return false
+			}
+			return true
+		})
+	}
+	for _, q := range subs {
 		if sub, ok := q.(*parser.Select); ok {
 			// A name the subquery's own FROM resolves is its own.
 			inner := &scope{multi: true}

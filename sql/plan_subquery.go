@@ -28,8 +28,10 @@ import (
 // row into a value (exec.ScalarCell). An uncorrelated IN
 // (subquery) or EXISTS anywhere else (under OR, in the select list, in
 // HAVING) is evaluated once, before the first row, into a set that each
-// row probes (onceSet); a correlated one there is refused, as is a
-// correlated scalar subquery.
+// row probes (onceSet); a correlated one there is refused. A correlated
+// scalar subquery of one aggregate, correlated on equalities, is a LEFT
+// join with the aggregate grouped by the inner sides of the equalities
+// (correlatedScalar); other correlated scalar subqueries are refused.
 
 // topJoin is one subquery joined above a FROM relation.
 type topJoin struct {
@@ -43,6 +45,13 @@ type topJoin struct {
 	residual exec.Expr
 	text     string
 	scalar   bool
+	// A correlated scalar subquery (scalar with keys) is a LEFT join with
+	// its aggregate grouped by the keys; valueType and valueName are the
+	// aggregate's column, and count says it is a count, 0 (not NULL) for
+	// an outer row no inner row matches.
+	valueType schema.Type
+	valueName string
+	count     bool
 	// out, when set on the last join, are the only columns of the outer
 	// relation read above it (see pruneFrom).
 	out []int
@@ -110,10 +119,20 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 	c := newVCompiler(p.env, fp.scope)
 	c.insub = func(cc *vcompiler, e parser.Expr) (exec.Expr, error) { return p.onceSubquery(sp, fp.full, cc, e) }
 	c.subq = func(e *parser.SubqueryExpr) (exec.Expr, error) {
-		// The cross join runs the subquery once: a correlated one would
-		// read the outer row's columns as its own (an unknown column).
+		// Each scalar subquery adds one column past the relation's.
+		idx := width
+		for _, t := range sp.tops {
+			if t.scalar {
+				idx++
+			}
+		}
 		if st, ok := e.Query.(*parser.Select); ok && p.isCorrelated(fp.full, st) {
-			return nil, notYet("a correlated scalar subquery")
+			tj, err := p.correlatedScalar(fp.scope, st, e)
+			if err != nil {
+				return nil, err
+			}
+			sp.tops = append(sp.tops, tj)
+			return &exec.ColumnRef{Index: idx, Name: tj.valueName, Typ: tj.valueType}, nil
 		}
 		sub, err := p.planQuery(e.Query)
 		if err != nil {
@@ -122,12 +141,6 @@ func (p *relPlanner) planRelSelect(st *parser.Select) (*selectPlan, error) {
 		cols := sub.outCols()
 		if len(cols) != 1 {
 			return nil, invalidf("Operand should contain 1 column(s)")
-		}
-		idx := width
-		for _, t := range sp.tops {
-			if t.scalar {
-				idx++
-			}
 		}
 		sp.tops = append(sp.tops, &topJoin{kind: exec.CrossJoin, sub: sub, scalar: true, text: "(" + parser.FormatQuery(e.Query) + ")"})
 		return &exec.ColumnRef{Index: idx, Name: cols[0].Name, Typ: cols[0].Type}, nil
@@ -832,6 +845,12 @@ func buildTops(env *exec.Env, op exec.Operator, tops []*topJoin, root *relNode, 
 			op.Close()
 			return nil, err
 		}
+		if t.scalar && len(t.keys) > 0 {
+			if op, err = correlatedScalarJoin(env, op, sub, t); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if t.scalar {
 			j, err := exec.NewHashJoin(env, op, &scalarOp{in: sub, mem: env.Mem}, exec.CrossJoin, nil, nil, nil)
 			if err != nil {
@@ -895,7 +914,10 @@ func explainTops(add explainFunc, d int, tops []*topJoin, from func(d int)) {
 		keys[k] = fmt.Sprintf("%s = %s", t.keys[k], t.subKeys[k])
 	}
 	what := joinName(t.kind)
-	if t.scalar {
+	switch {
+	case t.scalar && len(t.keys) > 0:
+		what = "LEFT OUTER (correlated scalar subquery)"
+	case t.scalar:
 		what = "CROSS (scalar subquery)"
 	}
 	line := fmt.Sprintf("HashJoin: %s for %s", what, t.text)
@@ -1008,4 +1030,152 @@ func (g *groupValues) project(env *exec.Env, op exec.Operator, col int) (exec.Op
 	}
 	exprs[col] = &exec.GroupValue{Dict: g.dict, Col: 0, X: exprs[col], Typ: g.typ, Name: g.name}
 	return exec.NewProject(env, op, exprs, names)
+}
+
+// correlatedScalar plans (SELECT agg(...) FROM ... WHERE c) correlated on
+// equalities of c as a LEFT join on them with SELECT keys, agg(...) FROM
+// ... WHERE (the rest of c) GROUP BY keys: one row per key, so an outer
+// row meets at most one; an outer row that meets none takes the
+// aggregate of no row (NULL, or 0 for count).
+func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser.SubqueryExpr) (*topJoin, error) {
+	if len(st.Items) != 1 || st.Items[0].Star {
+		if len(st.Items) != 1 {
+			return nil, invalidf("Operand should contain 1 column(s)")
+		}
+		return nil, notYet("a correlated scalar subquery of *")
+	}
+	item := st.Items[0].Expr
+	agg, ok := item.(*parser.FuncCall)
+	if !ok || !parser.IsAggregate(agg.Name) || st.From == nil || len(st.GroupBy) > 0 || st.Having != nil ||
+		st.Limit != nil || len(st.With) > 0 || len(st.Windows) > 0 || parser.ContainsWindow(item) {
+		return nil, notYet("a correlated scalar subquery other than one aggregate (count, sum, min, max, avg) without GROUP BY, HAVING, LIMIT, WITH or windows")
+	}
+	inner, err := p.fromScope(st)
+	if err != nil {
+		return nil, err
+	}
+	isInner := func(x parser.Expr) bool {
+		for _, r := range colRefs(x) {
+			if _, err := inner.resolve(r); err != nil || p.outerRefs[r] {
+				return false
+			}
+		}
+		return true
+	}
+	isOuter := func(x parser.Expr) bool {
+		refs := colRefs(x)
+		for _, r := range refs {
+			if _, err := outer.resolve(r); err != nil {
+				return false
+			}
+			if _, err := inner.resolve(r); err == nil && !p.outerRefs[r] {
+				return false
+			}
+		}
+		return len(refs) > 0
+	}
+	if !isInner(item) {
+		return nil, notYet("a correlated scalar subquery whose aggregate reads the outer query")
+	}
+	var own, innerKeys, outerKeys []parser.Expr
+	for _, c := range conjuncts(st.Where) {
+		if parser.ContainsSubquery(c) || isInner(c) {
+			own = append(own, c)
+			continue
+		}
+		if b, ok := c.(*parser.BinaryExpr); ok && b.Op == parser.OpEq {
+			switch {
+			case isInner(b.L) && isOuter(b.R):
+				innerKeys, outerKeys = append(innerKeys, b.L), append(outerKeys, b.R)
+				continue
+			case isInner(b.R) && isOuter(b.L):
+				innerKeys, outerKeys = append(innerKeys, b.R), append(outerKeys, b.L)
+				continue
+			}
+		}
+		return nil, notYet("a correlated scalar subquery correlated other than on equalities")
+	}
+	if len(innerKeys) == 0 {
+		return nil, notYet("a correlated scalar subquery correlated other than on equalities")
+	}
+	q := *st
+	q.Where = nil
+	if len(own) > 0 {
+		q.Where = andAll(own)
+	}
+	q.Items, q.GroupBy, q.Distinct, q.OrderBy = nil, nil, false, nil
+	for _, k := range innerKeys {
+		q.Items = append(q.Items, &parser.SelectItem{Expr: k, Text: parser.FormatExpr(k)})
+		q.GroupBy = append(q.GroupBy, k)
+	}
+	q.Items = append(q.Items, &parser.SelectItem{Expr: item, Text: parser.FormatExpr(item)})
+	sub, err := p.planQuery(&q)
+	if err != nil {
+		return nil, err
+	}
+	cols := sub.outCols()
+	tj := &topJoin{kind: exec.LeftJoin, sub: sub, scalar: true, text: "(" + parser.FormatQuery(e.Query) + ")",
+		valueType: cols[len(innerKeys)].Type, valueName: cols[len(innerKeys)].Name, count: strings.EqualFold(agg.Name, "count")}
+	lc := newVCompiler(p.env, outer)
+	rc := newVCompiler(p.env, &scope{multi: true})
+	for i, ok := range outerKeys {
+		l, err := lc.compile(ok)
+		if err != nil {
+			return nil, analytic(err)
+		}
+		var r exec.Expr = &exec.ColumnRef{Index: i, Name: cols[i].Name, Typ: cols[i].Type}
+		l, r, err = p.sameKeyType(lc, rc, l, r)
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			return nil, notYet("a correlated equality of " + parser.FormatExpr(ok) + " with " + cols[i].Type.String())
+		}
+		tj.keys = append(tj.keys, l)
+		tj.subKeys = append(tj.subKeys, r)
+	}
+	bindRefs(lc)
+	return tj, nil
+}
+
+// correlatedScalarJoin joins op with the grouped subquery sub of a
+// correlated scalar subquery (correlatedScalar): op's columns, then the
+// aggregate's.
+func correlatedScalarJoin(env *exec.Env, op, sub exec.Operator, t *topJoin) (exec.Operator, error) {
+	width := len(op.Schema())
+	probe, pk, err := withKeys(env, op, t.keys)
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
+	build, bk, err := withKeys(env, sub, t.subKeys)
+	if err != nil {
+		probe.Close()
+		return nil, err
+	}
+	pw := len(probe.Schema())
+	j, err := exec.NewHashJoinOutput(env, probe, build, exec.LeftJoin, pk, bk, nil, nil)
+	if err != nil {
+		probe.Close()
+		build.Close()
+		return nil, err
+	}
+	s := j.Schema()
+	exprs := make([]exec.Expr, width+1)
+	names := make([]string, width+1)
+	for i := range width {
+		exprs[i] = &exec.ColumnRef{Index: i, Name: s[i].Name, Typ: s[i].Type}
+		names[i] = s[i].Name
+	}
+	var v exec.Expr = &exec.ColumnRef{Index: pw + len(t.keys), Name: t.valueName, Typ: t.valueType}
+	if t.count {
+		v = &exec.Coalesce{Args: []exec.Expr{v, &exec.Literal{Typ: t.valueType, Val: schema.IntVal(0), Text: "0"}}, Typ: t.valueType}
+	}
+	exprs[width], names[width] = v, t.valueName
+	out, err := exec.NewProject(env, j, exprs, names)
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	return out, nil
 }
