@@ -50,6 +50,8 @@ type diffQuery struct {
 type diffStats struct {
 	run, mismatched, rowttlErr, duckErr int
 	kinds                               map[string]int
+	// rowttl and duck are each kind's total time on either side.
+	rowttl, duck map[string]time.Duration
 }
 
 func runDiff(ctx context.Context, c config, n int, qseed uint64, splitPart bool, only string, out io.Writer) error {
@@ -77,7 +79,7 @@ func runDiff(ctx context.Context, c config, n int, qseed uint64, splitPart bool,
 		return err
 	}
 	rowsHint = c.rows
-	st := diffStats{kinds: map[string]int{}}
+	st := diffStats{kinds: map[string]int{}, rowttl: map[string]time.Duration{}, duck: map[string]time.Duration{}}
 	g := &queryGen{r: rand.New(rand.NewPCG(qseed, qseed^0x5d1ff)), splitPart: splitPart, kinds: map[string]bool{}}
 	for _, k := range strings.Split(only, ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -101,6 +103,8 @@ func runDiff(ctx context.Context, c config, n int, qseed uint64, splitPart bool,
 		cancel()
 		rowttlTime += t1.Sub(t0)
 		duckTime += time.Since(t1)
+		st.rowttl[q.kind] += t1.Sub(t0)
+		st.duck[q.kind] += time.Since(t1)
 		if t1.Sub(t0) > slowQuery || time.Since(t1) > slowQuery {
 			fmt.Fprintf(out, "SLOW #%d [%s] rowttl %.2fs duckdb %.2fs\n  %s\n", i, q.kind, t1.Sub(t0).Seconds(), time.Since(t1).Seconds(), q.rowttl)
 		}
@@ -132,7 +136,7 @@ func runDiff(ctx context.Context, c config, n int, qseed uint64, splitPart bool,
 	fmt.Fprintf(out, "diff: ran %d, mismatched %d, rowttl errors %d, duckdb errors %d; rowttl %.2fs, duckdb %.2fs\n",
 		st.run, st.mismatched, st.rowttlErr, st.duckErr, rowttlTime.Seconds(), duckTime.Seconds())
 	for _, k := range kinds {
-		fmt.Fprintf(out, "  %-10s %d\n", k, st.kinds[k])
+		fmt.Fprintf(out, "  %-10s %4d  rowttl %7.3fs  duckdb %7.3fs\n", k, st.kinds[k], st.rowttl[k].Seconds(), st.duck[k].Seconds())
 	}
 	return nil
 }

@@ -249,7 +249,25 @@ func (g *queryGen) litExpr() both {
 }
 
 func (g *queryGen) wideQuery() diffQuery {
-	switch g.r.IntN(17) {
+	switch g.r.IntN(18) {
+	case 17:
+		// Correlated scalar subqueries of one aggregate, in the select
+		// list and in WHERE.
+		a := g.pick("count(*)", "sum(e2.amount)", "max(e2.id)", "avg(e2.amount)", "min(e2.message)", "count(DISTINCT hour(e2.event_time))")
+		// Correlated on equalities only: one with e2.id <> e.id is refused.
+		c := g.pick("", " AND e2.amount > 5000", " AND e2.message LIKE 'view%'")
+		u := g.pick("max(u.country)", "count(*)", "min(u.plan)")
+		w := g.pred("e.", 1)
+		sub := fmt.Sprintf("(SELECT %s FROM events e2 WHERE e2.user_id = e.user_id%s)", a, c)
+		usub := fmt.Sprintf("(SELECT %s FROM users u WHERE u.user_id = e.user_id)", u)
+		if g.chance(0.5) {
+			q := both{fmt.Sprintf("SELECT e.id, %s, %s FROM events e WHERE %s ORDER BY e.id LIMIT 40", sub, usub, w.r),
+				fmt.Sprintf("SELECT e.id, %s, %s FROM events e WHERE %s ORDER BY e.id LIMIT 40", sub, usub, w.d)}
+			return diffQuery{kind: "corrscalar", rowttl: q.r, duck: q.d, ordered: true}
+		}
+		f := "SELECT count(*), sum(e.amount), min(e.id) FROM events e WHERE e.amount %s (SELECT avg(e2.amount) FROM events e2 WHERE e2.user_id %% 100 = e.user_id %% 100%s) AND %s"
+		op := g.pick(">", "<=")
+		return diffQuery{kind: "corrscalar", rowttl: fmt.Sprintf(f, op, c, w.r), duck: fmt.Sprintf(f, op, c, w.d)}
 	case 0:
 		// Three tables: events, users and an aggregate of events (a CTE
 		// or a subquery in FROM).
