@@ -166,6 +166,17 @@ func WeekOf(t time.Time, mode int) int {
 	return w
 }
 
+// YearWeekOf is MySQL's and Doris's yearweek(t, mode): the year the week
+// of t belongs to, times 100, plus that week's number (weeks 1..53).
+func YearWeekOf(t time.Time, mode int) int {
+	behaviour := mode & 7
+	if behaviour&weekMondayFirst == 0 {
+		behaviour ^= weekFirstWeekday
+	}
+	w, y := mysqlWeek(t, behaviour|weekYear)
+	return y*100 + w
+}
+
 // StrFunc is a function of one string: upper, lower, trim, ltrim, rtrim
 // (StringFunc), length (bytes) or char_length (characters).
 type StrFunc struct {

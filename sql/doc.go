@@ -243,7 +243,10 @@
 // (funcs_more.go: replace, lpad/rpad, left/right, reverse, repeat,
 // instr, locate, mod, power, sqrt, exp, ln, log, log10, log2, sign, pi,
 // greatest, least, week with a mode, last_day, from_unixtime with a
-// format) are computed by the row compiler (timestampdiff.go,
+// format, dayname, monthname, weekday, yearweek, to_days, from_days,
+// makedate, years_diff … seconds_diff, substring_index, starts_with,
+// ends_with, null_or_empty, ascii, md5, space, strcmp, find_in_set, hex)
+// are computed by the row compiler (timestampdiff.go,
 // strfuncs.go), inside vectorised plans too. UPDATE and DELETE refuse subqueries.
 //
 // # Joins, subqueries, set operations and windows

@@ -1,7 +1,11 @@
 package sql
 
 import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -174,7 +178,162 @@ func (c *compiler) compileMoreFunc(f *parser.FuncCall) (*compiled, bool, error) 
 			return fn(x)
 		}
 	}
+	dt := schema.DatetimeType(6)
+	day := func(v schema.Value) time.Time { return time.UnixMicro(v.Int).UTC() }
 	switch f.Name {
+	case "years_diff", "months_diff", "weeks_diff", "days_diff", "hours_diff", "minutes_diff", "seconds_diff":
+		// Doris: x_diff(end, start) is TIMESTAMPDIFF(x, start, end).
+		if err := c.nargs(f, 2, 2); err != nil {
+			return nil, true, err
+		}
+		unit := map[string]parser.IntervalUnit{"years_diff": parser.UnitYear, "months_diff": parser.UnitMonth,
+			"weeks_diff": parser.UnitWeek, "days_diff": parser.UnitDay, "hours_diff": parser.UnitHour,
+			"minutes_diff": parser.UnitMinute, "seconds_diff": parser.UnitSecond}[f.Name]
+		x, err := c.compile(&parser.TimestampDiff{Unit: unit, From: f.Args[1], To: f.Args[0]})
+		return x, true, err
+	case "dayname":
+		return str(func(v []schema.Value) (schema.Value, error) { return textVal(day(v[0]).Weekday().String()), nil }, dt)
+	case "monthname":
+		return str(func(v []schema.Value) (schema.Value, error) { return textVal(day(v[0]).Month().String()), nil }, dt)
+	case "weekday":
+		// 0 is Monday, as MySQL and Doris number them.
+		return num(schema.IntType, func(v []schema.Value) (schema.Value, error) {
+			return schema.IntVal(int64(day(v[0]).Weekday()+6) % 7), nil
+		}, dt)
+	case "yearweek":
+		yw := func(v []schema.Value) (schema.Value, error) {
+			mode := int64(0)
+			if len(v) == 2 {
+				mode = v[1].Int
+			}
+			if mode < 0 || mode > 7 {
+				return schema.Null, invalidf("yearweek() takes a mode between 0 and 7, got %d", mode)
+			}
+			return schema.IntVal(int64(exec.YearWeekOf(day(v[0]), int(mode)))), nil
+		}
+		if len(f.Args) == 2 {
+			return num(schema.IntType, yw, dt, bigintType)
+		}
+		return num(schema.IntType, yw, dt)
+	case "to_days":
+		// Days since year 0, as MySQL counts them: 1970-01-01 is 719528.
+		return num(bigintType, func(v []schema.Value) (schema.Value, error) { return schema.IntVal(v[0].Int + 719528), nil }, schema.DateType)
+	case "from_days":
+		return num(schema.DateType, func(v []schema.Value) (schema.Value, error) {
+			// Before 0001-01-01 (or past 9999-12-31) there is no DATE.
+			if v[0].Int < 366 || v[0].Int > 3652424 {
+				return schema.Null, nil
+			}
+			return schema.IntVal(v[0].Int - 719528), nil
+		}, bigintType)
+	case "makedate":
+		return num(schema.DateType, func(v []schema.Value) (schema.Value, error) {
+			y, d := v[0].Int, v[1].Int
+			if y < 1 || y > 9999 || d < 1 {
+				return schema.Null, nil
+			}
+			t := time.Date(int(y), 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, int(min(d, 4000000))-1)
+			if t.Year() > 9999 {
+				return schema.Null, nil
+			}
+			return schema.IntVal(t.Unix() / 86400), nil
+		}, bigintType, bigintType)
+	case "substring_index":
+		return str(func(v []schema.Value) (schema.Value, error) {
+			s, d, n := string(v[0].Bytes), string(v[1].Bytes), v[2].Int
+			if d == "" || n == 0 {
+				return textVal(""), nil
+			}
+			parts := strings.Split(s, d)
+			if n > 0 {
+				if n >= int64(len(parts)) {
+					return v[0], nil
+				}
+				return textVal(strings.Join(parts[:n], d)), nil
+			}
+			if -n >= int64(len(parts)) {
+				return v[0], nil
+			}
+			return textVal(strings.Join(parts[int64(len(parts))+n:], d)), nil
+		}, stringType, stringType, bigintType)
+	case "starts_with", "ends_with":
+		prefix := f.Name == "starts_with"
+		return num(boolType, func(v []schema.Value) (schema.Value, error) {
+			if prefix {
+				return boolVal(bytes.HasPrefix(v[0].Bytes, v[1].Bytes)), nil
+			}
+			return boolVal(bytes.HasSuffix(v[0].Bytes, v[1].Bytes)), nil
+		}, stringType, stringType)
+	case "null_or_empty":
+		if err := c.nargs(f, 1, 1); err != nil {
+			return nil, true, err
+		}
+		x, err := c.compile(f.Args[0])
+		if err == nil {
+			x, err = c.convert(x, stringType)
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		return &compiled{t: boolType, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+			v, err := x.eval(row)
+			if err != nil {
+				return schema.Null, err
+			}
+			return boolVal(v.IsNull() || len(v.Bytes) == 0), nil
+		}}, true, nil
+	case "ascii":
+		return num(schema.IntType, func(v []schema.Value) (schema.Value, error) {
+			if len(v[0].Bytes) == 0 {
+				return schema.IntVal(0), nil
+			}
+			return schema.IntVal(int64(v[0].Bytes[0])), nil
+		}, stringType)
+	case "md5":
+		return str(func(v []schema.Value) (schema.Value, error) {
+			sum := md5.Sum(v[0].Bytes)
+			return textVal(hex.EncodeToString(sum[:])), nil
+		}, stringType)
+	case "space":
+		return str(func(v []schema.Value) (schema.Value, error) {
+			if v[0].Int > maxPadChars {
+				return schema.Null, invalidf("space() result longer than %d characters", maxPadChars)
+			}
+			return textVal(strings.Repeat(" ", int(max(v[0].Int, 0)))), nil
+		}, bigintType)
+	case "strcmp":
+		return num(schema.IntType, func(v []schema.Value) (schema.Value, error) {
+			return schema.IntVal(int64(bytes.Compare(v[0].Bytes, v[1].Bytes))), nil
+		}, stringType, stringType)
+	case "find_in_set":
+		return num(bigintType, func(v []schema.Value) (schema.Value, error) {
+			if bytes.IndexByte(v[0].Bytes, ',') >= 0 {
+				return schema.IntVal(0), nil
+			}
+			for i, p := range strings.Split(string(v[1].Bytes), ",") {
+				if p == string(v[0].Bytes) {
+					return schema.IntVal(int64(i + 1)), nil
+				}
+			}
+			return schema.IntVal(0), nil
+		}, stringType, stringType)
+	case "hex":
+		if err := c.nargs(f, 1, 1); err != nil {
+			return nil, true, err
+		}
+		x, err := c.compile(f.Args[0])
+		if err != nil {
+			return nil, true, err
+		}
+		if isIntLike(x.t) {
+			// An integer is written as its 64-bit two's complement.
+			return str(func(v []schema.Value) (schema.Value, error) {
+				return textVal(strings.ToUpper(strconv.FormatUint(uint64(v[0].Int), 16))), nil
+			}, bigintType)
+		}
+		return str(func(v []schema.Value) (schema.Value, error) {
+			return textVal(strings.ToUpper(hex.EncodeToString(v[0].Bytes))), nil
+		}, stringType)
 	case "replace":
 		return str(func(v []schema.Value) (schema.Value, error) {
 			if len(v[1].Bytes) == 0 {
