@@ -245,8 +245,9 @@
 // greatest, least, week with a mode, last_day, from_unixtime with a
 // format, dayname, monthname, weekday, yearweek, to_days, from_days,
 // makedate, years_diff … seconds_diff, substring_index, starts_with,
-// ends_with, null_or_empty, ascii, md5, space, strcmp, find_in_set, hex)
-// are computed by the row compiler (timestampdiff.go,
+// ends_with, null_or_empty, ascii, md5, space, strcmp, find_in_set, hex,
+// str_to_date, unix_timestamp with a format, regexp_replace,
+// regexp_replace_one) are computed by the row compiler (timestampdiff.go,
 // strfuncs.go), inside vectorised plans too. UPDATE and DELETE refuse subqueries.
 //
 // # Joins, subqueries, set operations and windows

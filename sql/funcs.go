@@ -137,6 +137,10 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 		if len(f.Args) == 0 {
 			return constant(bigintType, schema.IntVal(c.env.now.Unix())), nil
 		}
+		if len(f.Args) == 2 {
+			// unix_timestamp(s, format) is of str_to_date(s, format).
+			return c.compile(&parser.FuncCall{Name: "unix_timestamp", Args: []parser.Expr{&parser.FuncCall{Name: "str_to_date", Args: f.Args}}})
+		}
 		return c.unary(f, schema.TimestampTZType(6), bigintType, func(v schema.Value) (schema.Value, error) {
 			return schema.IntVal(floorDiv(v.Int, microsPerSecond)), nil
 		})

@@ -181,6 +181,12 @@ func (c *compiler) compileMoreFunc(f *parser.FuncCall) (*compiled, bool, error) 
 	dt := schema.DatetimeType(6)
 	day := func(v schema.Value) time.Time { return time.UnixMicro(v.Int).UTC() }
 	switch f.Name {
+	case "regexp_replace", "regexp_replace_one":
+		x, err := c.compileRegexpReplace(f)
+		return x, true, err
+	case "str_to_date":
+		x, err := c.compileStrToDate(f)
+		return x, true, err
 	case "years_diff", "months_diff", "weeks_diff", "days_diff", "hours_diff", "minutes_diff", "seconds_diff":
 		// Doris: x_diff(end, start) is TIMESTAMPDIFF(x, start, end).
 		if err := c.nargs(f, 2, 2); err != nil {
@@ -483,4 +489,213 @@ func (c *compiler) compileMoreFunc(f *parser.FuncCall) (*compiled, bool, error) 
 		}}, true, nil
 	}
 	return nil, false, nil
+}
+
+// compileStrToDate compiles str_to_date(s, format): s read by the MySQL
+// format specifiers (those of date_format that name a field), as a
+// DATETIME when the format has a time of day (DATETIME(6) with %f, or
+// when the format is not a constant), else a DATE; NULL when s does not
+// match the format or names no valid date.
+func (c *compiler) compileStrToDate(f *parser.FuncCall) (*compiled, error) {
+	if err := c.nargs(f, 2, 2); err != nil {
+		return nil, err
+	}
+	xs, err := c.compileAll(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	if err := convertEach(c, xs, stringType, stringType); err != nil {
+		return nil, err
+	}
+	t := schema.DatetimeType(6)
+	if xs[1].konst {
+		v, err := xs[1].eval(nil)
+		if err != nil {
+			return nil, err
+		}
+		if !v.IsNull() {
+			fm := string(v.Bytes)
+			switch {
+			case strings.Contains(fm, "%f"):
+			case hasTimeSpec(fm):
+				t = schema.DatetimeType(0)
+			default:
+				t = schema.DateType
+			}
+		}
+	}
+	return &compiled{t: t, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+		s, err := xs[0].eval(row)
+		if err != nil || s.IsNull() {
+			return schema.Null, err
+		}
+		fv, err := xs[1].eval(row)
+		if err != nil || fv.IsNull() {
+			return schema.Null, err
+		}
+		us, ok := parseMySQLTime(string(s.Bytes), string(fv.Bytes))
+		if !ok {
+			return schema.Null, nil
+		}
+		if t.Kind == schema.Date {
+			return schema.IntVal(floorDiv(us, 86400*microsPerSecond)), nil
+		}
+		return schema.IntVal(us), nil
+	}}, nil
+}
+
+// hasTimeSpec reports whether a MySQL format names a time-of-day field.
+func hasTimeSpec(format string) bool {
+	for i := 0; i+1 < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		i++
+		if strings.IndexByte("HkhIlisSfpTr", format[i]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// parseMySQLTime reads s by format (MySQL's str_to_date): the wall-clock
+// microseconds it names.
+func parseMySQLTime(s, format string) (int64, bool) {
+	year, month, day := 0, 1, 1
+	hour, minute, sec, micro := 0, 0, 0, 0
+	pm, twelve := false, false
+	num := func(maxDigits int) (int, bool) {
+		j := 0
+		for j < len(s) && j < maxDigits && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j == 0 {
+			return 0, false
+		}
+		n, _ := strconv.Atoi(s[:j])
+		s = s[j:]
+		return n, true
+	}
+	name := func(names []string, short bool) (int, bool) {
+		for i, n := range names {
+			if short {
+				n = n[:3]
+			}
+			if len(s) >= len(n) && strings.EqualFold(s[:len(n)], n) {
+				s = s[len(n):]
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	months := []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
+	var ok bool
+	for i := 0; i < len(format); i++ {
+		ch := format[i]
+		if ch != '%' || i+1 == len(format) {
+			if len(s) == 0 || s[0] != ch {
+				// Spaces in the format match any run of spaces.
+				if ch == ' ' {
+					continue
+				}
+				return 0, false
+			}
+			s = s[1:]
+			continue
+		}
+		i++
+		switch format[i] {
+		case 'Y':
+			year, ok = num(4)
+		case 'y':
+			year, ok = num(2)
+			if year < 70 {
+				year += 2000
+			} else {
+				year += 1900
+			}
+		case 'm', 'c':
+			month, ok = num(2)
+		case 'd', 'e':
+			day, ok = num(2)
+		case 'H', 'k':
+			hour, ok = num(2)
+		case 'h', 'I', 'l':
+			hour, ok = num(2)
+			twelve = true
+		case 'i':
+			minute, ok = num(2)
+		case 's', 'S':
+			sec, ok = num(2)
+		case 'f':
+			j := 0
+			for j < len(s) && j < 6 && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+			if j == 0 {
+				return 0, false
+			}
+			micro, _ = strconv.Atoi(s[:j] + strings.Repeat("0", 6-j))
+			s, ok = s[j:], true
+		case 'p':
+			switch {
+			case len(s) >= 2 && strings.EqualFold(s[:2], "PM"):
+				pm, ok = true, true
+			case len(s) >= 2 && strings.EqualFold(s[:2], "AM"):
+				ok = true
+			default:
+				ok = false
+			}
+			if ok {
+				s = s[2:]
+			}
+		case 'M':
+			var m int
+			m, ok = name(months, false)
+			month = m + 1
+		case 'b':
+			var m int
+			m, ok = name(months, true)
+			month = m + 1
+		case 'T':
+			if hour, ok = num(2); ok && strings.HasPrefix(s, ":") {
+				s = s[1:]
+				if minute, ok = num(2); ok && strings.HasPrefix(s, ":") {
+					s = s[1:]
+					sec, ok = num(2)
+				} else {
+					ok = false
+				}
+			} else {
+				ok = false
+			}
+		case '%':
+			ok = strings.HasPrefix(s, "%")
+			if ok {
+				s = s[1:]
+			}
+		default:
+			return 0, false
+		}
+		if !ok {
+			return 0, false
+		}
+	}
+	if twelve {
+		if hour < 1 || hour > 12 {
+			return 0, false
+		}
+		hour %= 12
+		if pm {
+			hour += 12
+		}
+	}
+	if year < 1 || year > 9999 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, micro*1000, time.UTC)
+	if t.Day() != day {
+		return 0, false // 2023-02-30 and the like
+	}
+	return t.UnixMicro(), true
 }

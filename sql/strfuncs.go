@@ -150,3 +150,71 @@ func (c *compiler) compileConcatWs(f *parser.FuncCall) (*compiled, error) {
 		return schema.BytesVal(b), nil
 	}}, nil
 }
+
+// compileRegexpReplace compiles regexp_replace(s, pattern, repl) (every
+// match) and regexp_replace_one (the first): repl names groups as RE2's
+// rewrite strings do, \1 … \9 (\0 the whole match), as in Doris.
+func (c *compiler) compileRegexpReplace(f *parser.FuncCall) (*compiled, error) {
+	if err := c.nargs(f, 3, 3); err != nil {
+		return nil, err
+	}
+	xs, err := c.compileAll(f.Args)
+	if err != nil {
+		return nil, err
+	}
+	if err := convertEach(c, xs, stringType, stringType, stringType); err != nil {
+		return nil, err
+	}
+	re, err := regexpOf(f.Name+"()", xs[1])
+	if err != nil {
+		return nil, err
+	}
+	all := f.Name == "regexp_replace"
+	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
+		s, err := xs[0].eval(row)
+		if err != nil || s.IsNull() {
+			return schema.Null, err
+		}
+		r, ok, err := re(row)
+		if err != nil || !ok {
+			return schema.Null, err
+		}
+		rv, err := xs[2].eval(row)
+		if err != nil || rv.IsNull() {
+			return schema.Null, err
+		}
+		tmpl := re2Template(rv.Bytes)
+		var out []byte
+		last := 0
+		for _, m := range r.FindAllSubmatchIndex(s.Bytes, -1) {
+			out = append(out, s.Bytes[last:m[0]]...)
+			out = r.Expand(out, tmpl, s.Bytes, m)
+			last = m[1]
+			if !all {
+				break
+			}
+		}
+		return schema.BytesVal(append(out, s.Bytes[last:]...)), nil
+	}}, nil
+}
+
+// re2Template turns an RE2 rewrite string (\N a group, \\ a backslash)
+// into Go's Expand template (${N}, $$ a dollar).
+func re2Template(repl []byte) []byte {
+	var t []byte
+	for i := 0; i < len(repl); i++ {
+		switch ch := repl[i]; {
+		case ch == '$':
+			t = append(t, '$', '$')
+		case ch == '\\' && i+1 < len(repl) && repl[i+1] >= '0' && repl[i+1] <= '9':
+			t = append(t, '$', '{', repl[i+1], '}')
+			i++
+		case ch == '\\' && i+1 < len(repl) && repl[i+1] == '\\':
+			t = append(t, '\\')
+			i++
+		default:
+			t = append(t, ch)
+		}
+	}
+	return t
+}
