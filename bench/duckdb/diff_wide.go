@@ -60,6 +60,12 @@ func (g *queryGen) rowExpr() both {
 			"locate('1', message)|instr(message, '1')",
 			"concat(message, NULL)|message || NULL",
 			"message LIKE concat(substr(message, 1, 3), '%')",
+			"regexp_replace(message, '([a-z]+) #([0-9])', '\\\\2-\\\\1')|regexp_replace(message, '([a-z]+) #([0-9])', '\\2-\\1', 'g')",
+			"regexp_replace(message, '[0-9]', '')|regexp_replace(message, '[0-9]', '', 'g')",
+			"regexp_replace_one(message, '[0-9]', 'N')|regexp_replace(message, '[0-9]', 'N')",
+			"starts_with(message, 'view')", "ends_with(message, '7')|suffix(message, '7')",
+			"md5(message)",
+			"str_to_date(concat('2025-', CAST(user_id % 12 + 1 AS VARCHAR), '-', CAST(id % 28 + 1 AS VARCHAR)), '%Y-%c-%e')|CAST(strptime(concat('2025-', CAST(user_id % 12 + 1 AS VARCHAR), '-', CAST(id % 28 + 1 AS VARCHAR)), '%Y-%-m-%-d') AS DATE)",
 		)
 	case 1:
 		return g.pickPair(
@@ -136,6 +142,11 @@ func (g *queryGen) dateExpr() both {
 		"EXTRACT(QUARTER FROM event_time)|quarter(event_time)",
 		"EXTRACT(MICROSECOND FROM event_time)|microsecond(event_time) % 1000000",
 		"EXTRACT(DAY FROM event_time)",
+		"dayname(event_time)|dayname(event_time)", "monthname(event_time)|monthname(event_time)",
+		"weekday(event_time)|isodow(event_time) - 1",
+		"days_diff('2026-01-01 00:00:00', event_time)|datesub('day', event_time, TIMESTAMP '2026-01-01 00:00:00')",
+		"hours_diff(event_time, '2025-12-24 12:00:00')|datesub('hour', TIMESTAMP '2025-12-24 12:00:00', event_time)",
+		"unix_timestamp(date_format(event_time, '%Y-%m-%d %H:%i:%s'), '%Y-%m-%d %H:%i:%s')|CAST(epoch(date_trunc('second', event_time)) AS BIGINT)",
 		"year(event_time) * 1000 + dayofyear(event_time)",
 		"datediff(event_time, '2025-12-31')|datediff('day', DATE '2025-12-31', event_time)",
 		"datediff('2026-02-28', to_date(event_time))|datediff('day', CAST(event_time AS DATE), DATE '2026-02-28')",
