@@ -69,7 +69,9 @@
 //     (an ORDER BY key that is not selected keeps the value of the first
 //     row of each distinct output, exec.NewDistinctOn), Sort (TopN when
 //     LIMIT is given) and a last Project dropping the ORDER BY keys that
-//     are not selected. count(*), and count and sum of integer columns,
+//     are not selected. ORDER BY ... LIMIT without DISTINCT, aggregates or
+//     windows runs its TopN on the filtered rows' keys first and evaluates
+//     the select items only on the rows it keeps (lateProject). count(*), and count and sum of integer columns,
 //     without GROUP BY and under a WHERE that pushes down whole, are read
 //     from the scan's totals (ScanAggregate, plan_scanagg.go: zone maps
 //     answer whole pages), the operators above standing by for a sum past

@@ -223,6 +223,53 @@ func (p *selectPlan) limitBelowProject() bool {
 	return p.limit != nil && len(p.order) == 0 && !p.distinct && p.agg == nil && p.win == nil
 }
 
+// lateProject reports a plan whose TopN runs before the select items are
+// evaluated: ORDER BY ... LIMIT without DISTINCT, aggregates or windows,
+// with an item that computes more than a column. The TopN then orders the
+// filtered rows by their keys alone and the items are evaluated only on
+// the rows it keeps, not on every row.
+func (p *selectPlan) lateProject() bool {
+	if len(p.order) == 0 || p.limit == nil || p.limit.Count < 0 || p.distinct || p.agg != nil || p.win != nil {
+		return false
+	}
+	for _, e := range p.exprs {
+		if _, ok := e.(*exec.ColumnRef); !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// lateTopN is the TopN of a lateProject plan over op: the ORDER BY keys
+// that are not columns of op are computed beside them first.
+func (p *selectPlan) lateTopN(env *exec.Env, op exec.Operator) (exec.Operator, error) {
+	in := op.Schema()
+	pre := make([]exec.Expr, len(in))
+	names := make([]string, len(in))
+	for i, c := range in {
+		pre[i] = &exec.ColumnRef{Index: i, Name: c.Name, Typ: c.Type}
+		names[i] = c.Name
+	}
+	order := make([]exec.SortKey, len(p.order))
+	for i, k := range p.order {
+		order[i] = k
+		if r, ok := p.exprs[k.Column].(*exec.ColumnRef); ok {
+			order[i].Column = r.Index
+			continue
+		}
+		order[i].Column = len(pre)
+		pre = append(pre, p.exprs[k.Column])
+		names = append(names, p.names[k.Column])
+	}
+	var err error
+	if len(pre) > len(in) {
+		if op, err = exec.NewProject(env, op, pre, names); err != nil {
+			return nil, err
+		}
+	}
+	return exec.NewTopN(env, op, order, p.limit.Count, max(p.limit.Offset, 0))
+}
+
 // build returns the operators of the plan.
 func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 	var op exec.Operator
@@ -281,6 +328,12 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 			return nil, err
 		}
 	}
+	late := p.lateProject()
+	if late {
+		if op, err = p.lateTopN(env, op); err != nil {
+			return nil, err
+		}
+	}
 	if op, err = exec.NewProject(env, op, p.exprs, p.names); err != nil {
 		return nil, err
 	}
@@ -293,6 +346,7 @@ func (p *selectPlan) build(env *exec.Env) (exec.Operator, error) {
 		}
 	}
 	switch {
+	case late:
 	case len(p.order) > 0 && p.limit != nil && p.limit.Count >= 0:
 		if op, err = exec.NewTopN(env, op, p.order, p.limit.Count, max(p.limit.Offset, 0)); err != nil {
 			return nil, err
@@ -392,7 +446,14 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 			keys[i] += " NULLS LAST"
 		}
 	}
+	late := p.lateProject()
 	switch {
+	case late:
+		// The items are evaluated above the TopN (see lateProject).
+		add(d, "Project: %s", strings.Join(exprs, ", "))
+		d++
+		add(d, "TopN: %s; offset %d, count %d", strings.Join(keys, ", "), p.limit.Offset, p.limit.Count)
+		d++
 	case len(p.order) > 0 && p.limit != nil && p.limit.Count >= 0:
 		add(d, "TopN: %s; offset %d, count %d", strings.Join(keys, ", "), p.limit.Offset, p.limit.Count)
 		d++
@@ -411,8 +472,10 @@ func (p *selectPlan) explainTree(add explainFunc, d int) {
 		add(d, "Distinct")
 		d++
 	}
-	add(d, "Project: %s", strings.Join(exprs, ", "))
-	d++
+	if !late {
+		add(d, "Project: %s", strings.Join(exprs, ", "))
+		d++
+	}
 	if p.limitBelowProject() {
 		add(d, "Limit: offset %d, count %d", p.limit.Offset, p.limit.Count)
 		d++
