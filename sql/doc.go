@@ -273,7 +273,10 @@
 //     goes below the join and into that table's scan filter (zone maps
 //     skip pages), never into the NULL-extended side of an outer join; a
 //     conjunct of ON reading only the inner side of a LEFT or RIGHT join
-//     filters that side first. The build side is the one with fewer
+//     filters that side first; any other conjunct of ON reading one side
+//     (or none) is folded into that side's keys, CASE WHEN it THEN key END
+//     (a join without equalities keyed 1 = 1), so that no nested loop tests
+//     it on every pair (sideKeys). The build side is the one with fewer
 //     estimated rows: a table's live rows from its rowsets' metadata
 //     (rows less expired and deleted), a filter keeping half (a tenth for
 //     an equality), LEFT and RIGHT swapped as needed.

@@ -729,6 +729,65 @@ func place(n *relNode, conj parser.Expr, set map[int]bool) bool {
 	return false
 }
 
+// sideKeys folds the ON conditions of rest that read one side only (or
+// neither) into the join's keys: a pair matches when its keys are equal
+// and the conditions hold, so the left keys become CASE WHEN (the left
+// conditions) THEN key END, NULL (matching nothing) where they fail, and
+// the right keys likewise; a join without equalities gets the key 1 = 1
+// to carry them. Left in the residual, such a condition would be
+// evaluated on every pair of a nested loop: LEFT JOIN u ON e.id < 0 over
+// 50k and 1M rows ran for hours, and LEFT JOIN u ON 1 = 0 too. It returns
+// the conditions that stay in the residual.
+func (p *relPlanner) sideKeys(n *relNode, ls, rs, full *scope, leafOf [][]int, lxs, rxs, rest []parser.Expr) ([]parser.Expr, error) {
+	var left, right, keep []parser.Expr
+	for _, c := range rest {
+		if parser.ContainsSubquery(c) || parser.ContainsAggregate(c) || parser.ContainsWindow(c) {
+			keep = append(keep, c)
+			continue
+		}
+		set, err := leafSet(c, full, leafOf)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case subset(set, n.left.leaves):
+			left = append(left, c)
+		case subset(set, n.right.leaves):
+			right = append(right, c)
+		default:
+			keep = append(keep, c)
+		}
+	}
+	if len(left) == 0 && len(right) == 0 {
+		return rest, nil
+	}
+	if len(lxs) == 0 {
+		lxs, rxs = []parser.Expr{&parser.IntLit{Val: 1}}, []parser.Expr{&parser.IntLit{Val: 1}}
+	}
+	when := func(conds []parser.Expr, x parser.Expr) parser.Expr {
+		if len(conds) == 0 {
+			return x
+		}
+		return &parser.CaseExpr{Whens: []*parser.When{{Cond: andAll(conds), Result: x}}}
+	}
+	n.lkeys, n.rkeys, n.keyText = nil, nil, nil
+	for i := range lxs {
+		lx, rx := when(left, lxs[i]), when(right, rxs[i])
+		lk, rk, err := p.joinKeys(ls, rs, lx, rx)
+		if err != nil {
+			return nil, err
+		}
+		if lk == nil {
+			// The keys were comparable before the CASE: it changes no type.
+			return nil, rowEnginef("join key %s = %s", parser.FormatExpr(lx), parser.FormatExpr(rx))
+		}
+		n.lkeys = append(n.lkeys, lk)
+		n.rkeys = append(n.rkeys, rk)
+		n.keyText = append(n.keyText, parser.FormatExpr(lx)+" = "+parser.FormatExpr(rx))
+	}
+	return keep, nil
+}
+
 // compileTree compiles the filters, keys and residuals of the tree.
 func (p *relPlanner) compileTree(n *relNode, leafOf [][]int, full *scope) error {
 	if n.isLeaf() {
@@ -748,6 +807,8 @@ func (p *relPlanner) compileTree(n *relNode, leafOf [][]int, full *scope) error 
 	ls := &scope{cols: n.left.cols, multi: true, showHidden: p.s.showHidden}
 	rs := &scope{cols: n.right.cols, multi: true, showHidden: p.s.showHidden}
 	var rest []parser.Expr
+	// The equalities taken as keys, as written, for sideKeys.
+	var lxs, rxs []parser.Expr
 	for _, conj := range conds {
 		b, ok := conj.(*parser.BinaryExpr)
 		if ok && b.Op == parser.OpEq {
@@ -772,11 +833,16 @@ func (p *relPlanner) compileTree(n *relNode, leafOf [][]int, full *scope) error 
 					n.lkeys = append(n.lkeys, lk)
 					n.rkeys = append(n.rkeys, rk)
 					n.keyText = append(n.keyText, parser.FormatExpr(lx)+" = "+parser.FormatExpr(rx))
+					lxs, rxs = append(lxs, lx), append(rxs, rx)
 					continue
 				}
 			}
 		}
 		rest = append(rest, conj)
+	}
+	var err error
+	if rest, err = p.sideKeys(n, ls, rs, full, leafOf, lxs, rxs, rest); err != nil {
+		return err
 	}
 	switch kind {
 	case parser.JoinInner:
