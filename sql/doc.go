@@ -292,11 +292,12 @@
 //     returns more than 1 row" with more (in a query with GROUP BY or
 //     aggregates, an uncorrelated one runs once, before the first row,
 //     into an exec.ScalarCell); a correlated scalar subquery of one
-//     aggregate, correlated through equalities only, in a query without
-//     aggregates, is a LEFT join with that aggregate grouped by the
-//     equalities' inner sides (an unmatched row takes the aggregate of no
-//     row: NULL, 0 for count), and any other correlated scalar subquery
-//     is refused. An uncorrelated IN (subquery)
+//     aggregate or one value, correlated through equalities only, in a
+//     query without aggregates, is a LEFT join with that aggregate (or
+//     the value's min and the row count, more than one row an error)
+//     grouped by the equalities' inner sides (an unmatched row takes the
+//     aggregate of no row: NULL, 0 for count), and any other correlated
+//     scalar subquery is refused. An uncorrelated IN (subquery)
 //     or EXISTS anywhere else (under OR or NOT, in the select list, in
 //     HAVING) runs once, before the first row, into an exec.ValueSet the
 //     rows probe; a correlated one there is refused.

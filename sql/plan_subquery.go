@@ -29,7 +29,8 @@ import (
 // (subquery) or EXISTS anywhere else (under OR, in the select list, in
 // HAVING) is evaluated once, before the first row, into a set that each
 // row probes (onceSet); a correlated one there is refused. A correlated
-// scalar subquery of one aggregate, correlated on equalities, is a LEFT
+// scalar subquery of one aggregate (or one value), correlated on
+// equalities, is a LEFT
 // join with the aggregate grouped by the inner sides of the equalities
 // (correlatedScalar); other correlated scalar subqueries are refused.
 
@@ -52,6 +53,9 @@ type topJoin struct {
 	valueType schema.Type
 	valueName string
 	count     bool
+	// lookup: the subquery selects one value, not an aggregate; its
+	// grouped form counts the rows per key, and more than one is an error.
+	lookup bool
 	// out, when set on the last join, are the only columns of the outer
 	// relation read above it (see pruneFrom).
 	out []int
@@ -1036,7 +1040,9 @@ func (g *groupValues) project(env *exec.Env, op exec.Operator, col int) (exec.Op
 // equalities of c as a LEFT join on them with SELECT keys, agg(...) FROM
 // ... WHERE (the rest of c) GROUP BY keys: one row per key, so an outer
 // row meets at most one; an outer row that meets none takes the
-// aggregate of no row (NULL, or 0 for count).
+// aggregate of no row (NULL, or 0 for count). (SELECT x FROM ... WHERE c)
+// of no aggregate selects min(x) and count(*) per key the same way, and
+// an outer row whose key has more than one row fails (oneRowOp).
 func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser.SubqueryExpr) (*topJoin, error) {
 	if len(st.Items) != 1 || st.Items[0].Star {
 		if len(st.Items) != 1 {
@@ -1046,9 +1052,13 @@ func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser
 	}
 	item := st.Items[0].Expr
 	agg, ok := item.(*parser.FuncCall)
-	if !ok || !parser.IsAggregate(agg.Name) || st.From == nil || len(st.GroupBy) > 0 || st.Having != nil ||
+	isAgg := ok && parser.IsAggregate(agg.Name)
+	// lookup is a subquery of no aggregate: (SELECT country FROM u WHERE
+	// u.uid = e.uid), at most one row per outer row.
+	lookup := !isAgg && !parser.ContainsAggregate(item)
+	if !(isAgg || lookup) || st.From == nil || len(st.GroupBy) > 0 || st.Having != nil || st.Distinct ||
 		st.Limit != nil || len(st.With) > 0 || len(st.Windows) > 0 || parser.ContainsWindow(item) {
-		return nil, notYet("a correlated scalar subquery other than one aggregate (count, sum, min, max, avg) without GROUP BY, HAVING, LIMIT, WITH or windows")
+		return nil, notYet("a correlated scalar subquery other than one aggregate (count, sum, min, max, avg) or one value, without GROUP BY, HAVING, DISTINCT, LIMIT, WITH or windows")
 	}
 	inner, err := p.fromScope(st)
 	if err != nil {
@@ -1075,7 +1085,7 @@ func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser
 		return len(refs) > 0
 	}
 	if !isInner(item) {
-		return nil, notYet("a correlated scalar subquery whose aggregate reads the outer query")
+		return nil, notYet("a correlated scalar subquery whose select item reads the outer query")
 	}
 	var own, innerKeys, outerKeys []parser.Expr
 	for _, c := range conjuncts(st.Where) {
@@ -1108,14 +1118,22 @@ func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser
 		q.Items = append(q.Items, &parser.SelectItem{Expr: k, Text: parser.FormatExpr(k)})
 		q.GroupBy = append(q.GroupBy, k)
 	}
-	q.Items = append(q.Items, &parser.SelectItem{Expr: item, Text: parser.FormatExpr(item)})
+	if lookup {
+		// The value and the number of rows per key: more than one is the
+		// error a scalar subquery gives (oneRowOp).
+		q.Items = append(q.Items, &parser.SelectItem{Expr: &parser.FuncCall{Name: "min", Args: []parser.Expr{item}}, Text: parser.FormatExpr(item)},
+			&parser.SelectItem{Expr: &parser.FuncCall{Name: "count", Star: true}, Text: "count(*)"})
+	} else {
+		q.Items = append(q.Items, &parser.SelectItem{Expr: item, Text: parser.FormatExpr(item)})
+	}
 	sub, err := p.planQuery(&q)
 	if err != nil {
 		return nil, err
 	}
 	cols := sub.outCols()
 	tj := &topJoin{kind: exec.LeftJoin, sub: sub, scalar: true, text: "(" + parser.FormatQuery(e.Query) + ")",
-		valueType: cols[len(innerKeys)].Type, valueName: cols[len(innerKeys)].Name, count: strings.EqualFold(agg.Name, "count")}
+		valueType: cols[len(innerKeys)].Type, valueName: cols[len(innerKeys)].Name, count: isAgg && strings.EqualFold(agg.Name, "count"),
+		lookup: lookup}
 	lc := newVCompiler(p.env, outer)
 	rc := newVCompiler(p.env, &scope{multi: true})
 	for i, ok := range outerKeys {
@@ -1160,6 +1178,10 @@ func correlatedScalarJoin(env *exec.Env, op, sub exec.Operator, t *topJoin) (exe
 		build.Close()
 		return nil, err
 	}
+	var joined exec.Operator = j
+	if t.lookup {
+		joined = &oneRowOp{in: j, col: pw + len(t.keys) + 1}
+	}
 	s := j.Schema()
 	exprs := make([]exec.Expr, width+1)
 	names := make([]string, width+1)
@@ -1172,10 +1194,40 @@ func correlatedScalarJoin(env *exec.Env, op, sub exec.Operator, t *topJoin) (exe
 		v = &exec.Coalesce{Args: []exec.Expr{v, &exec.Literal{Typ: t.valueType, Val: schema.IntVal(0), Text: "0"}}, Typ: t.valueType}
 	}
 	exprs[width], names[width] = v, t.valueName
-	out, err := exec.NewProject(env, j, exprs, names)
+	out, err := exec.NewProject(env, joined, exprs, names)
 	if err != nil {
-		j.Close()
+		joined.Close()
 		return nil, err
 	}
 	return out, nil
+}
+
+// oneRowOp fails a correlated scalar subquery of one value when an outer
+// row meets more than one row: column col of its input is the number of
+// rows the subquery has for the row's keys (NULL when none).
+type oneRowOp struct {
+	in  exec.Operator
+	col int
+}
+
+func (o *oneRowOp) Schema() exec.Schema { return o.in.Schema() }
+func (o *oneRowOp) Close()              { o.in.Close() }
+
+func (o *oneRowOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	b, err := o.in.Next(ctx)
+	if err != nil || b == nil {
+		return b, err
+	}
+	n, ok := b.Column(o.col).(*array.Int64)
+	if !ok {
+		b.Release()
+		return nil, rowEnginef("the row count of a correlated scalar subquery is %s", b.Column(o.col).DataType())
+	}
+	for i := 0; i < n.Len(); i++ {
+		if n.IsValid(i) && n.Value(i) > 1 {
+			b.Release()
+			return nil, invalidf("Subquery returns more than 1 row")
+		}
+	}
+	return b, nil
 }
