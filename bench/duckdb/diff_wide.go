@@ -267,7 +267,7 @@ func (g *queryGen) wideQuery() diffQuery {
 		a := g.pick("count(*)", "sum(e2.amount)", "max(e2.id)", "avg(e2.amount)", "min(e2.message)", "count(DISTINCT hour(e2.event_time))")
 		// Correlated on equalities only: one with e2.id <> e.id is refused.
 		c := g.pick("", " AND e2.amount > 5000", " AND e2.message LIKE 'view%'")
-		u := g.pick("max(u.country)", "count(*)", "min(u.plan)")
+		u := g.pick("max(u.country)", "count(*)", "min(u.plan)", "u.country", "u.plan")
 		w := g.pred("e.", 1)
 		sub := fmt.Sprintf("(SELECT %s FROM events e2 WHERE e2.user_id = e.user_id%s)", a, c)
 		usub := fmt.Sprintf("(SELECT %s FROM users u WHERE u.user_id = e.user_id)", u)
