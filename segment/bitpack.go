@@ -441,7 +441,33 @@ func rangeFORSelected(src []byte, n int, bw uint, base, a int64, span uint64, ne
 	if negate {
 		flip = ^uint64(0)
 	}
-	for i0 := 0; i0 < n; i0 += 64 {
+	i0 := 0
+	if bw > 0 && nf >= 64 {
+		// The words whose rows all lie where one load reads a value: a
+		// loop with no case to pick per row keeps what it needs in
+		// registers, and the fewer instructions a row takes, the more
+		// rows' loads (each a likely cache miss) are in flight at once.
+		mask := uint64(1)<<bw - 1
+		for ; i0+64 <= nf; i0 += 64 {
+			w := binary.LittleEndian.Uint64(sel[i0>>3:])
+			if w == 0 {
+				continue
+			}
+			var tw uint64
+			bit0 := uint(i0) * bw
+			for x := w; x != 0; x &= x - 1 {
+				j := uint(bits.TrailingZeros64(x))
+				b := bit0 + j*bw
+				u := *(*uint64)(unsafe.Add(p, b>>3)) >> (b & 7) & mask
+				tw |= uint64(b2u(off+u <= span)) << j
+			}
+			tw = (tw ^ flip) & w
+			tb, fb := t[i0>>3:i0>>3+8], f[i0>>3:i0>>3+8]
+			binary.LittleEndian.PutUint64(tb, binary.LittleEndian.Uint64(tb)|tw)
+			binary.LittleEndian.PutUint64(fb, binary.LittleEndian.Uint64(fb)|^tw&w)
+		}
+	}
+	for ; i0 < n; i0 += 64 {
 		m := min(64, n-i0)
 		w := loadBits(sel, i0, m)
 		if w == 0 {
