@@ -158,6 +158,15 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 	if o.TimeZone == nil {
 		o.TimeZone = time.UTC
 	}
+	// From here the writer is about to queue: a leader gathering its
+	// group waits for it.
+	t.wal.arrive()
+	queued := false
+	defer func() {
+		if !queued {
+			t.wal.depart()
+		}
+	}()
 	rec, err := t.prepareRows(ctx, v, recs, o, writeExtras{})
 	if err != nil {
 		return true, err
@@ -189,7 +198,8 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 	}
 	lw := loggedWrites.Get().(*loggedWrite)
 	lw.t, lw.rec, lw.label, lw.size = t, rec, o.Label, int64(len(body))
-	lw.op.hooks, lw.op.body, lw.op.sync = lw, body, !o.NoSync
+	lw.op.hooks, lw.op.body, lw.op.sync, lw.op.arrived = lw, body, !o.NoSync, true
+	queued = true
 	_, err = t.wal.commitRecord(&lw.op)
 	if !lw.applied {
 		rec.Release()

@@ -95,6 +95,9 @@ type walOp struct {
 	// (see walHooks).
 	hooks  walHooks
 	prefix []byte
+	// arrived says that the op's writer announced itself with arrive:
+	// queueing the op ends its arrival.
+	arrived bool
 }
 
 // walHooks are the hooks of a record that holds something its writer
@@ -121,10 +124,12 @@ type walWriter struct {
 	// one by one is published there at once.
 	afterGroup func()
 
-	mu      sync.Mutex // guards queue, leading, nextSeq, applied
+	mu      sync.Mutex // guards queue, leading, nextSeq, applied, lastGroup
 	queue   []*walOp
 	leading bool
 	nextSeq uint64
+	// lastGroup is the size of the last group taken from the queue.
+	lastGroup int
 	// applied is closed once the last group taken from the queue has been
 	// applied: the leader of the next group applies its records after.
 	applied chan struct{}
@@ -151,6 +156,13 @@ type walWriter struct {
 	// bytes is the size of every segment file kept, preallocated zeros
 	// included (Stats).
 	bytes atomic.Int64
+	// arriving counts the writers between arrive and the queueing of
+	// their record, and unfinished the records of groups taken from the
+	// queue whose writers are not yet woken: the writers a leader's
+	// gather may wait for.
+	arriving, unfinished atomic.Int64
+	// yields counts gather's yields (tests).
+	yields atomic.Int64
 
 	segMu sync.Mutex
 	// old are the segments before the live one, oldest first, with the
@@ -312,6 +324,9 @@ func (w *walWriter) lastSeq() uint64 {
 func (w *walWriter) run(op *walOp) (uint64, error) {
 	w.mu.Lock()
 	op.seq = w.nextSeq
+	if op.arrived {
+		w.arriving.Add(-1)
+	}
 	if !op.rotate {
 		w.nextSeq++
 	}
@@ -333,6 +348,8 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 	}
 	group := w.queue
 	w.queue = nil
+	w.lastGroup = len(group)
+	w.unfinished.Add(int64(len(group)))
 	prev := w.applied
 	applied := make(chan struct{})
 	w.applied = applied
@@ -371,6 +388,7 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 	}
 	w.applyGroup(group)
 	close(applied)
+	w.unfinished.Add(-int64(len(group)))
 	for _, o := range group {
 		if o != op {
 			o.wake <- struct{}{}
@@ -403,7 +421,12 @@ func (w *walWriter) applyGroup(group []*walOp) {
 
 // gather lets the writers that are about to queue do so before the
 // leader takes the queue, for as long as each yield brings more of them;
-// called with mu held, it returns with mu held.
+// called with mu held, it returns with mu held. A lone writer's leader
+// returns at once: no writer arriving, none of an earlier group still to
+// wake, and the last group of one record (a group of more, just woken,
+// may be about to arrive). A yield is not free, since a yielding goroutine
+// waits behind every runnable one (a flush, a compaction, the collector),
+// and a lone writer would pay it on every write for no one.
 //
 // The writers of the last group were woken as this leader took over: if
 // they queued only after it took the queue, they would wait for the next
@@ -411,8 +434,12 @@ func (w *walWriter) applyGroup(group []*walOp) {
 // two cohorts taking turns, each sync covering half of them.
 func (w *walWriter) gather() {
 	for range maxGatherYields {
+		if w.lastGroup <= 1 && w.arriving.Load() == 0 && w.unfinished.Load() == 0 {
+			return
+		}
 		n := len(w.queue)
 		w.mu.Unlock()
+		w.yields.Add(1)
 		runtime.Gosched()
 		w.mu.Lock()
 		if len(w.queue) == n {
@@ -420,6 +447,14 @@ func (w *walWriter) gather() {
 		}
 	}
 }
+
+// arrive announces a writer that will queue a record marked arrived soon,
+// so that a leader gathering its group waits for it; a writer that
+// arrives and then does not queue must call depart.
+func (w *walWriter) arrive() { w.arriving.Add(1) }
+
+// depart ends an arrival whose record is not queued after all.
+func (w *walWriter) depart() { w.arriving.Add(-1) }
 
 // maxGatherYields bounds how long gather may hold a group back.
 const maxGatherYields = 4

@@ -2,6 +2,7 @@ package table
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,7 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/vfs"
 )
 
@@ -810,5 +815,82 @@ func TestWALGroupWriteAllocs(t *testing.T) {
 	}
 	if len(got) != int(seq-1) {
 		t.Fatalf("replay finds %d records, want %d", len(got), seq-1)
+	}
+}
+
+// TestWALLoneWriterDoesNotYield: a leader with no other writer about
+// (none arriving, none of an earlier group to wake, its last group its
+// own record) takes its group without yielding, which would put it behind
+// every runnable goroutine on every write; writers that fail before they
+// queue end their arrival, so they never hold a leader back; and
+// concurrent writers still gather.
+func TestWALLoneWriterDoesNotYield(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewGoAllocator()
+	tbl := mustCreate(t, filepath.Join(t.TempDir(), "t"), modelDef(schema.Duplicate, false),
+		&Options{DisableAutoCompaction: true, FS: vfs.NewMemFS()})
+	defer tbl.Close()
+	rec := modelBatch(mem, []modelRow{{id: 1, v: 1}}, false)
+	defer rec.Release()
+	y0 := tbl.wal.yields.Load()
+	for i := range 200 {
+		if err := tbl.WriteWith(ctx, rec, WriteOptions{Label: fmt.Sprintf("l%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := tbl.wal.yields.Load() - y0; n != 0 {
+		t.Fatalf("200 writes of a lone writer yielded %d times, want 0", n)
+	}
+
+	// Failures after the writer announced itself: a row the table
+	// refuses, a label already used.
+	b := array.NewRecordBuilder(mem, arrow.NewSchema([]arrow.Field{{Name: "nope", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	b.Field(0).(*array.Int64Builder).Append(1)
+	bad := b.NewRecordBatch()
+	b.Release()
+	defer bad.Release()
+	if err := tbl.Write(ctx, bad); !errors.Is(err, rowttl.ErrNotFound) {
+		t.Fatalf("write of an unknown column: %v, want ErrNotFound", err)
+	}
+	if err := tbl.WriteWith(ctx, rec, WriteOptions{Label: "l0"}); !errors.Is(err, rowttl.ErrLabelExists) {
+		t.Fatalf("write of a used label: %v, want ErrLabelExists", err)
+	}
+	if n := tbl.wal.arriving.Load(); n != 0 {
+		t.Fatalf("%d writers still arriving after every write returned", n)
+	}
+	if n := tbl.wal.unfinished.Load(); n != 0 {
+		t.Fatalf("%d records of finished groups still to wake", n)
+	}
+	if err := tbl.Write(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if n := tbl.wal.yields.Load() - y0; n != 0 {
+		t.Fatalf("a lone writer after failed writes yielded %d times, want 0", n)
+	}
+
+	// Sixteen writers at once: a leader that finds them about yields to
+	// let them queue.
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if err := tbl.Write(ctx, rec); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if tbl.wal.yields.Load() == y0 {
+		t.Fatal("sixteen concurrent writers: no leader yielded to gather them")
+	}
+	if n := tbl.wal.arriving.Load(); n != 0 {
+		t.Fatalf("%d writers still arriving after every write returned", n)
+	}
+	if got, err := tbl.Count(ctx, base, nil); err != nil || got != 200+1+16*20 {
+		t.Fatalf("count %d, %v: want %d", got, err, 200+1+16*20)
 	}
 }
