@@ -158,8 +158,9 @@ type walWriter struct {
 	bytes atomic.Int64
 	// arriving counts the writers between arrive and the queueing of
 	// their record, and unfinished the records of groups taken from the
-	// queue whose writers are not yet woken: the writers a leader's
-	// gather may wait for.
+	// queue whose writers have not yet resumed (each writer counts itself
+	// out as it resumes, so that one just woken, about to arrive again,
+	// still counts): the writers a leader's gather may wait for.
 	arriving, unfinished atomic.Int64
 	// yields counts gather's yields (tests).
 	yields atomic.Int64
@@ -338,6 +339,7 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 		w.mu.Unlock()
 		<-op.wake
 		if !op.lead {
+			w.unfinished.Add(-1)
 			return op.seq, op.err
 		}
 		w.mu.Lock()
@@ -388,12 +390,12 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 	}
 	w.applyGroup(group)
 	close(applied)
-	w.unfinished.Add(-int64(len(group)))
 	for _, o := range group {
 		if o != op {
 			o.wake <- struct{}{}
 		}
 	}
+	w.unfinished.Add(-1)
 	return op.seq, op.err
 }
 
@@ -420,8 +422,10 @@ func (w *walWriter) applyGroup(group []*walOp) {
 }
 
 // gather lets the writers that are about to queue do so before the
-// leader takes the queue, for as long as each yield brings more of them;
-// called with mu held, it returns with mu held. A lone writer's leader
+// leader takes the queue, for as long as each yield brings more of them
+// and some writer is still about (arriving, or of a group whose writers
+// have not all resumed); called with mu held, it returns with mu held.
+// A lone writer's leader
 // returns at once: no writer arriving, none of an earlier group still to
 // wake, and the last group of one record (a group of more, just woken,
 // may be about to arrive). A yield is not free, since a yielding goroutine
@@ -442,7 +446,9 @@ func (w *walWriter) gather() {
 		w.yields.Add(1)
 		runtime.Gosched()
 		w.mu.Lock()
-		if len(w.queue) == n {
+		if len(w.queue) == n || w.arriving.Load() == 0 && w.unfinished.Load() == 0 {
+			// No one came, or every writer about has queued: a further
+			// yield would only wait behind the other goroutines.
 			return
 		}
 	}
