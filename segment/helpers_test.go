@@ -234,7 +234,7 @@ type heapMapped struct {
 func newHeapMapped(b []byte) *heapMapped { return &heapMapped{Reader: bytes.NewReader(b), b: b} }
 
 func (h *heapMapped) MappedBytes() []byte { return h.b }
-func (h *heapMapped) Used(_ int64, n int) { h.used.Add(int64(n)) }
+func (h *heapMapped) Used(n int)          { h.used.Add(int64(n)) }
 
 // readColumn reads every page of col and concatenates them.
 func readColumn(t testing.TB, r *Reader, mem memory.Allocator, col int) arrow.Array {

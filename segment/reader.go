@@ -21,7 +21,7 @@ type Reader struct {
 	// data holds the file's bytes when ra maps them (see Mapped): chunks
 	// are then read where they lie, verified without a copy.
 	data []byte
-	used func(int64, int) // the Used of the Mapped ra
+	used func(int) // the Used of the Mapped ra
 	// checked marks, by footer chunk index, the chunks of a mapped file
 	// whose checksum has been verified: the bytes in memory that every
 	// later read sees are those verified, so each chunk is checksummed
@@ -56,10 +56,9 @@ var (
 type Mapped interface {
 	io.ReaderAt
 	MappedBytes() []byte
-	// Used says that the n bytes of MappedBytes at off are about to be
-	// read, so that the mapping can bound the pages it keeps in the
-	// process (vfs.Mapping).
-	Used(off int64, n int)
+	// Used says that n bytes were read from MappedBytes, so that the
+	// mapping can bound the pages it keeps in the process (vfs.Mapping).
+	Used(n int)
 }
 
 // Open reads and verifies the trailer, header and footer of the segment held
@@ -181,7 +180,7 @@ func (r *Reader) chunkBytes(c *chunkMeta, buf *[]byte, inPlace bool) ([]byte, er
 	n := int(c.length)
 	if r.data != nil {
 		// Open checked that the chunks tile the file within its size.
-		r.used(c.offset, n)
+		r.used(n)
 		m := r.data[c.offset : c.offset+int64(n) : c.offset+int64(n)]
 		if c.comp == compNone || c.comp == compLZ4 || inPlace {
 			return m, nil
@@ -357,7 +356,7 @@ func (r *Reader) readChunkOwned(mem memory.Allocator, c *chunkMeta, sc *scratch)
 	if c.comp == compNone && r.data != nil {
 		// Verified where it lies; the array gets a copy of its own, as
 		// it may outlive the mapping.
-		r.used(c.offset, int(c.length))
+		r.used(int(c.length))
 		block, err := r.checkChunk(r.data[c.offset:c.offset+c.length], c)
 		if err != nil {
 			return nil, nil, err

@@ -3,15 +3,11 @@ package vfs
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
-	"sync"
 	"testing"
-	"unsafe"
 )
 
 func TestMap(t *testing.T) {
@@ -19,7 +15,7 @@ func TestMap(t *testing.T) {
 		t.Skip("files are read, not mapped, on", runtime.GOOS)
 	}
 	name := filepath.Join(t.TempDir(), "f")
-	want := bytes.Repeat([]byte("0123456789abcdef"), 3<<16+5)
+	want := bytes.Repeat([]byte("0123456789abcdef"), 3*residentBytes/16+5)
 	if err := os.WriteFile(name, want, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +33,8 @@ func TestMap(t *testing.T) {
 		t.Fatal("the mapped bytes differ from the file")
 	}
 	// Letting the pages go, again and again, leaves the bytes readable.
-	defer SetResidentBudget(SetResidentBudget(1 << 16))
-	for i := range 8 {
-		m.Used(int64(i)*(1<<16)+3, 1<<16)
+	for range 4 {
+		m.Used(residentBytes)
 		if !bytes.Equal(m.MappedBytes(), want) {
 			t.Fatal("the mapped bytes differ from the file after their pages were let go")
 		}
@@ -106,192 +101,5 @@ func TestMapDeclines(t *testing.T) {
 	defer of.Close()
 	if _, ok := Map(of, 0); ok {
 		t.Fatal("an empty mapping was made")
-	}
-}
-
-// TestResidentBudget checks the process-wide account of mapped ranges: the
-// ranges read longest ago, of any mapping, leave once the budget is passed,
-// a range read again is read most recently, and Close takes a mapping's
-// ranges out. On Linux it checks the pages themselves in /proc/self/smaps:
-// a range read recently stays mapped while older ones of the same file go.
-func TestResidentBudget(t *testing.T) {
-	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" && runtime.GOOS != "freebsd" {
-		t.Skip("files are read, not mapped, on", runtime.GOOS)
-	}
-	const chunk = 1 << 16
-	dir := t.TempDir()
-	open := func(name string, n int) *Mapping {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, bytes.Repeat([]byte{7}, n), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		f, err := Default.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		m, ok := Map(f, int64(n))
-		if !ok {
-			t.Fatal("an OS file was not mapped")
-		}
-		return m
-	}
-	defer SetResidentBudget(SetResidentBudget(4 * chunk))
-	base := ResidentBytes()
-	a, b := open("a", 16*chunk), open("b", 16*chunk)
-	defer a.Close()
-	defer b.Close()
-	sum := 0
-	read := func(m *Mapping, i int) {
-		m.Used(int64(i*chunk), chunk)
-		for _, c := range m.MappedBytes()[i*chunk : (i+1)*chunk] {
-			sum += int(c)
-		}
-	}
-	for i := range 4 {
-		read(a, i)
-	}
-	if got := ResidentBytes() - base; got != 4*chunk {
-		t.Fatalf("%d bytes held after reading the budget, want %d", got, 4*chunk)
-	}
-	if rss, ok := mappedRSS(t, a); ok && rss < 4*chunk {
-		t.Fatalf("%d bytes of a mapped after reading %d within the budget", rss, 4*chunk)
-	}
-	// Chunk 0 read again is the newest: reading two chunks of b drops
-	// chunks 1 and 2 of a, not 0 nor 3.
-	read(a, 0)
-	read(b, 0)
-	read(b, 1)
-	if got := ResidentBytes() - base; got != 4*chunk {
-		t.Fatalf("%d bytes held, want %d", got, 4*chunk)
-	}
-	resident.mu.Lock()
-	var order []string
-	for e := resident.lru.Front(); e != nil; e = e.Next() {
-		s := e.Value.(*span)
-		name := "a"
-		if s.key.m == b {
-			name = "b"
-		} else if s.key.m != a {
-			continue
-		}
-		order = append(order, fmt.Sprintf("%s%d", name, s.key.off/chunk))
-	}
-	resident.mu.Unlock()
-	if got := strings.Join(order, " "); got != "a3 a0 b0 b1" {
-		t.Fatalf("ranges held, least recently read first: %s", got)
-	}
-	// A fault may map the pages around the one read (fault-around, up to
-	// 64 KiB aligned in the address space, not in the file), some of them
-	// past chunk 3: they are not counted, and leave at Close.
-	if rss, ok := mappedRSS(t, a); ok && (rss < 2*chunk || rss > 3*chunk) {
-		t.Fatalf("%d bytes of a mapped, want the %d of its two chunks held", rss, 2*chunk)
-	}
-	read(b, 2) // drops a3
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if got := ResidentBytes() - base; got != 3*chunk {
-		t.Fatalf("%d bytes held after a's Close, want b's %d", got, 3*chunk)
-	}
-	// A closed mapping's reads are not counted, and nothing of it is
-	// released later: its addresses may belong to another mapping.
-	a.Used(0, chunk)
-	if got := ResidentBytes() - base; got != 3*chunk {
-		t.Fatalf("%d bytes held after a read of a closed mapping", got)
-	}
-	// A range larger than the budget is held until the next read.
-	SetResidentBudget(chunk / 2)
-	read(b, 3)
-	if got := ResidentBytes() - base; got != chunk {
-		t.Fatalf("%d bytes held with a budget below one range, want the range read last (%d)", got, chunk)
-	}
-	if sum != 7*9*chunk {
-		t.Fatalf("read %d, want %d", sum, 7*9*chunk)
-	}
-}
-
-// mappedRSS returns how many bytes of m's pages are mapped into the
-// process, from /proc/self/smaps; ok is false where there is none.
-func mappedRSS(t *testing.T, m *Mapping) (int64, bool) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		return 0, false
-	}
-	raw, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		return 0, false
-	}
-	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(&m.MappedBytes()[0])))
-	in := false
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if strings.HasPrefix(line, start) {
-			in = true
-			continue
-		}
-		if in && strings.HasPrefix(line, "Rss:") {
-			var kb int64
-			if _, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "Rss:")), "%d kB", &kb); err != nil {
-				t.Fatalf("smaps: %q: %v", line, err)
-			}
-			return kb << 10, true
-		}
-	}
-	t.Fatalf("smaps: no mapping at %s", start)
-	return 0, false
-}
-
-// TestResidentConcurrent reads and closes mappings from several goroutines
-// under a budget that keeps dropping their ranges: every byte read is the
-// file's, and once all are closed nothing of them is held.
-func TestResidentConcurrent(t *testing.T) {
-	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" && runtime.GOOS != "freebsd" {
-		t.Skip("files are read, not mapped, on", runtime.GOOS)
-	}
-	const chunk, chunks = 1 << 14, 16
-	defer SetResidentBudget(SetResidentBudget(3 * chunk))
-	base := ResidentBytes()
-	dir := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 4 {
-		name := filepath.Join(dir, fmt.Sprint(g))
-		want := bytes.Repeat([]byte{byte(g + 1)}, chunk*chunks)
-		if err := os.WriteFile(name, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() {
-			for range 5 {
-				f, err := Default.Open(name)
-				if err != nil {
-					errs <- err
-					return
-				}
-				m, ok := Map(f, int64(len(want)))
-				f.Close()
-				if !ok {
-					errs <- fmt.Errorf("%s was not mapped", name)
-					return
-				}
-				for i := range chunks {
-					m.Used(int64(i*chunk), chunk)
-					if !bytes.Equal(m.MappedBytes()[i*chunk:(i+1)*chunk], want[:chunk]) {
-						errs <- fmt.Errorf("%s: chunk %d differs", name, i)
-					}
-				}
-				if err := m.Close(); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if got := ResidentBytes() - base; got != 0 {
-		t.Fatalf("%d bytes held after every mapping was closed", got)
 	}
 }

@@ -34,12 +34,6 @@ func unmap(data []byte) error {
 	return unix.Munmap(data)
 }
 
-// release drops the process's mappings of the pages that hold the n bytes
-// of data at off (with the pages they share with their neighbours, which a
-// later read maps again from the page cache like the rest).
-func release(data []byte, off, n int64) {
-	pg := int64(os.Getpagesize())
-	lo := off &^ (pg - 1)
-	hi := min((off+n+pg-1)&^(pg-1), int64(len(data)))
-	_ = unix.Madvise(data[lo:hi], unix.MADV_DONTNEED)
-}
+// release drops the process's mappings of the pages of data; the next
+// read of them maps them again from the page cache.
+func release(data []byte) { _ = unix.Madvise(data, unix.MADV_DONTNEED) }

@@ -5,8 +5,7 @@
 // It also paces how large files reach the disk (WritebackWriter), so that
 // their syncs do not stall the small ones of the write-ahead log. Map maps
 // a finished file read-only, for scans to read it where the page cache
-// holds it, keeping the ranges read most recently, up to a budget over all
-// mappings, in the process's resident set.
+// holds it, keeping a few MiB of it in the process's resident set.
 //
 // It must never interpret file contents: it only moves bytes.
 package vfs
