@@ -227,3 +227,32 @@ func TestRangeAndSumFORRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeFORStaged checks rangeFOR on runs long enough to be tested a
+// part at a time (rangeFORStaged) against the decoded values: every width
+// it stages, counts of values that end a part exactly, one past it, or
+// mid-byte, and a run just too short to be staged.
+func TestRangeFORStaged(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 4))
+	for bw := uint(1); bw <= 56; bw++ {
+		per := 8 * max(1, stageLen/int(bw)) // values in a part
+		for _, n := range []int{
+			3 * per, 3*per + 1, 5*per - 3, 2*per + rng.IntN(3*per),
+			(2*stageLen*8)/int(bw) - 8, // packed bytes: at most 2*stageLen
+		} {
+			src := packRandom(rng, n, bw)
+			base := rng.Int64N(2000) - 1000
+			if rng.IntN(2) == 0 {
+				base = int64(rng.Uint64())
+			}
+			vals := naiveFOR(src, n, bw, base)
+			a := vals[rng.IntN(n)] + rng.Int64N(3) - 1
+			span := uint64(1) << (bw - 1) >> rng.IntN(int(bw))
+			if err := checkRangeFOR(src, n, bw, base, a, span, rng.IntN(2) == 0); err != nil {
+				t.Fatalf("seed %d: width %d, %d values (%d bytes): %v", seed, bw, n, len(src), err)
+			}
+		}
+	}
+}
