@@ -90,6 +90,13 @@ type Options struct {
 	// MemtableRows is the number of rows the memtable workload keeps in
 	// memtables; 0 means MemtableRows(Rows).
 	MemtableRows int64
+	// TraceDir, when set, receives an execution trace (runtime/trace) of
+	// smallwrites_compaction's first round, its idle writes and the writes
+	// during the compaction each a region ("write idle", "write during
+	// compaction"): what a slow write waited on (a processor, its log
+	// sync, a lock) is in the states of its goroutine there, which a CPU
+	// profile does not show.
+	TraceDir string
 	// SQL opens a session over an open data directory for the suite's
 	// queries; the harness opens the directory (with the options its
 	// workload needs) and closes it after the session.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"time"
@@ -227,11 +228,20 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 			return res, err
 		}
 		next := o.Rows // the rows written go after the table's own
-		write := func() (time.Duration, error) {
+		region := "write idle"
+		write := func() (d time.Duration, err error) {
 			rec := g.Range(o.Mem, next, CompactionWriteRows)
 			defer rec.Release()
 			next += CompactionWriteRows
-			return Timed(func() error { return tbl.Write(ctx, rec) })
+			trace.WithRegion(ctx, region, func() { d, err = Timed(func() error { return tbl.Write(ctx, rec) }) })
+			return d, err
+		}
+		stopTrace := func() error { return nil }
+		if o.TraceDir != "" && compactions == 1 {
+			if stopTrace, err = startTrace(o.TraceDir, fmt.Sprintf("smallwrites_compaction-%s.trace", o.Layout)); err != nil {
+				tbl.Close()
+				return res, err
+			}
 		}
 		for i := 0; i < nidle && err == nil; i++ {
 			var d time.Duration
@@ -239,6 +249,7 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 				idle = append(idle, d)
 			}
 		}
+		region = "write during compaction"
 		done := make(chan error, 1)
 		start, cpu0 := time.Now(), CPUTime()
 		before := len(during)
@@ -262,6 +273,9 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 		}
 		compacting += time.Since(start)
 		cpu += CPUTime() - cpu0
+		if terr := stopTrace(); err == nil {
+			err = terr
+		}
 		nidle = max(len(during)-before, 1)
 		if cerr := tbl.Close(); err == nil {
 			err = cerr
@@ -277,6 +291,26 @@ func runCompactionWrites(ctx context.Context, o *Options) (Result, error) {
 	res.Answer = fmt.Sprintf("compactions=%d writes_during=%d writes_idle=%d", compactions, len(during), len(idle))
 	res.PeakRSSBytes = PeakRSS()
 	return res, nil
+}
+
+// startTrace starts an execution trace into the file name of dir; stop
+// ends it and closes the file.
+func startTrace(dir, name string) (stop func() error, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	return func() error {
+		trace.Stop()
+		return f.Close()
+	}, nil
 }
 
 // openCopy opens a fresh copy of the prepared events table in dir.

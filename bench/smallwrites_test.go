@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +96,42 @@ func TestSmallWrites(t *testing.T) {
 	}
 	if s := SmallWriteSummary(c); !strings.Contains(s, "idle p50") {
 		t.Errorf("summary %q", s)
+	}
+}
+
+// TestSmallWritesTrace checks that Options.TraceDir gets an execution
+// trace of the compaction writes' first round, their writes marked as
+// regions, and that a directory it cannot write to fails the workload.
+func TestSmallWritesTrace(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := Options{Dir: dir, Rows: 5000, Runs: 1, Warmup: -1, Writes: 10}
+	if err := Prepare(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	o.defaults()
+	o.TraceDir = filepath.Join(dir, "traces")
+	if _, err := runCompactionWrites(ctx, &o); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(o.TraceDir, "smallwrites_compaction-random.trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(data, []byte("go 1.")) {
+		t.Fatalf("the trace starts with %q, not a trace header", data[:min(len(data), 16)])
+	}
+	for _, region := range []string{"write idle", "write during compaction"} {
+		if !bytes.Contains(data, []byte(region)) {
+			t.Errorf("the trace has no region %q", region)
+		}
+	}
+
+	o.TraceDir = filepath.Join(dir, "file")
+	if err := os.WriteFile(o.TraceDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCompactionWrites(ctx, &o); err == nil || !strings.Contains(err.Error(), "trace: ") {
+		t.Fatalf("a trace directory that is a file: %v", err)
 	}
 }

@@ -30,6 +30,7 @@ type benchFlags struct {
 	isolate     bool
 	clean       bool
 	cpuProfile  string
+	traceDir    string
 	pageRows    int
 	segmentRows int64
 	zstdLevel   int
@@ -106,6 +107,7 @@ standard error; standard output gets a table, or JSON lines with --json.`,
 	fl.BoolVar(&f.isolate, "isolate", true, "run every workload in a fresh child process (per-workload peak RSS)")
 	fl.BoolVar(&f.clean, "clean", false, "remove the prepared tables at the end")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile per workload into this directory")
+	fl.StringVar(&f.traceDir, "trace", "", "write an execution trace of smallwrites_compaction's first round into this directory")
 	fl.IntVar(&f.pageRows, "page-rows", 0, "rows per segment page (0: the engine's default)")
 	fl.Int64Var(&f.segmentRows, "segment-rows", 0, "rows per segment file (0: the engine's default)")
 	fl.IntVar(&f.zstdLevel, "zstd-level", 0, "zstd level of segment pages (0: the engine's default, -1: no compression at all, LZ4 included)")
@@ -125,7 +127,7 @@ func (f benchFlags) options(layout bench.Layout, progress io.Writer) bench.Optio
 	return bench.Options{
 		Dir: f.dir, Rows: f.rows, Layout: layout, Seed: f.seed,
 		Runs: f.runs, Warmup: warm, Progress: progress, Writes: f.writes,
-		MemtableRows: f.memRows, PageRows: f.pageRows, SegmentRows: f.segmentRows, ZstdLevel: f.zstdLevel,
+		MemtableRows: f.memRows, TraceDir: f.traceDir, PageRows: f.pageRows, SegmentRows: f.segmentRows, ZstdLevel: f.zstdLevel,
 		SQL: benchSQL, Load: benchLoad,
 	}
 }
@@ -270,6 +272,9 @@ func runBenchIn(ctx context.Context, stderr io.Writer, f benchFlags, layout benc
 	}
 	if f.cpuProfile != "" {
 		args = append(args, "--cpuprofile", f.cpuProfile)
+	}
+	if f.traceDir != "" {
+		args = append(args, "--trace", f.traceDir)
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	var out bytes.Buffer

@@ -180,3 +180,16 @@ func TestBenchCompareSmallWrites(t *testing.T) {
 		t.Errorf("rowttl not first:\n%s", got)
 	}
 }
+
+// --trace reaches the smallwrites workload: its trace file is written.
+func TestBenchTrace(t *testing.T) {
+	f := smallBench(t)
+	f.layouts, f.workloads = "random", "smallwrites"
+	f.traceDir = filepath.Join(t.TempDir(), "traces")
+	if err := runBench(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}, f); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(f.traceDir, "smallwrites_compaction-random.trace")); err != nil || st.Size() == 0 {
+		t.Fatalf("no trace: %v", err)
+	}
+}
