@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/snappy"
 	"github.com/rowttl/rowttl"
 )
 
@@ -35,6 +36,32 @@ func FuzzParquetReader(f *testing.F) {
 		}
 		if err == nil {
 			mem.AssertSize(t, 0)
+		}
+	})
+}
+
+// FuzzSnappyFragments: any input, repeated past a fragment's size or not,
+// encodes to a snappy block that the reference decoder reads back.
+func FuzzSnappyFragments(f *testing.F) {
+	f.Add([]byte("view #1234567890 "), uint8(0))
+	f.Add([]byte("click #2345678901 buy #3456789012 "), uint8(200))
+	f.Add([]byte{0, 1, 2, 3, 255}, uint8(255))
+	f.Fuzz(func(t *testing.T, data []byte, reps uint8) {
+		src := data
+		if reps > 0 && len(data) > 0 {
+			// Up to a few fragments: the input with a varying suffix.
+			for range int(reps) * (snappyFragment / 64) / max(len(data), 1) {
+				src = append(src, data...)
+				src = append(src, byte(len(src)))
+			}
+		}
+		enc := encodeSnappyFragments(nil, src)
+		if len(enc) > snappyFragmentsBound(len(src)) {
+			t.Fatalf("%d bytes encoded to %d, more than the bound", len(src), len(enc))
+		}
+		dec, err := snappy.Decode(nil, enc)
+		if err != nil || !bytes.Equal(dec, src) {
+			t.Fatalf("%d bytes: snappy.Decode: %v, %d bytes back", len(src), err, len(dec))
 		}
 	})
 }

@@ -3,9 +3,11 @@ package fileformat
 import (
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -120,11 +122,62 @@ var floatCodec = compress.Codecs.Zstd
 // 11.8 MB for DuckDB's zstd. Any snappy decoder reads the blocks.
 type fastSnappy struct{ compress.Codec }
 
-func (fastSnappy) Encode(dst, src []byte) []byte { return s2.EncodeSnappy(dst, src) }
+func (fastSnappy) Encode(dst, src []byte) []byte { return encodeSnappyFragments(dst, src) }
 
-func (fastSnappy) EncodeLevel(dst, src []byte, _ int) []byte { return s2.EncodeSnappy(dst, src) }
+func (fastSnappy) EncodeLevel(dst, src []byte, _ int) []byte {
+	return encodeSnappyFragments(dst, src)
+}
 
-func (fastSnappy) CompressBound(n int64) int64 { return int64(s2.MaxEncodedLen(int(n))) }
+func (fastSnappy) CompressBound(n int64) int64 { return int64(snappyFragmentsBound(int(n))) }
+
+// snappyFragment is the most input one call of s2's encoder compresses:
+// a page is compressed in fragments of this size into one snappy block,
+// as the reference C++ encoder compresses its input (its kBlockSize). s2
+// encodes a longer input with a slower loop (32-bit offsets, longer
+// copies); on the string column of the bench events table (DELTA_LENGTH,
+// 590 KB pages, 9.2 MB for 500K live rows) fragments take 12% less of
+// its CPU (10.5 against 11.9 ms) for 0.7% more bytes, as matches no
+// longer reach back past a fragment's start.
+const snappyFragment = 64 << 10
+
+// snappyFragmentsBound is the most bytes encodeSnappyFragments writes for
+// n bytes: the block's length, then each fragment's worst case.
+func snappyFragmentsBound(n int) int {
+	return binary.MaxVarintLen64 + s2.MaxEncodedLen(n) + 32*(n/snappyFragment+1)
+}
+
+// encodeSnappyFragments returns src as one snappy block, compressed a
+// fragment at a time. Copies never reach into an earlier fragment, and a
+// block's elements are read one after another whatever their origin, so
+// the fragments' elements, stripped of the length each fragment's block
+// starts with, make one block. Each fragment is encoded in place just
+// after the one before it, its length written over the last bytes of that
+// one, which are put back after: no copy of the output.
+func encodeSnappyFragments(dst, src []byte) []byte {
+	if len(src) <= snappyFragment {
+		return s2.EncodeSnappy(dst, src)
+	}
+	if bound := snappyFragmentsBound(len(src)); cap(dst) < bound {
+		dst = make([]byte, bound)
+	} else {
+		dst = dst[:bound]
+	}
+	d := binary.PutUvarint(dst, uint64(len(src)))
+	var saved [binary.MaxVarintLen64]byte
+	for off := 0; off < len(src); off += snappyFragment {
+		frag := src[off:min(len(src), off+snappyFragment)]
+		// A fragment's length takes no more bytes than the whole's, which
+		// the first fragment overwrites.
+		at := d - uvarintLen(uint64(len(frag)))
+		copy(saved[:], dst[at:d])
+		e := s2.EncodeSnappy(dst[at:], frag)
+		copy(dst[at:d], saved[:d-at])
+		d = at + len(e)
+	}
+	return dst[:d]
+}
+
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // arrow-go's codecs are a process-wide registry: replacing snappy's there
 // is the only way its page writers take another encoder. Only Parquet

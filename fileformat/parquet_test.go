@@ -3,10 +3,13 @@ package fileformat
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/snappy"
 	"github.com/rowttl/rowttl"
 	"github.com/rowttl/rowttl/schema"
@@ -519,5 +523,61 @@ func TestFastSnappy(t *testing.T) {
 	}
 	if dec := c.Decode(nil, enc); !bytes.Equal(dec, src) {
 		t.Fatalf("the codec's Decode gave %d bytes back of %d", len(dec), len(src))
+	}
+}
+
+// TestSnappyFragments: a page longer than a fragment is one snappy block
+// made of its fragments' blocks, which the reference decoder reads back
+// whatever the input and whatever buffer the codec is given.
+func TestSnappyFragments(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	words := []string{"view ", "click ", "#1234567890 ", "buy ", "\x00\xff"}
+	gen := func(n int, random bool) []byte {
+		b := make([]byte, 0, n+16)
+		for len(b) < n {
+			if random {
+				b = append(b, byte(rng.Uint32()))
+			} else {
+				b = append(b, words[rng.IntN(len(words))]...)
+			}
+		}
+		return b[:n]
+	}
+	c, err := compress.GetCodec(compress.Codecs.Snappy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const f = snappyFragment
+	for _, n := range []int{0, 1, 16, 17, f - 1, f, f + 1, f + 17, 2 * f, 3*f + 5, 5*f + rng.IntN(f)} {
+		for _, random := range []bool{false, true} {
+			src := gen(n, random)
+			bound := int(c.CompressBound(int64(n)))
+			for _, dst := range [][]byte{nil, make([]byte, 10), make([]byte, bound), bytes.Repeat([]byte{0xa5}, 2*bound)} {
+				enc := c.EncodeLevel(dst, src, 0)
+				if len(enc) > bound {
+					t.Fatalf("%d bytes (random %v): %d encoded, more than the bound %d", n, random, len(enc), bound)
+				}
+				dec, err := snappy.Decode(nil, enc)
+				if err != nil || !bytes.Equal(dec, src) {
+					t.Fatalf("%d bytes (random %v), dst cap %d: snappy.Decode: %v, %d bytes back", n, random, cap(dst), err, len(dec))
+				}
+			}
+			// The block is the fragments' blocks, each without its length.
+			want := binary.AppendUvarint(nil, uint64(n))
+			if n <= f {
+				want = s2.EncodeSnappy(nil, src)
+			} else {
+				for off := 0; off < n; off += f {
+					e := s2.EncodeSnappy(nil, src[off:min(n, off+f)])
+					_, k := binary.Uvarint(e)
+					want = append(want, e[k:]...)
+				}
+			}
+			if got := c.EncodeLevel(nil, src, 0); !bytes.Equal(got, want) {
+				t.Fatalf("%d bytes (random %v): %d bytes encoded, not the %d of its fragments", n, random, len(got), len(want))
+			}
+		}
 	}
 }
