@@ -128,7 +128,7 @@ func (fastSnappy) EncodeLevel(dst, src []byte, _ int) []byte {
 	return encodeSnappyFragments(dst, src)
 }
 
-func (fastSnappy) CompressBound(n int64) int64 { return int64(snappyFragmentsBound(int(n))) }
+func (fastSnappy) CompressBound(n int64) int64 { return int64(snappyFragmentsBound(int(n), 1)) }
 
 // snappyFragment is the most input one call of s2's encoder compresses:
 // a page is compressed in fragments of this size into one snappy block,
@@ -141,38 +141,47 @@ func (fastSnappy) CompressBound(n int64) int64 { return int64(snappyFragmentsBou
 const snappyFragment = 64 << 10
 
 // snappyFragmentsBound is the most bytes encodeSnappyFragments writes for
-// n bytes: the block's length, then each fragment's worst case.
-func snappyFragmentsBound(n int) int {
-	return binary.MaxVarintLen64 + s2.MaxEncodedLen(n) + 32*(n/snappyFragment+1)
+// n bytes in the given number of pieces: the block's length, then each
+// fragment's worst case.
+func snappyFragmentsBound(n, pieces int) int {
+	return binary.MaxVarintLen64 + s2.MaxEncodedLen(n) + 32*(n/snappyFragment+pieces)
 }
 
-// encodeSnappyFragments returns src as one snappy block, compressed a
-// fragment at a time. Copies never reach into an earlier fragment, and a
-// block's elements are read one after another whatever their origin, so
-// the fragments' elements, stripped of the length each fragment's block
+// encodeSnappyFragments returns the pieces, one after another, as one
+// snappy block, compressed a fragment at a time (each piece its own
+// fragments). Copies never reach into an earlier fragment, and a block's
+// elements are read one after another whatever their origin, so the
+// fragments' elements, stripped of the length each fragment's block
 // starts with, make one block. Each fragment is encoded in place just
 // after the one before it, its length written over the last bytes of that
-// one, which are put back after: no copy of the output.
-func encodeSnappyFragments(dst, src []byte) []byte {
-	if len(src) <= snappyFragment {
-		return s2.EncodeSnappy(dst, src)
+// one, which are put back after: no copy of the output. The pieces let a
+// page compress values where its batches hold them, not copied first.
+func encodeSnappyFragments(dst []byte, pieces ...[]byte) []byte {
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
 	}
-	if bound := snappyFragmentsBound(len(src)); cap(dst) < bound {
+	if len(pieces) == 1 && n <= snappyFragment {
+		return s2.EncodeSnappy(dst, pieces[0])
+	}
+	if bound := snappyFragmentsBound(n, len(pieces)); cap(dst) < bound {
 		dst = make([]byte, bound)
 	} else {
 		dst = dst[:bound]
 	}
-	d := binary.PutUvarint(dst, uint64(len(src)))
+	d := binary.PutUvarint(dst, uint64(n))
 	var saved [binary.MaxVarintLen64]byte
-	for off := 0; off < len(src); off += snappyFragment {
-		frag := src[off:min(len(src), off+snappyFragment)]
-		// A fragment's length takes no more bytes than the whole's, which
-		// the first fragment overwrites.
-		at := d - uvarintLen(uint64(len(frag)))
-		copy(saved[:], dst[at:d])
-		e := s2.EncodeSnappy(dst[at:], frag)
-		copy(dst[at:d], saved[:d-at])
-		d = at + len(e)
+	for _, src := range pieces {
+		for off := 0; off < len(src); off += snappyFragment {
+			frag := src[off:min(len(src), off+snappyFragment)]
+			// A fragment's length takes no more bytes than the whole's,
+			// which the first fragment overwrites.
+			at := d - uvarintLen(uint64(len(frag)))
+			copy(saved[:], dst[at:d])
+			e := s2.EncodeSnappy(dst[at:], frag)
+			copy(dst[at:d], saved[:d-at])
+			d = at + len(e)
+		}
 	}
 	return dst[:d]
 }

@@ -17,9 +17,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/snappy"
 	"github.com/rowttl/rowttl"
 )
 
@@ -783,4 +785,73 @@ func TestFlatPageMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFile(t, mem, buf.Bytes(), sc, []arrow.RecordBatch{rec})
+}
+
+// TestFlatStringPieces: a snappy page of strings without NULLs, which is
+// compressed from its batches' buffers (sliced ones too) rather than from
+// a copy, holds the bytes the copy would have held; a page with NULLs, or
+// on its codec's trial, is still assembled whole.
+func TestFlatStringPieces(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 11))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sc := arrow.NewSchema(flatFields(), nil)
+	col := sc.FieldIndices("c21")[0] // a nullable STRING
+	snappyCodec, err := compress.GetCodec(compress.Codecs.Snappy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := compress.GetCodec(compress.Codecs.Uncompressed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nulls := range []float64{0, 0.3} {
+		for _, trial := range []bool{false, true} {
+			var recs []arrow.RecordBatch
+			for _, n := range []int{3000, flatGroupRows + 17, 1, 9000} {
+				rec := randomBatch(rng, mem, sc, n, nulls)
+				if n > 20 {
+					s := rec.NewSlice(3, int64(n-5))
+					rec.Release()
+					rec = s
+				}
+				recs = append(recs, rec)
+			}
+			g := &flatGroup{recs: recs}
+			for _, r := range recs {
+				g.rows += int(r.NumRows())
+			}
+			plain := flatColumn{kind: flatBytes, nullable: true, enc: encDeltaLength, codec: none, none: true}
+			want := plain.encode(g, col, new(flatScratch), false)
+			c := flatColumn{kind: flatBytes, nullable: true, enc: encDeltaLength, codec: snappyCodec}
+			scr := new(flatScratch)
+			got := c.encode(g, col, scr, trial)
+			if got.err != nil || want.err != nil {
+				t.Fatal(got.err, want.err)
+			}
+			if direct := nulls == 0 && !trial; direct != (cap(scr.pieces) > 0) {
+				t.Errorf("nulls %v, trial %v: pieces used %v", nulls, trial, !direct)
+			}
+			dec, err := snappy.Decode(nil, got.body)
+			if c.stored {
+				dec, err = got.body, nil
+			}
+			if err != nil || !bytes.Equal(dec, want.body) || got.raw != want.raw {
+				t.Fatalf("nulls %v, trial %v: %v, %d bytes back (raw %d) of %d", nulls, trial, err, len(dec), got.raw, len(want.body))
+			}
+			if !bytes.Equal(got.stats.bmin, want.stats.bmin) || !bytes.Equal(got.stats.bmax, want.stats.bmax) {
+				t.Fatalf("nulls %v, trial %v: bounds %q %q, not %q %q", nulls, trial, got.stats.bmin, got.stats.bmax, want.stats.bmin, want.stats.bmax)
+			}
+			for _, p := range scr.pieces[:cap(scr.pieces)] {
+				if p != nil {
+					t.Fatal("the scratch buffers keep a batch's bytes")
+				}
+			}
+			for _, r := range recs {
+				r.Release()
+			}
+		}
+	}
 }
