@@ -827,33 +827,76 @@ func valueRun(a arrow.Array) []byte {
 // string or binary array into st.
 func byteArrayBounds(a arrow.Array, st *flatStats) {
 	offs, data := byteArrays(a)
-	if a.Len() == 0 {
+	n := a.Len()
+	if n == 0 {
 		return
 	}
+	offs = offs[:n+1]
 	base := offs[0]
 	bm, off := a.NullBitmapBytes(), a.Data().Offset()
 	noNulls := a.NullN() == 0
 	// The bounds compare 8-byte big-endian prefixes first: strictly between
-	// those of the bounds, which most values are, a value is neither.
-	mn, mx, has := st.bmin, st.bmax, st.has
-	mnKey, mxKey := prefixKey(mn), prefixKey(mx)
-	for j := range a.Len() {
+	// those of the bounds, which most values are, a value is neither, and
+	// only a value whose prefix equals a bound's is compared whole (out of
+	// the loop, as are st's bounds): the loop keeps few enough variables
+	// to stay in registers.
+	b := byteBounds{mn: -1, mx: -1}
+	for j := range n {
 		if !noNulls && !bitutil.BitIsSet(bm, off+j) {
 			continue
 		}
-		v := data[offs[j]-base : offs[j+1]-base]
-		k := prefixKey(v)
+		s, e := int(offs[j]-base), int(offs[j+1]-base)
+		var k uint64
+		if e-s >= 8 {
+			k = binary.BigEndian.Uint64(data[s:])
+		} else {
+			k = prefixKey(data[s:e])
+		}
+		if b.mn < 0 {
+			b.mn, b.mx, b.mnKey, b.mxKey = j, j, k, k
+			continue
+		}
 		switch {
-		case !has:
-			mn, mx, has = v, v, true
-			mnKey, mxKey = k, k
-		case k < mnKey || (k == mnKey && bytes.Compare(v, mn) < 0):
-			mn, mnKey = v, k
-		case k > mxKey || (k == mxKey && bytes.Compare(v, mx) > 0):
-			mx, mxKey = v, k
+		case k < b.mnKey:
+			b.mn, b.mnKey = j, k
+		case k > b.mxKey:
+			b.mx, b.mxKey = j, k
+		case k == b.mnKey || k == b.mxKey:
+			b.tie(j, k, offs, data)
 		}
 	}
-	st.bmin, st.bmax, st.has = mn, mx, has
+	if b.mn < 0 {
+		return
+	}
+	if v := b.val(b.mn, offs, data); !st.has || bytes.Compare(v, st.bmin) < 0 {
+		st.bmin = v
+	}
+	if v := b.val(b.mx, offs, data); !st.has || bytes.Compare(v, st.bmax) > 0 {
+		st.bmax = v
+	}
+	st.has = true
+}
+
+// byteBounds are the rows of an array's smallest and largest values (-1
+// before the first) and their prefix keys.
+type byteBounds struct {
+	mn, mx       int
+	mnKey, mxKey uint64
+}
+
+func (b *byteBounds) val(j int, offs []int32, data []byte) []byte {
+	return data[offs[j]-offs[0] : offs[j+1]-offs[0]]
+}
+
+// tie takes row j if it is a new bound, its key k equal to a bound's.
+func (b *byteBounds) tie(j int, k uint64, offs []int32, data []byte) {
+	v := b.val(j, offs, data)
+	switch {
+	case k == b.mnKey && bytes.Compare(v, b.val(b.mn, offs, data)) < 0:
+		b.mn = j
+	case k == b.mxKey && bytes.Compare(v, b.val(b.mx, offs, data)) > 0:
+		b.mx = j
+	}
 }
 
 // prefixKey is the first 8 bytes of v as a big-endian number, zeros after

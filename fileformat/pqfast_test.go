@@ -855,3 +855,62 @@ func TestFlatStringPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestByteArrayBounds: the smallest and largest values of string arrays
+// (sliced, with NULLs, of values sharing 8-byte prefixes or shorter than
+// 8 bytes, zero bytes included) taken into bounds already held are those
+// of a plain comparison of every value.
+func TestByteArrayBounds(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 17))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	alphabet := []string{"", "a", "b", "\x00", "\xff", "cart_add", "cart_add #1", "view #9", "view #99", "view #9\x00"}
+	for round := range 300 {
+		b := array.NewStringBuilder(mem)
+		n := rng.IntN(40)
+		for range n {
+			if rng.IntN(5) == 0 {
+				b.AppendNull()
+				continue
+			}
+			var v string
+			for range rng.IntN(3) + 1 {
+				v += alphabet[rng.IntN(len(alphabet))]
+			}
+			b.Append(v)
+		}
+		arr := b.NewArray()
+		b.Release()
+		from := rng.IntN(max(n, 1))
+		a := array.NewSlice(arr, int64(from), int64(from+rng.IntN(n-from+1)))
+		arr.Release()
+		var st flatStats
+		if rng.IntN(2) == 0 {
+			st.has, st.bmin, st.bmax = true, []byte(alphabet[rng.IntN(len(alphabet))]), []byte("view #9\x00\x01")
+			if bytes.Compare(st.bmin, st.bmax) > 0 {
+				st.bmin, st.bmax = st.bmax, st.bmin
+			}
+		}
+		want := st
+		for j := range a.Len() {
+			if a.IsNull(j) {
+				continue
+			}
+			v := []byte(a.(*array.String).Value(j))
+			if !want.has || bytes.Compare(v, want.bmin) < 0 {
+				want.bmin = v
+			}
+			if !want.has || bytes.Compare(v, want.bmax) > 0 {
+				want.bmax = v
+			}
+			want.has = true
+		}
+		byteArrayBounds(a, &st)
+		if st.has != want.has || !bytes.Equal(st.bmin, want.bmin) || !bytes.Equal(st.bmax, want.bmax) {
+			t.Fatalf("round %d: bounds %v %q %q, want %v %q %q", round, st.has, st.bmin, st.bmax, want.has, want.bmin, want.bmax)
+		}
+		a.Release()
+	}
+}
