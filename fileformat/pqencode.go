@@ -206,6 +206,14 @@ func appendPageHeader(b []byte, raw, compressed, values int, enc int32) []byte {
 	return append(b, 0, 0) // the ends of both structs
 }
 
+// Masks of the byte transposition: the low and high 4, 2 and 1 bytes of
+// each 8, 4 and 2.
+const (
+	lo32, hi32 = 0x00000000ffffffff, 0xffffffff00000000
+	lo16, hi16 = 0x0000ffff0000ffff, 0xffff0000ffff0000
+	lo8, hi8   = 0x00ff00ff00ff00ff, 0xff00ff00ff00ff00
+)
+
 // appendStreamSplit appends the BYTE_STREAM_SPLIT encoding of the PLAIN
 // values plain, each width bytes: the first bytes of all values, then the
 // second bytes, and so on. The high bytes of numbers near each other (a
@@ -221,7 +229,37 @@ func appendStreamSplit(dst, plain []byte, width int) []byte {
 	case 8:
 		o0, o1, o2, o3 := out[:n], out[n:2*n], out[2*n:3*n], out[3*n:4*n]
 		o4, o5, o6, o7 := out[4*n:5*n], out[5*n:6*n], out[6*n:7*n], out[7*n:8*n]
-		for i := range n {
+		// Eight values at a time are an 8x8 matrix of bytes, transposed in
+		// registers (blocks of 4, 2 and 1 bytes swapped across the
+		// diagonal) into a word of each stream: 33 instructions a value
+		// under cachegrind where a byte at a time took 43.
+		i := 0
+		for ; i+8 <= n; i += 8 {
+			p := plain[i*8 : i*8+64]
+			w0, w1, w2, w3 := binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:]), binary.LittleEndian.Uint64(p[16:]), binary.LittleEndian.Uint64(p[24:])
+			w4, w5, w6, w7 := binary.LittleEndian.Uint64(p[32:]), binary.LittleEndian.Uint64(p[40:]), binary.LittleEndian.Uint64(p[48:]), binary.LittleEndian.Uint64(p[56:])
+			w0, w4 = w0&lo32|w4<<32, w0>>32|w4&hi32
+			w1, w5 = w1&lo32|w5<<32, w1>>32|w5&hi32
+			w2, w6 = w2&lo32|w6<<32, w2>>32|w6&hi32
+			w3, w7 = w3&lo32|w7<<32, w3>>32|w7&hi32
+			w0, w2 = w0&lo16|(w2&lo16)<<16, (w0>>16)&lo16|w2&hi16
+			w1, w3 = w1&lo16|(w3&lo16)<<16, (w1>>16)&lo16|w3&hi16
+			w4, w6 = w4&lo16|(w6&lo16)<<16, (w4>>16)&lo16|w6&hi16
+			w5, w7 = w5&lo16|(w7&lo16)<<16, (w5>>16)&lo16|w7&hi16
+			w0, w1 = w0&lo8|(w1&lo8)<<8, (w0>>8)&lo8|w1&hi8
+			w2, w3 = w2&lo8|(w3&lo8)<<8, (w2>>8)&lo8|w3&hi8
+			w4, w5 = w4&lo8|(w5&lo8)<<8, (w4>>8)&lo8|w5&hi8
+			w6, w7 = w6&lo8|(w7&lo8)<<8, (w6>>8)&lo8|w7&hi8
+			binary.LittleEndian.PutUint64(o0[i:], w0)
+			binary.LittleEndian.PutUint64(o1[i:], w1)
+			binary.LittleEndian.PutUint64(o2[i:], w2)
+			binary.LittleEndian.PutUint64(o3[i:], w3)
+			binary.LittleEndian.PutUint64(o4[i:], w4)
+			binary.LittleEndian.PutUint64(o5[i:], w5)
+			binary.LittleEndian.PutUint64(o6[i:], w6)
+			binary.LittleEndian.PutUint64(o7[i:], w7)
+		}
+		for ; i < n; i++ {
 			v := binary.LittleEndian.Uint64(plain[i*8:])
 			o0[i], o1[i], o2[i], o3[i] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 			o4[i], o5[i], o6[i], o7[i] = byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56)

@@ -914,3 +914,33 @@ func TestByteArrayBounds(t *testing.T) {
 		a.Release()
 	}
 }
+
+// TestStreamSplit: BYTE_STREAM_SPLIT of values of every width is the k-th
+// bytes of all values, for k = 0 to the width, whatever their number (the
+// 8-byte encoder transposes eight at a time) and what dst holds before.
+func TestStreamSplit(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 19))
+	for _, width := range []int{8, 4, 3} {
+		for n := range 70 {
+			plain := make([]byte, n*width)
+			for i := range plain {
+				plain[i] = byte(rng.Uint32())
+			}
+			prefix := []byte("head")
+			got := appendStreamSplit(slices.Clone(prefix), plain, width)
+			if !bytes.Equal(got[:len(prefix)], prefix) || len(got) != len(prefix)+len(plain) {
+				t.Fatalf("width %d, %d values: %d bytes, prefix %q", width, n, len(got), got[:min(len(got), 4)])
+			}
+			got = got[len(prefix):]
+			for i := range n {
+				for k := range width {
+					if got[k*n+i] != plain[i*width+k] {
+						t.Fatalf("width %d, %d values: byte %d of value %d is %#x, not %#x", width, n, k, i, got[k*n+i], plain[i*width+k])
+					}
+				}
+			}
+		}
+	}
+}
