@@ -44,7 +44,8 @@
 // # Files
 //
 // Parquet files are written with zstd for number, date and time columns
-// and snappy (s2's fast mode) for the others, or one codec (snappy, zstd,
+// and snappy (s2's fast mode, in 64 KiB fragments of one block, as the
+// reference encoder writes it) for the others, or one codec (snappy, zstd,
 // none), row groups cut at RowGroupRows rows or RowGroupBytes buffered
 // bytes (default 1M rows, 128 MiB), integers, dates and times
 // delta-encoded, statistics, and the Arrow schema stored in the footer.
