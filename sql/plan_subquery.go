@@ -658,6 +658,34 @@ func (o *setsRelease) Close() {
 	}
 }
 
+// sides returns the tests of a correlated subquery's expressions: isInner
+// holds for one that reads only the subquery's own columns (none its scope
+// takes from the outer query), isOuter for one that reads only the outer
+// query's, at least one.
+func (p *relPlanner) sides(outer, inner *scope) (isInner, isOuter func(parser.Expr) bool) {
+	isInner = func(x parser.Expr) bool {
+		for _, r := range colRefs(x) {
+			if _, err := inner.resolve(r); err != nil || p.outerRefs[r] {
+				return false
+			}
+		}
+		return true
+	}
+	isOuter = func(x parser.Expr) bool {
+		refs := colRefs(x)
+		for _, r := range refs {
+			if _, err := outer.resolve(r); err != nil {
+				return false
+			}
+			if _, err := inner.resolve(r); err == nil && !p.outerRefs[r] {
+				return false
+			}
+		}
+		return len(refs) > 0
+	}
+	return isInner, isOuter
+}
+
 // existsJoin plans [NOT] EXISTS (query). A subquery block whose WHERE
 // names outer columns is correlated: each conjunct equating an
 // expression of its own columns with one of the outer query's becomes a
@@ -680,26 +708,7 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 	if err != nil {
 		return nil, err
 	}
-	isInner := func(x parser.Expr) bool {
-		for _, r := range colRefs(x) {
-			if _, err := inner.resolve(r); err != nil || p.outerRefs[r] {
-				return false
-			}
-		}
-		return true
-	}
-	isOuter := func(x parser.Expr) bool {
-		refs := colRefs(x)
-		for _, r := range refs {
-			if _, err := outer.resolve(r); err != nil {
-				return false
-			}
-			if _, err := inner.resolve(r); err == nil && !p.outerRefs[r] {
-				return false
-			}
-		}
-		return len(refs) > 0
-	}
+	isInner, isOuter := p.sides(outer, inner)
 	var own, innerKeys, outerKeys, resid []parser.Expr
 	for _, c := range conjuncts(st.Where) {
 		if parser.ContainsSubquery(c) || isInner(c) {
@@ -1064,26 +1073,7 @@ func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser
 	if err != nil {
 		return nil, err
 	}
-	isInner := func(x parser.Expr) bool {
-		for _, r := range colRefs(x) {
-			if _, err := inner.resolve(r); err != nil || p.outerRefs[r] {
-				return false
-			}
-		}
-		return true
-	}
-	isOuter := func(x parser.Expr) bool {
-		refs := colRefs(x)
-		for _, r := range refs {
-			if _, err := outer.resolve(r); err != nil {
-				return false
-			}
-			if _, err := inner.resolve(r); err == nil && !p.outerRefs[r] {
-				return false
-			}
-		}
-		return len(refs) > 0
-	}
+	isInner, isOuter := p.sides(outer, inner)
 	if !isInner(item) {
 		return nil, notYet("a correlated scalar subquery whose select item reads the outer query")
 	}
