@@ -305,17 +305,21 @@ func (mt *memtable) materialize(ctx context.Context, n int) ([]*rowset.Handle, [
 		mt.mu.Unlock()
 		return nil, nil, fmt.Errorf("memtable %d read after release", mt.id)
 	}
+	// A chunk's end grows with writes (add, under mt.mu): each chunk's
+	// share of the first n writes is taken here, under the same lock.
 	var chunks []*memChunk
+	var ends []int
 	for _, c := range mt.chunks {
 		if c.start < n {
 			chunks = append(chunks, c)
+			ends = append(ends, min(n, c.end))
 		}
 	}
 	mt.mu.Unlock()
 	var hs []*rowset.Handle
 	var ps []*memPiece
-	for _, c := range chunks {
-		pieces, err := mt.chunkPieces(ctx, c, min(n, c.end))
+	for i, c := range chunks {
+		pieces, err := mt.chunkPieces(ctx, c, ends[i])
 		for _, p := range pieces {
 			if p.h != nil {
 				hs, ps = append(hs, p.h), append(ps, p)
