@@ -764,25 +764,9 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 	}
 	tj := &topJoin{kind: kind, sub: sub, text: parser.FormatExpr(conj)}
 	cols := sub.outCols()
-	lc := newVCompiler(p.env, outer)
-	rc := newVCompiler(p.env, &scope{multi: true})
-	for i, ok := range outerKeys {
-		l, err := lc.compile(ok)
-		if err != nil {
-			return nil, analytic(err)
-		}
-		var r exec.Expr = &exec.ColumnRef{Index: i, Name: cols[i].Name, Typ: cols[i].Type}
-		l, r, err = p.sameKeyType(lc, rc, l, r)
-		if err != nil {
-			return nil, err
-		}
-		if l == nil {
-			return nil, notYet("a correlated equality of " + parser.FormatExpr(ok) + " with " + cols[i].Type.String())
-		}
-		tj.keys = append(tj.keys, l)
-		tj.subKeys = append(tj.subKeys, r)
+	if err := p.correlationKeys(outer, tj, outerKeys, cols); err != nil {
+		return nil, err
 	}
-	bindRefs(lc)
 	if len(resid) > 0 {
 		x, err := p.existsResidual(outer, inner, innerSlots, cols, len(innerKeys), tj.keys, resid)
 		if err != nil {
@@ -791,6 +775,33 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 		tj.residual = x
 	}
 	return tj, nil
+}
+
+// correlationKeys compiles the outer side of each correlated equality
+// into tj's keys, beside the subquery's output column i it equals (the
+// subquery's first columns are its sides of the equalities), both in one
+// type.
+func (p *relPlanner) correlationKeys(outer *scope, tj *topJoin, outerKeys []parser.Expr, cols exec.Schema) error {
+	lc := newVCompiler(p.env, outer)
+	rc := newVCompiler(p.env, &scope{multi: true})
+	for i, ok := range outerKeys {
+		l, err := lc.compile(ok)
+		if err != nil {
+			return analytic(err)
+		}
+		var r exec.Expr = &exec.ColumnRef{Index: i, Name: cols[i].Name, Typ: cols[i].Type}
+		l, r, err = p.sameKeyType(lc, rc, l, r)
+		if err != nil {
+			return err
+		}
+		if l == nil {
+			return notYet("a correlated equality of " + parser.FormatExpr(ok) + " with " + cols[i].Type.String())
+		}
+		tj.keys = append(tj.keys, l)
+		tj.subKeys = append(tj.subKeys, r)
+	}
+	bindRefs(lc)
+	return nil
 }
 
 // existsResidual compiles the correlated conditions of an EXISTS that are
@@ -1124,25 +1135,9 @@ func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser
 	tj := &topJoin{kind: exec.LeftJoin, sub: sub, scalar: true, text: "(" + parser.FormatQuery(e.Query) + ")",
 		valueType: cols[len(innerKeys)].Type, valueName: cols[len(innerKeys)].Name, count: isAgg && strings.EqualFold(agg.Name, "count"),
 		lookup: lookup}
-	lc := newVCompiler(p.env, outer)
-	rc := newVCompiler(p.env, &scope{multi: true})
-	for i, ok := range outerKeys {
-		l, err := lc.compile(ok)
-		if err != nil {
-			return nil, analytic(err)
-		}
-		var r exec.Expr = &exec.ColumnRef{Index: i, Name: cols[i].Name, Typ: cols[i].Type}
-		l, r, err = p.sameKeyType(lc, rc, l, r)
-		if err != nil {
-			return nil, err
-		}
-		if l == nil {
-			return nil, notYet("a correlated equality of " + parser.FormatExpr(ok) + " with " + cols[i].Type.String())
-		}
-		tj.keys = append(tj.keys, l)
-		tj.subKeys = append(tj.subKeys, r)
+	if err := p.correlationKeys(outer, tj, outerKeys, cols); err != nil {
+		return nil, err
 	}
-	bindRefs(lc)
 	return tj, nil
 }
 
