@@ -76,39 +76,13 @@ func (c *compiler) compileRegexp(e *parser.RegexpExpr) (*compiled, error) {
 // pattern does not match or has no such group, as in Doris; NULL when an
 // argument is.
 func (c *compiler) compileRegexpExtract(f *parser.FuncCall) (*compiled, error) {
-	if err := c.nargs(f, 3, 3); err != nil {
-		return nil, err
-	}
-	xs, err := c.compileAll(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	if err := convertEach(c, xs, stringType, stringType, bigintType); err != nil {
-		return nil, err
-	}
-	re, err := regexpOf("regexp_extract()", xs[1])
-	if err != nil {
-		return nil, err
-	}
-	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
-		s, err := xs[0].eval(row)
-		if err != nil || s.IsNull() {
-			return schema.Null, err
-		}
-		r, ok, err := re(row)
-		if err != nil || !ok {
-			return schema.Null, err
-		}
-		g, err := xs[2].eval(row)
-		if err != nil || g.IsNull() {
-			return schema.Null, err
-		}
-		m := r.FindSubmatchIndex(s.Bytes)
+	return c.compileRegexp3(f, bigintType, func(r *regexp.Regexp, s []byte, g schema.Value) schema.Value {
+		m := r.FindSubmatchIndex(s)
 		if m == nil || g.Int < 0 || g.Int > int64(r.NumSubexp()) || m[2*g.Int] < 0 {
-			return schema.BytesVal([]byte{}), nil
+			return schema.BytesVal([]byte{})
 		}
-		return schema.BytesVal(append([]byte(nil), s.Bytes[m[2*g.Int]:m[2*g.Int+1]]...)), nil
-	}}, nil
+		return schema.BytesVal(append([]byte(nil), s[m[2*g.Int]:m[2*g.Int+1]]...))
+	})
 }
 
 // compileConcatWs compiles concat_ws(sep, s1, ...): the non-NULL strings
@@ -155,6 +129,27 @@ func (c *compiler) compileConcatWs(f *parser.FuncCall) (*compiled, error) {
 // match) and regexp_replace_one (the first): repl names groups as RE2's
 // rewrite strings do, \1 … \9 (\0 the whole match), as in Doris.
 func (c *compiler) compileRegexpReplace(f *parser.FuncCall) (*compiled, error) {
+	all := f.Name == "regexp_replace"
+	return c.compileRegexp3(f, stringType, func(r *regexp.Regexp, s []byte, rv schema.Value) schema.Value {
+		tmpl := re2Template(rv.Bytes)
+		var out []byte
+		last := 0
+		for _, m := range r.FindAllSubmatchIndex(s, -1) {
+			out = append(out, s[last:m[0]]...)
+			out = r.Expand(out, tmpl, s, m)
+			last = m[1]
+			if !all {
+				break
+			}
+		}
+		return schema.BytesVal(append(out, s[last:]...))
+	})
+}
+
+// compileRegexp3 compiles a string function f(s, pattern, x) of a third
+// argument of type third: NULL when an argument is, else apply of the
+// pattern's expression, s and x.
+func (c *compiler) compileRegexp3(f *parser.FuncCall, third schema.Type, apply func(r *regexp.Regexp, s []byte, x schema.Value) schema.Value) (*compiled, error) {
 	if err := c.nargs(f, 3, 3); err != nil {
 		return nil, err
 	}
@@ -162,14 +157,13 @@ func (c *compiler) compileRegexpReplace(f *parser.FuncCall) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := convertEach(c, xs, stringType, stringType, stringType); err != nil {
+	if err := convertEach(c, xs, stringType, stringType, third); err != nil {
 		return nil, err
 	}
 	re, err := regexpOf(f.Name+"()", xs[1])
 	if err != nil {
 		return nil, err
 	}
-	all := f.Name == "regexp_replace"
 	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
 		s, err := xs[0].eval(row)
 		if err != nil || s.IsNull() {
@@ -179,22 +173,11 @@ func (c *compiler) compileRegexpReplace(f *parser.FuncCall) (*compiled, error) {
 		if err != nil || !ok {
 			return schema.Null, err
 		}
-		rv, err := xs[2].eval(row)
-		if err != nil || rv.IsNull() {
+		x, err := xs[2].eval(row)
+		if err != nil || x.IsNull() {
 			return schema.Null, err
 		}
-		tmpl := re2Template(rv.Bytes)
-		var out []byte
-		last := 0
-		for _, m := range r.FindAllSubmatchIndex(s.Bytes, -1) {
-			out = append(out, s.Bytes[last:m[0]]...)
-			out = r.Expand(out, tmpl, s.Bytes, m)
-			last = m[1]
-			if !all {
-				break
-			}
-		}
-		return schema.BytesVal(append(out, s.Bytes[last:]...)), nil
+		return apply(r, s.Bytes, x), nil
 	}}, nil
 }
 
