@@ -174,6 +174,21 @@ func HumanBytes(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// lastBy returns the last result of each key of rs, and the keys in the
+// order of their first result.
+func lastBy[K comparable](rs []Result, keyOf func(Result) K) (map[K]Result, []K) {
+	last := map[K]Result{}
+	var order []K
+	for _, r := range rs {
+		k := keyOf(r)
+		if _, ok := last[k]; !ok {
+			order = append(order, k)
+		}
+		last[k] = r
+	}
+	return last, order
+}
+
 // SmallWritesTable prints the small-writes results of every engine (rowttl,
 // SQLite, DuckDB), one line per workload and engine, the last result of
 // each winning, with each engine's rate beside rowttl's.
@@ -182,15 +197,7 @@ func SmallWritesTable(w io.Writer, rs []Result) {
 		return
 	}
 	type key struct{ workload, engine string }
-	last := map[key]Result{}
-	var order []key
-	for _, r := range rs {
-		k := key{r.Workload, r.Engine}
-		if _, ok := last[k]; !ok {
-			order = append(order, k)
-		}
-		last[k] = r
-	}
+	last, order := lastBy(rs, func(r Result) key { return key{r.Workload, r.Engine} })
 	// Workloads in their order of first appearance, rowttl first in each.
 	sort.SliceStable(order, func(i, j int) bool {
 		if order[i].workload != order[j].workload {
@@ -240,15 +247,7 @@ func MemtableTable(w io.Writer, rs []Result) {
 		return
 	}
 	type key struct{ workload, layout string }
-	last := map[key]Result{}
-	var order []key
-	for _, r := range rs {
-		k := key{r.Workload, r.Layout}
-		if _, ok := last[k]; !ok {
-			order = append(order, k)
-		}
-		last[k] = r
-	}
+	last, order := lastBy(rs, func(r Result) key { return key{r.Workload, r.Layout} })
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "memtable\tlayout\trows\tin memtables\tmemtable s\tflushed s\tratio\tcpu ratio\tanswer\t")
