@@ -442,61 +442,24 @@ func (c *compiler) compileSubstring(f *parser.FuncCall) (*compiled, error) {
 	if err := c.nargs(f, 2, 3); err != nil {
 		return nil, err
 	}
-	xs, err := c.compileAll(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	if xs[0], err = c.convert(xs[0], stringType); err != nil {
-		return nil, err
-	}
-	for i := 1; i < len(xs); i++ {
-		if xs[i], err = c.convert(xs[i], bigintType); err != nil {
-			return nil, err
-		}
-	}
-	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
-		vals := make([]schema.Value, len(xs))
-		for i, x := range xs {
-			v, err := x.eval(row)
-			if err != nil || v.IsNull() {
-				return schema.Null, err
-			}
-			vals[i] = v
-		}
+	ts := []schema.Type{stringType, bigintType, bigintType}[:len(f.Args)]
+	return c.nary(f, stringType, func(vals []schema.Value) (schema.Value, error) {
 		var n int64
 		if len(vals) == 3 {
 			n = vals[2].Int
 		}
 		return schema.BytesVal([]byte(exec.Substring(string(vals[0].Bytes), vals[1].Int, n, len(vals) == 3))), nil
-	}}, nil
+	}, ts...)
 }
 
 func (c *compiler) compileSplitPart(f *parser.FuncCall) (*compiled, error) {
-	if err := c.nargs(f, 3, 3); err != nil {
-		return nil, err
-	}
-	xs, err := c.compileAll(f.Args)
-	if err != nil {
-		return nil, err
-	}
-	if err := convertEach(c, xs, stringType, stringType, bigintType); err != nil {
-		return nil, err
-	}
-	return &compiled{t: stringType, konst: allConst(xs...), eval: func(row []schema.Value) (schema.Value, error) {
-		var vals [3]schema.Value
-		for i, x := range xs {
-			v, err := x.eval(row)
-			if err != nil || v.IsNull() {
-				return schema.Null, err
-			}
-			vals[i] = v
-		}
+	return c.nary(f, stringType, func(vals []schema.Value) (schema.Value, error) {
 		p, ok := exec.SplitPart(string(vals[0].Bytes), string(vals[1].Bytes), vals[2].Int)
 		if !ok {
 			return schema.Null, nil
 		}
 		return schema.BytesVal([]byte(p)), nil
-	}}, nil
+	}, stringType, stringType, bigintType)
 }
 
 // truncUnit reads the constant unit of date_trunc(x, 'unit').
