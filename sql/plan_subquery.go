@@ -886,14 +886,8 @@ func buildTops(env *exec.Env, op exec.Operator, tops []*topJoin, root *relNode, 
 			continue
 		}
 		width := len(op.Schema())
-		probe, pk, err := withKeys(env, op, t.keys)
+		probe, build, pk, bk, err := keyedSides(env, op, sub, t)
 		if err != nil {
-			sub.Close()
-			return nil, err
-		}
-		build, bk, err := withKeys(env, sub, t.subKeys)
-		if err != nil {
-			probe.Close()
 			return nil, err
 		}
 		j, err := exec.NewHashJoinOutput(env, probe, build, t.kind, pk, bk, t.residual, t.out)
@@ -1141,19 +1135,29 @@ func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser
 	return tj, nil
 }
 
+// keyedSides computes t's keys beside op (the probe side) and sub (the
+// build side) for their hash join; on an error both are closed.
+func keyedSides(env *exec.Env, op, sub exec.Operator, t *topJoin) (probe, build exec.Operator, pk, bk []int, err error) {
+	probe, pk, err = withKeys(env, op, t.keys)
+	if err != nil {
+		sub.Close()
+		return nil, nil, nil, nil, err
+	}
+	build, bk, err = withKeys(env, sub, t.subKeys)
+	if err != nil {
+		probe.Close()
+		return nil, nil, nil, nil, err
+	}
+	return probe, build, pk, bk, nil
+}
+
 // correlatedScalarJoin joins op with the grouped subquery sub of a
 // correlated scalar subquery (correlatedScalar): op's columns, then the
 // aggregate's.
 func correlatedScalarJoin(env *exec.Env, op, sub exec.Operator, t *topJoin) (exec.Operator, error) {
 	width := len(op.Schema())
-	probe, pk, err := withKeys(env, op, t.keys)
+	probe, build, pk, bk, err := keyedSides(env, op, sub, t)
 	if err != nil {
-		sub.Close()
-		return nil, err
-	}
-	build, bk, err := withKeys(env, sub, t.subKeys)
-	if err != nil {
-		probe.Close()
 		return nil, err
 	}
 	pw := len(probe.Schema())
