@@ -568,14 +568,22 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// writableLocked is the check of a write: the file open, for writing.
+func (f *memFile) writableLocked() error {
+	if err := f.checkLocked("write"); err != nil {
+		return err
+	}
+	if !f.write {
+		return pathErr("write", f.name, syscall.EBADF)
+	}
+	return nil
+}
+
 func (f *memFile) Write(p []byte) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if err := f.checkLocked("write"); err != nil {
+	if err := f.writableLocked(); err != nil {
 		return 0, err
-	}
-	if !f.write {
-		return 0, pathErr("write", f.name, syscall.EBADF)
 	}
 	if f.append {
 		f.pos = int64(len(f.node.data))
@@ -593,11 +601,8 @@ func (f *memFile) Write(p []byte) (int, error) {
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	if err := f.checkLocked("write"); err != nil {
+	if err := f.writableLocked(); err != nil {
 		return 0, err
-	}
-	if !f.write {
-		return 0, pathErr("write", f.name, syscall.EBADF)
 	}
 	if off < 0 {
 		return 0, pathErr("write", f.name, fs.ErrInvalid)
