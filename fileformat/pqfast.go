@@ -152,6 +152,9 @@ func newFlatWriter(w io.Writer, sc *arrow.Schema, pqs *schema.Schema, props *par
 			return nil, false
 		}
 		c.codec, c.level, c.none = cd, props.CompressionLevelFor(col.Path()), codec == compress.Codecs.Uncompressed
+		if codec == compress.Codecs.Zstd {
+			c.codec = fastZstd{cd}
+		}
 		fw.cols = append(fw.cols, c)
 	}
 	fw.meta = metadata.NewFileMetadataBuilder(pqs, props, kv)
