@@ -64,24 +64,28 @@ func appendDelta[T deltaInt](b []byte, vs []T) (_ []byte, lo, hi T) {
 	var d [deltaBlock]T
 	for start := 1; start < len(vs); start += deltaBlock {
 		n := min(deltaBlock, len(vs)-start)
-		prev := vs[start-1]
-		for i, v := range vs[start : start+n] {
-			d[i] = v - prev
-			prev = v
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		// A miniblock's width is that of its largest delta less the
-		// block's smallest: (d - minD) grows with d.
+		// One pass over a miniblock's values takes their deltas, the
+		// deltas' smallest and largest and the values' own: a
+		// miniblock's width is that of its largest delta less the
+		// block's smallest, as (d - minD) grows with d.
 		minis := (n + deltaMiniSize - 1) / deltaMiniSize
-		minD := d[0]
+		minD := vs[start] - vs[start-1]
 		var maxD [deltaMinis]T
 		for m := range minis {
-			mini := d[m*deltaMiniSize : min(n, (m+1)*deltaMiniSize)]
-			mx := mini[0]
-			for _, x := range mini {
-				minD, mx = min(minD, x), max(mx, x)
+			from := start + m*deltaMiniSize
+			src := vs[from-1 : min(start+n, from+deltaMiniSize)]
+			prev, next := src[0], src[1:]
+			out := d[m*deltaMiniSize:]
+			out = out[:len(next)]
+			mn, mx := next[0]-prev, next[0]-prev
+			for i, v := range next {
+				x := v - prev
+				prev = v
+				out[i] = x
+				mn, mx = min(mn, x), max(mx, x)
+				lo, hi = min(lo, v), max(hi, v)
 			}
-			maxD[m] = mx
+			minD, maxD[m] = min(minD, mn), mx
 		}
 		// The padding of the last miniblock packs as zeros.
 		for i := n; i < minis*deltaMiniSize; i++ {
