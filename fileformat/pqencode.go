@@ -61,7 +61,10 @@ func appendDelta[T deltaInt](b []byte, vs []T) (_ []byte, lo, hi T) {
 	if unsafe.Sizeof(vs[0]) == 4 {
 		mask = 1<<32 - 1
 	}
-	var d [deltaBlock]T
+	// The deltas as uint64s: their differences from the block's smallest
+	// are then taken in uint64 arithmetic, which agrees with T's in the
+	// bits that mask keeps.
+	var d [deltaBlock]uint64
 	for start := 1; start < len(vs); start += deltaBlock {
 		n := min(deltaBlock, len(vs)-start)
 		// One pass over a miniblock's values takes their deltas, the
@@ -81,15 +84,11 @@ func appendDelta[T deltaInt](b []byte, vs []T) (_ []byte, lo, hi T) {
 			for i, v := range next {
 				x := v - prev
 				prev = v
-				out[i] = x
+				out[i] = uint64(x)
 				mn, mx = min(mn, x), max(mx, x)
 				lo, hi = min(lo, v), max(hi, v)
 			}
 			minD, maxD[m] = min(minD, mn), mx
-		}
-		// The padding of the last miniblock packs as zeros.
-		for i := n; i < minis*deltaMiniSize; i++ {
-			d[i] = minD
 		}
 		b = appendZigzag(b, int64(minD))
 		var widths [deltaMinis]uint8
@@ -97,46 +96,20 @@ func appendDelta[T deltaInt](b []byte, vs []T) (_ []byte, lo, hi T) {
 			widths[m] = uint8(bits.Len64(uint64(maxD[m]-minD) & mask))
 		}
 		b = append(b, widths[:]...)
+		u := uint64(minD)
+		for i := range d[:n] {
+			d[i] = (d[i] - u) & mask
+		}
+		// The padding of the last miniblock packs as zeros.
+		clear(d[n : minis*deltaMiniSize])
 		for m := range minis {
-			b = appendPackedDelta(b, d[m*deltaMiniSize:(m+1)*deltaMiniSize], minD, mask, uint(widths[m]))
+			b = appendPacked32(b, d[m*deltaMiniSize:(m+1)*deltaMiniSize], uint(widths[m]))
 		}
 	}
 	return b, lo, hi
 }
 
-// appendPackedDelta packs the 32 deltas ds less minD (masked to the
-// column's width), as appendPacked32 packs values.
-func appendPackedDelta[T deltaInt](b []byte, ds []T, minD T, mask uint64, w uint) []byte {
-	if w == 0 {
-		return b
-	}
-	at := len(b)
-	b = append(b, make([]byte, 4*w)...)
-	out := b[at:]
-	var acc uint64
-	var used uint
-	o := 0
-	// used stays below 64 and w-used between 1 and 64: the shifts are
-	// written so that the compiler need not handle wider ones (Go defines
-	// a shift by 64 or more as 0, at three instructions a shift).
-	for _, x := range ds[:32] {
-		v := uint64(x-minD) & mask
-		acc |= v << (used & 63)
-		used += w
-		if used >= 64 {
-			binary.LittleEndian.PutUint64(out[o:], acc)
-			o += 8
-			used -= 64
-			// The bits of v that did not fit, v >> (w-used) for a shift
-			// of up to 64.
-			acc = v >> 1 >> ((w - used - 1) & 63)
-		}
-	}
-	if used > 0 {
-		binary.LittleEndian.PutUint32(out[o:], uint32(acc))
-	}
-	return b
-}
+//go:generate go run genpack.go
 
 // appendPacked32 appends 32 values of w bits each (every value below
 // 1<<w), least significant bit first: 4*w bytes.
@@ -144,29 +117,9 @@ func appendPacked32(b []byte, vs []uint64, w uint) []byte {
 	if w == 0 {
 		return b
 	}
-	nb := 4 * int(w)
 	at := len(b)
-	b = append(b, make([]byte, nb)...)
-	out := b[at:]
-	var acc uint64
-	var used uint // bits of acc in use
-	o := 0
-	for _, v := range vs[:32] {
-		acc |= v << used
-		used += w
-		if used >= 64 {
-			binary.LittleEndian.PutUint64(out[o:], acc)
-			o += 8
-			used -= 64
-			// The bits of v that did not fit; a shift by 64 or more is 0.
-			acc = v >> (w - used)
-		}
-	}
-	// 32*w bits end on a 32-bit boundary: 0 or 4 bytes remain.
-	for k := uint(0); k < used; k += 8 {
-		out[o] = byte(acc >> k)
-		o++
-	}
+	b = slicesGrow(b, 4*int(w))[:at+4*int(w)]
+	pack32(b[at:], (*[32]uint64)(vs), w)
 	return b
 }
 
