@@ -174,9 +174,11 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 	if rec == nil {
 		rec = emptyBatch(t.opts.Allocator, t.physOf(v))
 	}
-	body, err := encodeRows(t.opts.Allocator, rec, o.Label)
+	lw := loggedWrites.Get().(*loggedWrite)
+	body, err := appendRows(lw.body, t.opts.Allocator, rec, o.Label)
 	if err != nil {
 		rec.Release()
+		loggedWrites.Put(lw)
 		return true, err
 	}
 	if o.Label != "" {
@@ -188,6 +190,7 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 		t.mu.Unlock()
 		if dup {
 			rec.Release()
+			lw.reset(body)
 			return true, rowttl.Errorf(rowttl.ErrLabelExists, "Label [%s] has already been used", o.Label)
 		}
 		defer func() {
@@ -196,7 +199,6 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 			t.mu.Unlock()
 		}()
 	}
-	lw := loggedWrites.Get().(*loggedWrite)
 	lw.t, lw.rec, lw.label, lw.size = t, rec, o.Label, int64(len(body))
 	lw.op.hooks, lw.op.body, lw.op.sync, lw.op.arrived = lw, body, !o.NoSync, true
 	queued = true
@@ -204,9 +206,24 @@ func (t *Table) writeLogged(ctx context.Context, recs []arrow.RecordBatch, o Wri
 	if !lw.applied {
 		rec.Release()
 	}
-	*lw = loggedWrite{op: walOp{wake: lw.op.wake}}
-	loggedWrites.Put(lw)
+	lw.reset(body)
 	return true, err
+}
+
+// walKeepBody is the largest record body a pooled loggedWrite keeps for
+// the next write: one-row bodies fit many times over, and a large small
+// write does not pin its size in the pool.
+const walKeepBody = 4 << 10
+
+// reset empties lw, keeping body's space (once the log holds no reference
+// to it: commitRecord returned) for the next write's record, and returns
+// lw to the pool.
+func (lw *loggedWrite) reset(body []byte) {
+	if cap(body) > walKeepBody {
+		body = nil
+	}
+	*lw = loggedWrite{op: walOp{wake: lw.op.wake}, body: body[:0]}
+	loggedWrites.Put(lw)
 }
 
 // loggedWrite is one write through the log: its queued record and what
@@ -222,6 +239,10 @@ type loggedWrite struct {
 	ver     int64
 	applied bool
 	verBuf  [binary.MaxVarintLen64]byte
+	// body is the space of the record's body, kept from a previous write
+	// through the pool: the body of a one-row write is its largest
+	// allocation.
+	body []byte
 }
 
 var loggedWrites = sync.Pool{New: func() any {
@@ -630,7 +651,13 @@ const (
 // then the rows as walRowsRaw, or walRowsBatch where that cannot carry
 // them.
 func encodeRows(mem memory.Allocator, rec arrow.RecordBatch, label string) ([]byte, error) {
-	if body, ok := encodeRowsRaw(rec, label); ok {
+	return appendRows(nil, mem, rec, label)
+}
+
+// appendRows is encodeRows into the space of dst (its contents are
+// overwritten) when the raw shape carries rec and dst is large enough.
+func appendRows(dst []byte, mem memory.Allocator, rec arrow.RecordBatch, label string) ([]byte, error) {
+	if body, ok := appendRowsRaw(dst, rec, label); ok {
 		return body, nil
 	}
 	return encodeRowsBatch(mem, rec, label)

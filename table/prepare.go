@@ -84,7 +84,13 @@ func (p *preparer) prepare(ctx context.Context, rec arrow.RecordBatch) (arrow.Re
 		given[j] = i
 	}
 
-	out := make([]arrow.Array, 0, len(cols)+1)
+	// NewRecordBatch copies the list: a table of a usual width keeps it on
+	// the stack, as given.
+	var outBuf [34]arrow.Array
+	out := outBuf[:0]
+	if len(cols)+2 > len(outBuf) {
+		out = make([]arrow.Array, 0, len(cols)+2)
+	}
 	release := func() {
 		for _, a := range out {
 			a.Release()

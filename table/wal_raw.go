@@ -42,6 +42,12 @@ func rawLayout(dt arrow.DataType) int {
 // column is of a type the shape cannot carry, a slice of another, or
 // short of a buffer.
 func encodeRowsRaw(rec arrow.RecordBatch, label string) ([]byte, bool) {
+	return appendRowsRaw(nil, rec, label)
+}
+
+// appendRowsRaw is encodeRowsRaw into the space of dst (its contents are
+// overwritten), which it uses when large enough.
+func appendRowsRaw(dst []byte, rec arrow.RecordBatch, label string) ([]byte, bool) {
 	rows := int(rec.NumRows())
 	// On the stack for tables of a usual width: one allocation fewer on
 	// every small write.
@@ -92,7 +98,10 @@ func encodeRowsRaw(rec arrow.RecordBatch, label string) ([]byte, bool) {
 		}
 		size += 2 * binary.MaxVarintLen64
 	}
-	buf := make([]byte, 0, size)
+	buf := dst[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
 	buf = binary.AppendUvarint(buf, uint64(len(label)))
 	buf = append(buf, label...)
 	buf = append(buf, walRowsRaw)

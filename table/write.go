@@ -155,7 +155,9 @@ func (t *Table) writeLocked(ctx context.Context, v *version, recs []arrow.Record
 func (t *Table) prepareRows(ctx context.Context, v *version, recs []arrow.RecordBatch, o WriteOptions, x writeExtras) (arrow.RecordBatch, error) {
 	p := newPreparerPhys(t.opts.Allocator, v.def, v.policy, o, t.physOf(v))
 	p.deleteSign = x.tombstones
-	var pending []arrow.RecordBatch
+	// The usual small write is one batch: its list on the stack.
+	var pendingBuf [1]arrow.RecordBatch
+	pending := pendingBuf[:0]
 	defer func() {
 		for _, r := range pending {
 			r.Release()
