@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,6 +189,13 @@ func (mt *memtable) add(rec arrow.RecordBatch, ver int64, seq uint64, size int64
 		mt.chunks = append(mt.chunks, c)
 	}
 	b := int32(len(mt.batches))
+	if len(mt.batches) == cap(mt.batches) {
+		// append grows a long slice by about a quarter: a memtable of
+		// one-row writes would allocate (and copy, and leave the collector
+		// to scan) its list of batches five times over; doubling does it
+		// twice.
+		mt.batches = slices.Grow(mt.batches, max(len(mt.batches), 64))
+	}
 	mt.batches = append(mt.batches, memBatch{rec: rec, version: ver, off: c.rows})
 	n := int(rec.NumRows())
 	if mt.unique && n > 0 {

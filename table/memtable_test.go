@@ -18,6 +18,7 @@ import (
 	"github.com/rowttl/rowttl/query"
 	"github.com/rowttl/rowttl/rowset"
 	"github.com/rowttl/rowttl/schema"
+	"github.com/rowttl/rowttl/ttlcol"
 	"github.com/rowttl/rowttl/vfs"
 )
 
@@ -1091,5 +1092,35 @@ func TestLoggedWriteAfterClose(t *testing.T) {
 	defer checkClose(t, ro)
 	if err := ro.Write(t.Context(), rec); !errors.Is(err, rowttl.ErrNotSupported) {
 		t.Fatalf("write into a read-only table: %v, want ErrNotSupported", err)
+	}
+}
+
+// TestMemtableBatchListGrowth: the list of a memtable's writes grows by
+// doubling, so that a memtable of one-row writes allocates and copies
+// about twice the list's final size, not the five times append's quarter
+// steps take (memory the collector must scan, on every write's account).
+func TestMemtableBatchListGrowth(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	def := modelDef(schema.Duplicate, false)
+	phys := physicalSchema(def, ttlcol.Policy{Mode: ttlcol.DirectMode})
+	var nums atomic.Uint64
+	mt := newMemtable(1, def, phys, mem, vfs.NewMemFS(), &nums, 16, 1<<30, time.Now())
+	mt.ref()
+	defer mt.unref()
+	rec := modelBatch(mem, modelRowsFor(0, 1, 0, 0, false), false)
+	defer rec.Release()
+	const n = 100_000
+	grown, last := 0, 0
+	for i := range n {
+		rec.Retain()
+		mt.add(rec, int64(i+1), uint64(i+1), 1)
+		if c := cap(mt.batches); c != last {
+			grown++
+			last = c
+		}
+	}
+	// 64, 128, ... 131072.
+	if limit := 12; grown > limit {
+		t.Errorf("the list of %d writes grew %d times, want at most %d", n, grown, limit)
 	}
 }

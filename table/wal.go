@@ -124,7 +124,7 @@ type walWriter struct {
 	// one by one is published there at once.
 	afterGroup func()
 
-	mu      sync.Mutex // guards queue, leading, nextSeq, applied, lastGroup
+	mu      sync.Mutex // guards queue, spare, leading, nextSeq, applied, lastGroup
 	queue   []*walOp
 	leading bool
 	nextSeq uint64
@@ -133,6 +133,10 @@ type walWriter struct {
 	// applied is closed once the last group taken from the queue has been
 	// applied: the leader of the next group applies its records after.
 	applied chan struct{}
+	// spare is the list of a group its leader is done with, emptied, for
+	// the queue to take when it starts anew: a queue grown from nil would
+	// allocate about five times for every group of 16 records.
+	spare []*walOp
 
 	// Owned by the leader.
 	f    vfs.File
@@ -334,6 +338,9 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 	if op.hooks != nil {
 		op.prefix = op.hooks.stamp(op.seq)
 	}
+	if w.queue == nil {
+		w.queue, w.spare = w.spare, nil
+	}
 	w.queue = append(w.queue, op)
 	if w.leading {
 		w.mu.Unlock()
@@ -395,9 +402,21 @@ func (w *walWriter) run(op *walOp) (uint64, error) {
 			o.wake <- struct{}{}
 		}
 	}
+	// The writers woken may reuse their ops at once: the list keeps none.
+	seq, err := op.seq, op.err
+	clear(group)
+	w.mu.Lock()
+	if w.spare == nil && cap(group) <= walKeepGroup {
+		w.spare = group[:0]
+	}
+	w.mu.Unlock()
 	w.unfinished.Add(-1)
-	return op.seq, op.err
+	return seq, err
 }
+
+// walKeepGroup bounds the list of a group kept for the next: a burst of
+// writers does not pin its size.
+const walKeepGroup = 1024
 
 // applyGroup applies the records of a group that were written (and
 // synced where asked), in number order, then runs afterGroup.

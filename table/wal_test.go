@@ -854,9 +854,9 @@ func TestLoggedWriteAllocs(t *testing.T) {
 	made := testing.AllocsPerRun(50, func() { modelBatch(mem, []modelRow{{id: -1, v: -1, ttl: &ttl}}, false).Release() })
 	rec.Release()
 	got := testing.AllocsPerRun(200, write) - made
-	// The physical batch (2), and per group of one: its queue and
-	// apply signal (2), the version with its memtable views (3).
-	const limit = 7
+	// The physical batch (2), and per group of one: its apply signal
+	// (1), the version with its memtable views (3).
+	const limit = 6
 	if got > limit {
 		t.Errorf("a one-row logged write allocates %v times, want at most %d", got, limit)
 	}
