@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"errors"
 	"math"
 	"runtime/debug"
 	"strings"
@@ -345,7 +346,22 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 	if x, ok, err := c.compileMoreFunc(f); ok {
 		return x, err
 	}
-	return nil, unsupportedf("unknown function %s()", f.Name)
+	return nil, unknownFunc(f.Name)
+}
+
+// unknownFuncErr is the error of a call of no function of the dialect.
+type unknownFuncErr struct{ err error }
+
+func (e *unknownFuncErr) Error() string { return e.err.Error() }
+func (e *unknownFuncErr) Unwrap() error { return e.err }
+
+func unknownFunc(name string) error {
+	return &unknownFuncErr{err: unsupportedf("unknown function %s()", name)}
+}
+
+func isUnknownFunc(err error) bool {
+	var u *unknownFuncErr
+	return errors.As(err, &u)
 }
 
 func (c *compiler) compileRounding(f *parser.FuncCall) (*compiled, error) {

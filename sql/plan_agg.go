@@ -149,6 +149,15 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 				return &exec.ColumnRef{Index: i, Name: parser.FormatExpr(g), Typ: a.pre[i].Type()}, true, nil
 			}
 		}
+		if f, ok := e.(*parser.FuncCall); ok && !parser.IsAggregate(f.Name) {
+			// Checked before its arguments, which would otherwise fail
+			// first as columns outside GROUP BY when the call is not a
+			// function at all (an aggregate of another dialect).
+			if err := checkKnownFunc(env, f); err != nil {
+				return nil, true, err
+			}
+			return nil, false, nil
+		}
 		if ref, ok := e.(*parser.ColumnRef); ok {
 			_, rerr := src.sc.resolve(ref)
 			if rerr == nil {
@@ -171,6 +180,23 @@ func (p *selectPlan) planAggregate(env *stmtEnv, st *parser.Select, src *selectS
 		return nil, false, nil
 	}
 	return post, nil
+}
+
+// checkKnownFunc returns the row compiler's error for a call of a function
+// it does not know, and nil for any other call, whatever its arguments: each
+// argument is compiled as a NULL, so that only the name is checked.
+func checkKnownFunc(env *stmtEnv, f *parser.FuncCall) error {
+	c := newCompiler(env, &scope{})
+	c.subst = func(e parser.Expr) (*compiled, bool, error) {
+		if e == parser.Expr(f) {
+			return nil, false, nil
+		}
+		return constant(nullType, schema.Null), true, nil
+	}
+	if _, err := c.compile(f); err != nil && isUnknownFunc(err) {
+		return err
+	}
+	return nil
 }
 
 // addAggregate compiles one aggregate call's argument over the input and
