@@ -80,7 +80,9 @@
 // stay in cache; Env.Parallelism workers divide the partitions, not the
 // batches, so that every group sees its rows in input order and a result
 // (float sums included) never depends on the number of workers. The order
-// of its output groups is unspecified. DISTINCT aggregates of a fixed-width
+// of its output groups is unspecified; group_concat joins each group's
+// values in that input order, and the variances fold each value into a
+// running mean and sum of squared deviations (Welford). DISTINCT aggregates of a fixed-width
 // argument keep their seen (group, value) pairs in a typed set (intset.go);
 // a lone count(DISTINCT x) without GROUP BY, where one group would put
 // every value on one goroutine, runs instead on intSets partitioned by the

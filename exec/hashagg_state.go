@@ -347,6 +347,100 @@ func (s *sumDecState) appendTo(b array.Builder, g0, g1 int) error {
 	return nil
 }
 
+// varianceState is the variances and standard deviations: per group the
+// count, the running mean and the sum of squared deviations from it
+// (Welford), which never subtracts two large nearly equal sums.
+type varianceState struct {
+	fn AggFunc
+	s  []welford
+}
+
+type welford struct {
+	n        int64
+	mean, m2 float64
+}
+
+func (s *varianceState) grow(n int)   { s.s = growTo(s.s, n) }
+func (s *varianceState) bytes() int64 { return int64(cap(s.s)) * int64(unsafe.Sizeof(welford{})) }
+func (s *varianceState) update(in *aggInput, gids []uint32, rows []int32) {
+	vals, st := in.floats, s.s
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		a := &st[g]
+		x := vals[r]
+		a.n++
+		d := x - a.mean
+		a.mean += d / float64(a.n)
+		a.m2 += d * (x - a.mean)
+	}
+}
+
+func (s *varianceState) appendTo(b array.Builder, g0, g1 int) error {
+	fb := b.(*array.Float64Builder)
+	samp := s.fn == VarSamp || s.fn == StddevSamp
+	for _, a := range s.s[g0:g1] {
+		d := float64(a.n)
+		if samp {
+			d--
+		}
+		if a.n == 0 || d == 0 {
+			fb.AppendNull()
+			continue
+		}
+		v := a.m2 / d
+		if s.fn == StddevPop || s.fn == StddevSamp {
+			v = math.Sqrt(v)
+		}
+		fb.Append(v)
+	}
+	return nil
+}
+
+// groupConcatState is group_concat: each group's values joined as they
+// come. The joined bytes are the group's own: they outlive the batches.
+type groupConcatState struct {
+	sep   string
+	v     [][]byte
+	has   []bool
+	chars int64
+}
+
+func (s *groupConcatState) grow(n int) { s.v, s.has = growTo(s.v, n), growTo(s.has, n) }
+func (s *groupConcatState) bytes() int64 {
+	return int64(cap(s.v))*24 + int64(cap(s.has)) + s.chars
+}
+
+func (s *groupConcatState) update(in *aggInput, gids []uint32, rows []int32) {
+	for j, g := range gids {
+		r := rows[j]
+		if in.nulls && !in.arr.IsValid(int(r)) {
+			continue
+		}
+		v := in.strs.Value(int(r))
+		old := cap(s.v[g])
+		if s.has[g] {
+			s.v[g] = append(s.v[g], s.sep...)
+		}
+		s.v[g], s.has[g] = append(s.v[g], v...), true
+		s.chars += int64(cap(s.v[g]) - old)
+	}
+}
+
+func (s *groupConcatState) appendTo(b array.Builder, g0, g1 int) error {
+	sb := b.(*array.StringBuilder)
+	for g := g0; g < g1; g++ {
+		if !s.has[g] {
+			sb.AppendNull()
+		} else {
+			sb.BinaryBuilder.Append(s.v[g])
+		}
+	}
+	return nil
+}
+
 // minMaxIntState is min and max of everything held as an int64: integers,
 // temporals, booleans, and floats as order keys (float set).
 type minMaxIntState struct {
@@ -564,7 +658,7 @@ func planAggregate(in Schema, a Aggregate) (aggPlan, error) {
 		p.state = func() aggState { return &countState{star: true} }
 		return p, nil
 	}
-	if a.Func < CountStar || a.Func > Avg {
+	if a.Func < CountStar || a.Func > GroupConcat {
 		return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashAggregate: unknown aggregate function %d in %q", a.Func, a.Name)
 	}
 	if a.Arg < 0 || a.Arg >= len(in) {
@@ -602,6 +696,20 @@ func planAggregate(in Schema, a Aggregate) (aggPlan, error) {
 		default:
 			return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s() does not take a %s argument: %s", a.Func, t, a.Name)
 		}
+	case VarPop, VarSamp, StddevPop, StddevSamp:
+		if !isFloat {
+			return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s() does not take a %s argument: %s", a.Func, t, a.Name)
+		}
+		f := a.Func
+		p.arg, p.out = argFloat, schema.DoubleType
+		p.state = func() aggState { return &varianceState{fn: f} }
+	case GroupConcat:
+		if !t.IsString() {
+			return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s() does not take a %s argument: %s", a.Func, t, a.Name)
+		}
+		sep := a.Sep
+		p.arg, p.out = argStr, schema.StringType
+		p.state = func() aggState { return &groupConcatState{sep: sep} }
 	case Min, Max:
 		isMax := a.Func == Max
 		p.out = t

@@ -254,12 +254,13 @@ func randomAgg(rng *rand.Rand, s Schema) Aggregate {
 	for {
 		i := rng.IntN(len(s))
 		t := s[i].Type
-		f := []AggFunc{Count, Sum, Min, Max, Avg}[rng.IntN(5)]
+		f := []AggFunc{Count, Sum, Min, Max, Avg, VarPop, VarSamp, StddevPop, StddevSamp, GroupConcat}[rng.IntN(10)]
 		numeric := t.IsInteger() || t.Kind == schema.Float || t.Kind == schema.Double || t.Kind == schema.Decimal
-		if (f == Sum || f == Avg) && !numeric {
+		float := t.Kind == schema.Float || t.Kind == schema.Double
+		if (f == Sum || f == Avg) && !numeric || f >= VarPop && f <= StddevSamp && !float || f == GroupConcat && !t.IsString() {
 			continue
 		}
-		a := Aggregate{Func: f, Arg: i, Distinct: rng.IntN(3) == 0}
+		a := Aggregate{Func: f, Arg: i, Distinct: rng.IntN(3) == 0, Sep: []string{", ", "", "|"}[rng.IntN(3)]}
 		a.Name = fmt.Sprintf("%s(%v%s)", f, a.Distinct, s[i].Name)
 		return a
 	}
@@ -356,6 +357,18 @@ func modelAggregate(s Schema, a Aggregate, rows [][]any) any {
 		return nil
 	}
 	switch a.Func {
+	case GroupConcat:
+		var parts []string
+		for _, v := range vals {
+			parts = append(parts, v.(string))
+		}
+		return strings.Join(parts, a.Sep)
+	case VarPop, VarSamp, StddevPop, StddevSamp:
+		fs := make([]float64, len(vals))
+		for i, v := range vals {
+			fs[i] = v.(float64)
+		}
+		return modelVariance(a.Func, fs)
 	case Min, Max:
 		best := vals[0]
 		for _, v := range vals[1:] {
@@ -412,6 +425,54 @@ func modelAggregate(s Schema, a Aggregate, rows [][]any) any {
 	panic("unreachable")
 }
 
+// modelVariance is Welford's update in input order, the operator's, held
+// to within 1e-12 of the exact answer (big.Rat) when every value is
+// finite: the exact one is returned otherwise, which shows as a
+// difference.
+func modelVariance(f AggFunc, xs []float64) any {
+	d := len(xs)
+	if f == VarSamp || f == StddevSamp {
+		d--
+	}
+	if d == 0 {
+		return nil
+	}
+	var n, mean, m2 float64
+	finite := true
+	for _, x := range xs {
+		n++
+		delta := x - mean
+		mean += delta / n
+		m2 += delta * (x - mean)
+		finite = finite && !math.IsNaN(x) && !math.IsInf(x, 0)
+	}
+	w := m2 / float64(d)
+	if !finite {
+		if f == StddevPop || f == StddevSamp {
+			w = math.Sqrt(w)
+		}
+		return w
+	}
+	sum := new(big.Rat)
+	for _, x := range xs {
+		sum.Add(sum, new(big.Rat).SetFloat64(x))
+	}
+	exactMean := new(big.Rat).Quo(sum, big.NewRat(int64(len(xs)), 1))
+	ss := new(big.Rat)
+	for _, x := range xs {
+		dev := new(big.Rat).Sub(new(big.Rat).SetFloat64(x), exactMean)
+		ss.Add(ss, dev.Mul(dev, dev))
+	}
+	exact, _ := ss.Quo(ss, big.NewRat(int64(d), 1)).Float64()
+	if f == StddevPop || f == StddevSamp {
+		w, exact = math.Sqrt(w), math.Sqrt(exact)
+	}
+	if math.Abs(w-exact) > 1e-12*math.Max(math.Abs(exact), 1) {
+		return exact
+	}
+	return w
+}
+
 // TestHashAggregateNoGroups checks the one row of an aggregation without
 // keys over an empty input, and over no batches at all.
 func TestHashAggregateNoGroups(t *testing.T) {
@@ -450,6 +511,9 @@ func TestHashAggregateErrors(t *testing.T) {
 		{nil, []Aggregate{{Func: Sum, Arg: 5, Name: "sum(x)"}}, "sum(x) names column 5 of an input of 3 columns"},
 		{nil, []Aggregate{{Func: Sum, Arg: 1, Name: "sum(s)"}}, "sum() does not take a STRING argument: sum(s)"},
 		{nil, []Aggregate{{Func: Avg, Arg: 2, Name: "avg(d)"}}, "avg() does not take a DATE argument: avg(d)"},
+		{nil, []Aggregate{{Func: VarSamp, Arg: 0, Name: "var_samp(v)"}}, "var_samp() does not take a BIGINT argument: var_samp(v)"},
+		{nil, []Aggregate{{Func: StddevPop, Arg: 1, Name: "stddev_pop(s)"}}, "stddev_pop() does not take a STRING argument: stddev_pop(s)"},
+		{nil, []Aggregate{{Func: GroupConcat, Arg: 0, Name: "group_concat(v)"}}, "group_concat() does not take a BIGINT argument: group_concat(v)"},
 		{nil, []Aggregate{{Func: 42, Name: "f(v)"}}, "unknown aggregate function 42"},
 	} {
 		src := &trackedSource{Operator: NewSliceSource(s, nil)}

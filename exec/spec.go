@@ -24,9 +24,22 @@ const (
 	// DECIMAL(38, max(s,4)) for DECIMAL(p,s) (computed exactly, rounded
 	// half away from zero); NULL when there was none.
 	Avg
+	// VarPop, VarSamp, StddevPop and StddevSamp are the population and
+	// sample variance and standard deviation of the non-NULL values of a
+	// FLOAT or DOUBLE argument, as DOUBLE, by Welford's update (no
+	// cancellation when the mean is large beside the spread); NULL when
+	// there was no value, and for the sample forms when there was one.
+	VarPop
+	VarSamp
+	StddevPop
+	StddevSamp
+	// GroupConcat joins the non-NULL values of a string argument with
+	// Aggregate.Sep, in input order, into STRING; NULL when there was none.
+	GroupConcat
 )
 
-var aggFuncNames = [...]string{CountStar: "count(*)", Count: "count", Sum: "sum", Min: "min", Max: "max", Avg: "avg"}
+var aggFuncNames = [...]string{CountStar: "count(*)", Count: "count", Sum: "sum", Min: "min", Max: "max", Avg: "avg",
+	VarPop: "var_pop", VarSamp: "var_samp", StddevPop: "stddev_pop", StddevSamp: "stddev_samp", GroupConcat: "group_concat"}
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggFuncNames) && aggFuncNames[f] != "" {
@@ -44,6 +57,8 @@ type Aggregate struct {
 	// (count(DISTINCT x), sum(DISTINCT x), avg(DISTINCT x)); it changes no
 	// min or max.
 	Distinct bool
+	// Sep is GroupConcat's separator.
+	Sep string
 	// Name is the output column's name.
 	Name string
 }
