@@ -57,7 +57,12 @@
 //     exec.DecimalArith), with WHERE, GROUP BY (expressions, aliases,
 //     positions), HAVING, count/sum/min/max/avg (DISTINCT too, count of
 //     several DISTINCT arguments counting their tuples; sum and avg of
-//     DECIMAL through decimal.Acc), DISTINCT, ORDER BY (positions, aliases,
+//     DECIMAL through decimal.Acc), stddev/std/stddev_pop, stddev_samp,
+//     variance/var_pop/variance_pop and var_samp/variance_samp (DOUBLE,
+//     Welford), group_concat(x [, sep]) and group_concat(x SEPARATOR sep)
+//     (", " by default, in input order; ORDER BY inside is refused),
+//     any_value (the group's smallest value), approx_count_distinct and
+//     ndv (both exact: count(DISTINCT x)), DISTINCT, ORDER BY (positions, aliases,
 //     expressions, NULLS FIRST/LAST) and LIMIT/OFFSET. The plan is a scan
 //     (its projection the columns the statement names, the simple WHERE
 //     conjuncts pushed into query.Request.Filter so that zone maps skip

@@ -69,7 +69,21 @@ func scanReducible(env *stmtEnv, st *parser.Select, src *selectSource) bool {
 	return ok
 }
 
-var aggFuncs = map[string]exec.AggFunc{"count": exec.Count, "sum": exec.Sum, "min": exec.Min, "max": exec.Max, "avg": exec.Avg}
+// aggFuncs maps the dialect's aggregates (parser.IsAggregate) to the
+// operator's. any_value is min, a value of the group and the same whatever
+// order the rows come in; approx_count_distinct and ndv count the distinct
+// values exactly.
+var aggFuncs = map[string]exec.AggFunc{"count": exec.Count, "sum": exec.Sum, "min": exec.Min, "max": exec.Max, "avg": exec.Avg,
+	"stddev": exec.StddevPop, "std": exec.StddevPop, "stddev_pop": exec.StddevPop, "stddev_samp": exec.StddevSamp,
+	"variance": exec.VarPop, "var_pop": exec.VarPop, "variance_pop": exec.VarPop,
+	"var_samp": exec.VarSamp, "variance_samp": exec.VarSamp,
+	"group_concat": exec.GroupConcat, "any_value": exec.Min,
+	"approx_count_distinct": exec.Count, "ndv": exec.Count}
+
+// isCountAgg reports an aggregate that counts, 0 (not NULL) over no row.
+func isCountAgg(name string) bool {
+	return aggFuncs[strings.ToLower(name)] == exec.Count
+}
 
 // planAggregate plans GROUP BY and the aggregates, resolving them (positions and aliases in GROUP BY, aliases
 // in HAVING and ORDER BY, one aggregate per distinct call text) and returns
@@ -205,7 +219,7 @@ func checkKnownFunc(env *stmtEnv, f *parser.FuncCall) error {
 // and DOUBLE otherwise, avg DOUBLE, min and max the argument's type.
 func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (exec.Aggregate, schema.Type, error) {
 	name := strings.ToLower(f.Name)
-	ag := exec.Aggregate{Func: aggFuncs[name], Distinct: f.Distinct, Name: text}
+	ag := exec.Aggregate{Func: aggFuncs[name], Distinct: f.Distinct || name == "approx_count_distinct" || name == "ndv", Name: text}
 	for _, x := range f.Args {
 		if parser.ContainsAggregate(x) {
 			return ag, nullType, invalidf("aggregate functions cannot be nested: %s", text)
@@ -217,6 +231,9 @@ func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (
 		}
 		ag.Func = exec.CountStar
 		return ag, bigintType, nil
+	}
+	if name == "group_concat" {
+		return a.addGroupConcat(f, ag, in)
 	}
 	if len(f.Args) == 0 || (len(f.Args) > 1 && !(name == "count" && f.Distinct)) {
 		return ag, nullType, invalidf("%s() takes one argument", name)
@@ -274,7 +291,18 @@ func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (
 		if name == "avg" && out.Kind != schema.Decimal {
 			out = doubleType
 		}
-	case "min", "max":
+	case "stddev", "std", "stddev_pop", "stddev_samp", "variance", "var_pop", "variance_pop", "var_samp", "variance_samp":
+		// DOUBLE whatever the numeric type, as Doris computes them.
+		if !(isIntLike(t) || t.Kind == schema.Decimal || isFloat(t) || t.IsString() || isNullType(t)) {
+			return ag, nullType, invalidf("%s() does not take a %s argument", name, t)
+		}
+		if x, err = in.convert(x, doubleType); err != nil {
+			return ag, nullType, err
+		}
+		out = doubleType
+	case "approx_count_distinct", "ndv":
+		out = bigintType
+	case "min", "max", "any_value":
 		if isNullType(t) {
 			// Of nothing but NULLs: NULL, typed as its argument.
 			if x, err = in.convert(x, bigintType); err != nil {
@@ -287,4 +315,33 @@ func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (
 	a.pre = append(a.pre, x)
 	a.preNames = append(a.preNames, parser.FormatExpr(f.Args[0]))
 	return ag, out, nil
+}
+
+// addGroupConcat compiles group_concat(x [, sep]): x as a string, sep a
+// constant string (", " when omitted, as Doris has it).
+func (a *aggPlan) addGroupConcat(f *parser.FuncCall, ag exec.Aggregate, in *vcompiler) (exec.Aggregate, schema.Type, error) {
+	if len(f.Args) < 1 || len(f.Args) > 2 {
+		return ag, nullType, invalidf("group_concat() takes one or two arguments")
+	}
+	ag.Sep = ", "
+	if len(f.Args) == 2 {
+		lit, ok := f.Args[1].(*parser.StringLit)
+		if !ok {
+			return ag, nullType, invalidf("the separator of group_concat() must be a string literal")
+		}
+		ag.Sep = lit.Val
+	}
+	x, err := in.compile(f.Args[0])
+	if err != nil {
+		return ag, nullType, err
+	}
+	if !x.Type().IsString() {
+		if x, err = in.convert(x, stringType); err != nil {
+			return ag, nullType, err
+		}
+	}
+	ag.Arg = len(a.pre)
+	a.pre = append(a.pre, x)
+	a.preNames = append(a.preNames, parser.FormatExpr(f.Args[0]))
+	return ag, stringType, nil
 }

@@ -1127,7 +1127,7 @@ func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser
 	}
 	cols := sub.outCols()
 	tj := &topJoin{kind: exec.LeftJoin, sub: sub, scalar: true, text: "(" + parser.FormatQuery(e.Query) + ")",
-		valueType: cols[len(innerKeys)].Type, valueName: cols[len(innerKeys)].Name, count: isAgg && strings.EqualFold(agg.Name, "count"),
+		valueType: cols[len(innerKeys)].Type, valueName: cols[len(innerKeys)].Name, count: isAgg && isCountAgg(agg.Name),
 		lookup: lookup}
 	if err := p.correlationKeys(outer, tj, outerKeys, cols); err != nil {
 		return nil, err

@@ -1641,6 +1641,21 @@ func (p *parser) parseCall() Expr {
 		p.acceptKw("ALL")
 	}
 	f.Args = p.exprList()
+	if name == "group_concat" {
+		if p.isKwSeq("ORDER", "BY") {
+			p.fail("ORDER BY inside group_concat() is not supported")
+		}
+		// MySQL's group_concat(x SEPARATOR 's') is Doris's
+		// group_concat(x, 's').
+		if p.acceptKw("SEPARATOR") {
+			sepTok := p.peek()
+			sep, ok := p.parseExpr().(*StringLit)
+			if !ok {
+				p.failAt(sepTok, "the SEPARATOR of group_concat() must be a string literal")
+			}
+			f.Args = append(f.Args, sep)
+		}
+	}
 	p.expectOp(")")
 	return p.callTail(f, nameTok)
 }
