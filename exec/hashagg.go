@@ -241,6 +241,9 @@ func (h *hashAgg) prepare(ab *aggBatch, b arrow.RecordBatch) {
 			arr = b.Column(pl.Arg)
 		}
 		ab.inputs[i].prepare(pl.arg, arr)
+		if pl.Func == MaxBy || pl.Func == MinBy {
+			ab.inputs[i].prepareBy(b.Column(pl.By))
+		}
 		if pl.intKeys {
 			ab.inputs[i].prepareKeys(arr)
 		}

@@ -52,6 +52,15 @@ type aggInput struct {
 	// of a fixed-width argument (pairSet); keyBuf backs them.
 	keys   []int64
 	keyBuf []int64
+	// by and byKey are the ordering column of MaxBy and MinBy and the
+	// encoder of its order keys (keys_order.go).
+	by    arrow.Array
+	byKey func(dst []byte, i int) []byte
+}
+
+func (in *aggInput) prepareBy(arr arrow.Array) {
+	in.by = arr
+	in.byKey = orderEncoder(arr, SortKey{}, true)
 }
 
 // prepareKeys fills in.keys from arr, viewing a BIGINT column in place.
@@ -441,6 +450,71 @@ func (s *groupConcatState) appendTo(b array.Builder, g0, g1 int) error {
 	return nil
 }
 
+// maxByState is max_by and min_by: per group the order key of the best
+// ordering value so far and the equality encoding (appendEqualKey, NULL
+// included) of the argument at its row, both owned by the state.
+type maxByState struct {
+	min   bool
+	best  []string
+	val   [][]byte
+	has   []bool
+	chars int64
+	key   []byte
+}
+
+func (s *maxByState) grow(n int) {
+	s.best, s.val, s.has = growTo(s.best, n), growTo(s.val, n), growTo(s.has, n)
+}
+
+func (s *maxByState) bytes() int64 {
+	return int64(cap(s.best))*16 + int64(cap(s.val))*24 + int64(cap(s.has)) + s.chars
+}
+
+func (s *maxByState) update(in *aggInput, gids []uint32, rows []int32) {
+	byNulls := in.by.NullN() > 0
+	for j, g := range gids {
+		r := int(rows[j])
+		if byNulls && in.by.IsNull(r) {
+			continue
+		}
+		s.key = in.byKey(s.key[:0], r)
+		k := bytesView(s.key)
+		// Strictly better only: a tie keeps the first row.
+		if s.has[g] && (s.min && k >= s.best[g] || !s.min && k <= s.best[g]) {
+			continue
+		}
+		old := int64(len(s.best[g]) + cap(s.val[g]))
+		s.best[g], s.has[g] = string(s.key), true
+		s.val[g] = appendValueKey(s.val[g][:0], in.arr, r)
+		s.chars += int64(len(s.best[g])+cap(s.val[g])) - old
+	}
+}
+
+// appendValueKey is appendEqualKey keeping a float's own bits (-0, the
+// NaN's payload): the value comes back as it went in, for decodeEqualKey.
+func appendValueKey(dst []byte, a arrow.Array, i int) []byte {
+	if a.IsValid(i) {
+		switch a := a.(type) {
+		case *array.Float32:
+			return binary.LittleEndian.AppendUint32(append(dst, 1), math.Float32bits(a.Value(i)))
+		case *array.Float64:
+			return binary.LittleEndian.AppendUint64(append(dst, 1), math.Float64bits(a.Value(i)))
+		}
+	}
+	return appendEqualKey(dst, a, i)
+}
+
+func (s *maxByState) appendTo(b array.Builder, g0, g1 int) error {
+	for g := g0; g < g1; g++ {
+		if !s.has[g] {
+			b.AppendNull()
+		} else {
+			decodeEqualKey(b, s.val[g])
+		}
+	}
+	return nil
+}
+
 // minMaxIntState is min and max of everything held as an int64: integers,
 // temporals, booleans, and floats as order keys (float set).
 type minMaxIntState struct {
@@ -658,7 +732,7 @@ func planAggregate(in Schema, a Aggregate) (aggPlan, error) {
 		p.state = func() aggState { return &countState{star: true} }
 		return p, nil
 	}
-	if a.Func < CountStar || a.Func > GroupConcat {
+	if a.Func < CountStar || a.Func > MinBy {
 		return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashAggregate: unknown aggregate function %d in %q", a.Func, a.Name)
 	}
 	if a.Arg < 0 || a.Arg >= len(in) {
@@ -703,6 +777,19 @@ func planAggregate(in Schema, a Aggregate) (aggPlan, error) {
 		f := a.Func
 		p.arg, p.out = argFloat, schema.DoubleType
 		p.state = func() aggState { return &varianceState{fn: f} }
+	case MaxBy, MinBy:
+		if a.By < 0 || a.By >= len(in) {
+			return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "HashAggregate: %s orders by column %d of an input of %d columns", a.Name, a.By, len(in))
+		}
+		if err := checkKeyType("HashAggregate", in[a.By].Type); err != nil {
+			return p, err
+		}
+		if a.Distinct {
+			return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s() does not take DISTINCT: %s", a.Func, a.Name)
+		}
+		isMin := a.Func == MinBy
+		p.arg, p.out = argNone, t
+		p.state = func() aggState { return &maxByState{min: isMin} }
 	case GroupConcat:
 		if !t.IsString() {
 			return p, rowttl.Errorf(rowttl.ErrInvalidArgument, "%s() does not take a %s argument: %s", a.Func, t, a.Name)

@@ -254,7 +254,12 @@ func randomAgg(rng *rand.Rand, s Schema) Aggregate {
 	for {
 		i := rng.IntN(len(s))
 		t := s[i].Type
-		f := []AggFunc{Count, Sum, Min, Max, Avg, VarPop, VarSamp, StddevPop, StddevSamp, GroupConcat}[rng.IntN(10)]
+		f := []AggFunc{Count, Sum, Min, Max, Avg, VarPop, VarSamp, StddevPop, StddevSamp, GroupConcat, MaxBy, MinBy}[rng.IntN(12)]
+		if f == MaxBy || f == MinBy {
+			a := Aggregate{Func: f, Arg: i, By: rng.IntN(len(s))}
+			a.Name = fmt.Sprintf("%s(%s,%s)", f, s[i].Name, s[a.By].Name)
+			return a
+		}
 		numeric := t.IsInteger() || t.Kind == schema.Float || t.Kind == schema.Double || t.Kind == schema.Decimal
 		float := t.Kind == schema.Float || t.Kind == schema.Double
 		if (f == Sum || f == Avg) && !numeric || f >= VarPop && f <= StddevSamp && !float || f == GroupConcat && !t.IsString() {
@@ -332,6 +337,20 @@ func modelHashAgg(t *testing.T, s Schema, rows [][]any, groups []int, aggs []Agg
 func modelAggregate(s Schema, a Aggregate, rows [][]any) any {
 	if a.Func == CountStar {
 		return int64(len(rows))
+	}
+	if a.Func == MaxBy || a.Func == MinBy {
+		var best, by any
+		for _, r := range rows {
+			y := r[a.By]
+			if y == nil {
+				continue
+			}
+			c := compareTestValues(y, by)
+			if by == nil || (a.Func == MaxBy && c > 0) || (a.Func == MinBy && c < 0) {
+				best, by = r[a.Arg], y
+			}
+		}
+		return best
 	}
 	t := s[a.Arg].Type
 	var vals []any
@@ -514,6 +533,8 @@ func TestHashAggregateErrors(t *testing.T) {
 		{nil, []Aggregate{{Func: VarSamp, Arg: 0, Name: "var_samp(v)"}}, "var_samp() does not take a BIGINT argument: var_samp(v)"},
 		{nil, []Aggregate{{Func: StddevPop, Arg: 1, Name: "stddev_pop(s)"}}, "stddev_pop() does not take a STRING argument: stddev_pop(s)"},
 		{nil, []Aggregate{{Func: GroupConcat, Arg: 0, Name: "group_concat(v)"}}, "group_concat() does not take a BIGINT argument: group_concat(v)"},
+		{nil, []Aggregate{{Func: MaxBy, Arg: 0, By: 7, Name: "max_by(v, x)"}}, "max_by(v, x) orders by column 7 of an input of 3 columns"},
+		{nil, []Aggregate{{Func: MinBy, Arg: 0, By: 1, Distinct: true, Name: "min_by(v, s)"}}, "min_by() does not take DISTINCT: min_by(v, s)"},
 		{nil, []Aggregate{{Func: 42, Name: "f(v)"}}, "unknown aggregate function 42"},
 	} {
 		src := &trackedSource{Operator: NewSliceSource(s, nil)}

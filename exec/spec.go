@@ -36,10 +36,18 @@ const (
 	// GroupConcat joins the non-NULL values of a string argument with
 	// Aggregate.Sep, in input order, into STRING; NULL when there was none.
 	GroupConcat
+	// MaxBy and MinBy are the value of the argument at the row whose
+	// Aggregate.By value is the largest or smallest (the first such row in
+	// input order on a tie), in the argument's type, NULL when that value
+	// is; rows whose By value is NULL are skipped, and the result is NULL
+	// when every row is.
+	MaxBy
+	MinBy
 )
 
 var aggFuncNames = [...]string{CountStar: "count(*)", Count: "count", Sum: "sum", Min: "min", Max: "max", Avg: "avg",
-	VarPop: "var_pop", VarSamp: "var_samp", StddevPop: "stddev_pop", StddevSamp: "stddev_samp", GroupConcat: "group_concat"}
+	VarPop: "var_pop", VarSamp: "var_samp", StddevPop: "stddev_pop", StddevSamp: "stddev_samp", GroupConcat: "group_concat",
+	MaxBy: "max_by", MinBy: "min_by"}
 
 func (f AggFunc) String() string {
 	if int(f) < len(aggFuncNames) && aggFuncNames[f] != "" {
@@ -59,6 +67,8 @@ type Aggregate struct {
 	Distinct bool
 	// Sep is GroupConcat's separator.
 	Sep string
+	// By is the input column MaxBy and MinBy order by.
+	By int
 	// Name is the output column's name.
 	Name string
 }
