@@ -62,7 +62,8 @@
 //     Welford), group_concat(x [, sep]) and group_concat(x SEPARATOR sep)
 //     (", " by default, in input order; ORDER BY inside is refused),
 //     any_value (the group's smallest value), approx_count_distinct and
-//     ndv (both exact: count(DISTINCT x)), DISTINCT, ORDER BY (positions, aliases,
+//     ndv (both exact: count(DISTINCT x)), max_by(x, y) and min_by(x, y)
+//     (x at the first row of the largest or smallest non-NULL y), DISTINCT, ORDER BY (positions, aliases,
 //     expressions, NULLS FIRST/LAST) and LIMIT/OFFSET. The plan is a scan
 //     (its projection the columns the statement names, the simple WHERE
 //     conjuncts pushed into query.Request.Filter so that zone maps skip

@@ -78,7 +78,7 @@ var aggFuncs = map[string]exec.AggFunc{"count": exec.Count, "sum": exec.Sum, "mi
 	"variance": exec.VarPop, "var_pop": exec.VarPop, "variance_pop": exec.VarPop,
 	"var_samp": exec.VarSamp, "variance_samp": exec.VarSamp,
 	"group_concat": exec.GroupConcat, "any_value": exec.Min,
-	"approx_count_distinct": exec.Count, "ndv": exec.Count}
+	"approx_count_distinct": exec.Count, "ndv": exec.Count, "max_by": exec.MaxBy, "min_by": exec.MinBy}
 
 // isCountAgg reports an aggregate that counts, 0 (not NULL) over no row.
 func isCountAgg(name string) bool {
@@ -232,8 +232,11 @@ func (a *aggPlan) addAggregate(f *parser.FuncCall, text string, in *vcompiler) (
 		ag.Func = exec.CountStar
 		return ag, bigintType, nil
 	}
-	if name == "group_concat" {
+	switch name {
+	case "group_concat":
 		return a.addGroupConcat(f, ag, in)
+	case "max_by", "min_by":
+		return a.addMaxBy(f, ag, in)
 	}
 	if len(f.Args) == 0 || (len(f.Args) > 1 && !(name == "count" && f.Distinct)) {
 		return ag, nullType, invalidf("%s() takes one argument", name)
@@ -344,4 +347,33 @@ func (a *aggPlan) addGroupConcat(f *parser.FuncCall, ag exec.Aggregate, in *vcom
 	a.pre = append(a.pre, x)
 	a.preNames = append(a.preNames, parser.FormatExpr(f.Args[0]))
 	return ag, stringType, nil
+}
+
+// addMaxBy compiles max_by(x, y) and min_by(x, y): x of the row of the
+// largest or smallest y, in x's type.
+func (a *aggPlan) addMaxBy(f *parser.FuncCall, ag exec.Aggregate, in *vcompiler) (exec.Aggregate, schema.Type, error) {
+	if len(f.Args) != 2 {
+		return ag, nullType, invalidf("%s() takes two arguments", f.Name)
+	}
+	if f.Distinct {
+		return ag, nullType, invalidf("%s() does not take DISTINCT", f.Name)
+	}
+	var xs [2]exec.Expr
+	for i, arg := range f.Args {
+		x, err := in.compile(arg)
+		if err != nil {
+			return ag, nullType, err
+		}
+		if isNullType(x.Type()) {
+			// Of nothing but NULLs: NULL, typed as a BIGINT.
+			if x, err = in.convert(x, bigintType); err != nil {
+				return ag, nullType, err
+			}
+		}
+		xs[i] = x
+		a.pre = append(a.pre, x)
+		a.preNames = append(a.preNames, parser.FormatExpr(arg))
+	}
+	ag.Arg, ag.By = len(a.pre)-2, len(a.pre)-1
+	return ag, xs[0].Type(), nil
 }

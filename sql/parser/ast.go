@@ -1264,13 +1264,14 @@ func ContainsWindow(e Expr) bool {
 
 // IsAggregate reports whether name (any case) is an aggregate function of
 // the dialect: count, sum, min, max, avg, the variances and standard
-// deviations, group_concat, any_value, approx_count_distinct and ndv.
+// deviations, group_concat, any_value, approx_count_distinct, ndv, max_by
+// and min_by.
 func IsAggregate(name string) bool {
 	switch strings.ToLower(name) {
 	case "count", "sum", "min", "max", "avg",
 		"stddev", "std", "stddev_pop", "stddev_samp",
 		"variance", "var_pop", "variance_pop", "var_samp", "variance_samp",
-		"group_concat", "any_value", "approx_count_distinct", "ndv":
+		"group_concat", "any_value", "approx_count_distinct", "ndv", "max_by", "min_by":
 		return true
 	}
 	return false
