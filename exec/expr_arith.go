@@ -24,9 +24,45 @@ const (
 	Mod
 	// IntDiv is DIV: the quotient truncated, BIGINT.
 	IntDiv
+	// BitAnd, BitOr and BitXor are & | ^ on the 64 bits of two BIGINTs.
+	BitAnd
+	BitOr
+	BitXor
+	// ShiftLeft and ShiftRight are << and >>: logical shifts of the 64
+	// bits of a BIGINT by a count, 0 for a count outside 0..63 (MySQL's
+	// unsigned count).
+	ShiftLeft
+	ShiftRight
 )
 
-var arithNames = [...]string{Add: "+", Sub: "-", Mul: "*", Div: "/", Mod: "%", IntDiv: "DIV"}
+var arithNames = [...]string{Add: "+", Sub: "-", Mul: "*", Div: "/", Mod: "%", IntDiv: "DIV",
+	BitAnd: "&", BitOr: "|", BitXor: "^", ShiftLeft: "<<", ShiftRight: ">>"}
+
+// IsBitOp reports the operators of BIGINTs only (& | ^ << >>).
+func (o ArithOp) IsBitOp() bool { return o >= BitAnd && o <= ShiftRight }
+
+// BitArith is the BIGINT result of x op y for a bit operator op.
+func BitArith(op ArithOp, x, y int64) int64 {
+	switch op {
+	case BitAnd:
+		return x & y
+	case BitOr:
+		return x | y
+	case BitXor:
+		return x ^ y
+	case ShiftLeft:
+		if uint64(y) > 63 {
+			return 0
+		}
+		return int64(uint64(x) << uint64(y))
+	case ShiftRight:
+		if uint64(y) > 63 {
+			return 0
+		}
+		return int64(uint64(x) >> uint64(y))
+	}
+	panic("exec: BitArith of " + op.String())
+}
 
 func (o ArithOp) String() string { return arithNames[o] }
 
@@ -46,6 +82,8 @@ func NewArith(op ArithOp, l, r Expr, text string) (*Arith, error) {
 	switch {
 	case lk == schema.BigInt && rk == schema.BigInt && op != Div:
 		return &Arith{Op: op, L: l, R: r, Typ: schema.BigIntType, Text: text}, nil
+	case op.IsBitOp():
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: %s %s %s needs two BIGINT operands", l.Type(), op, r.Type())
 	case lk == schema.Double && rk == schema.Double:
 		t := schema.DoubleType
 		if op == IntDiv {
@@ -209,6 +247,10 @@ func (a *Arith) intKernel(env *Env, n int, l, r *operand[int64], valid *memory.B
 				return fail()
 			}
 		}
+	case BitAnd, BitOr, BitXor, ShiftLeft, ShiftRight:
+		for i := range n {
+			out[i] = BitArith(a.Op, l.at(i), r.at(i))
+		}
 	case Mod, IntDiv:
 		for i := range n {
 			x, y := l.at(i), r.at(i)
@@ -288,6 +330,35 @@ func (a *Arith) floatKernel(env *Env, n int, l, r *operand[float64], valid *memo
 		out[i] = int64(q)
 	}
 	return makeArray(arrow.PrimitiveTypes.Int64, n, z.valid, z.nulls, buf), nil
+}
+
+// BitNot is ~ on the 64 bits of a BIGINT.
+type BitNot struct{ X Expr }
+
+// Type implements Expr.
+func (g *BitNot) Type() schema.Type { return schema.BigIntType }
+
+func (g *BitNot) String() string { return fmt.Sprintf("(~%s)", g.X) }
+
+// Eval implements Expr.
+func (g *BitNot) Eval(env *Env, b arrow.RecordBatch) (arrow.Array, error) {
+	x, err := g.X.Eval(env, b)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	xa, ok := x.(*array.Int64)
+	if !ok {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "exec: ~ of %s", x.DataType())
+	}
+	n := x.Len()
+	valid, nulls := andValidity(env.Mem, n, x)
+	buf := newBuffer(env.Mem, n*8)
+	out := arrow.Int64Traits.CastFromBytes(buf.Bytes())
+	for i, v := range xa.Int64Values() {
+		out[i] = ^v
+	}
+	return makeArray(arrow.PrimitiveTypes.Int64, n, valid, nulls, buf), nil
 }
 
 // Neg is unary minus: BIGINT (an error for the smallest BIGINT), DECIMAL
