@@ -331,8 +331,11 @@ func (c *compiler) compileUnary(e *parser.UnaryExpr) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e.Op == parser.OpNot {
+	switch e.Op {
+	case parser.OpNot:
 		return compileNot(c, x)
+	case parser.OpBitNot:
+		return c.bitNot(x, "operator ~")
 	}
 	switch {
 	case isIntLike(x.t) || isNullType(x.t):
@@ -373,8 +376,76 @@ func (c *compiler) compileUnary(e *parser.UnaryExpr) (*compiled, error) {
 
 func (c *compiler) compileBinary(e *parser.BinaryExpr) (*compiled, error) {
 	return compileBinary(c, e, func(l, r *compiled) (*compiled, error) {
+		if e.Op.IsBit() {
+			return c.bitArith(e.Op, l, r, bitWhat(e.Op))
+		}
 		return c.arith(e.Op, l, r, lazyFormat(e))
 	})
+}
+
+// bitArith is a bit operator or function of two operands.
+func (c *compiler) bitArith(op parser.BinaryOp, l, r *compiled, what string) (*compiled, error) {
+	l, r, err := bitOperands(c, l, r, what)
+	if err != nil {
+		return nil, err
+	}
+	eop := bitOps[op]
+	return &compiled{t: bigintType, konst: allConst(l, r), eval: func(row []schema.Value) (schema.Value, error) {
+		a, err := l.eval(row)
+		if err != nil || a.IsNull() {
+			return schema.Null, err
+		}
+		b, err := r.eval(row)
+		if err != nil || b.IsNull() {
+			return schema.Null, err
+		}
+		return schema.IntVal(exec.BitArith(eop, a.Int, b.Int)), nil
+	}}, nil
+}
+
+// bitNot is ~ and bitnot().
+func (c *compiler) bitNot(x *compiled, what string) (*compiled, error) {
+	x, err := bitOperand(c, x, what)
+	if err != nil {
+		return nil, err
+	}
+	return &compiled{t: bigintType, konst: x.konst, eval: func(row []schema.Value) (schema.Value, error) {
+		v, err := x.eval(row)
+		if err != nil || v.IsNull() {
+			return schema.Null, err
+		}
+		return schema.IntVal(^v.Int), nil
+	}}, nil
+}
+
+// compileBitFunc compiles bitand, bitor, bitxor, bitnot, bit_shift_left
+// and bit_shift_right.
+func (c *compiler) compileBitFunc(f *parser.FuncCall) (*compiled, bool, error) {
+	op, binary := bitFuncs[f.Name]
+	if !binary && f.Name != "bitnot" {
+		return nil, false, nil
+	}
+	what := f.Name + "()"
+	if !binary {
+		if err := c.nargs(f, 1, 1); err != nil {
+			return nil, true, err
+		}
+		x, err := c.compile(f.Args[0])
+		if err != nil {
+			return nil, true, err
+		}
+		x, err = c.bitNot(x, what)
+		return x, true, err
+	}
+	if err := c.nargs(f, 2, 2); err != nil {
+		return nil, true, err
+	}
+	l, r, err := compileTwo(c, f.Args[0], f.Args[1])
+	if err != nil {
+		return nil, true, err
+	}
+	x, err := c.bitArith(op, l, r, what)
+	return x, true, err
 }
 
 // logic is AND / OR in three-valued logic.

@@ -2,6 +2,7 @@ package sql
 
 import (
 	"github.com/rowttl/rowttl/decimal"
+	"github.com/rowttl/rowttl/exec"
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/sql/parser"
 )
@@ -239,3 +240,37 @@ func decimalOperandOf[N any](c exprCompiler[N], x N) decimal.Type {
 	}
 	return exactType(t)
 }
+
+// bitOps are the bit operators and the Doris functions beside them.
+var bitOps = map[parser.BinaryOp]exec.ArithOp{
+	parser.OpBitAnd: exec.BitAnd, parser.OpBitOr: exec.BitOr, parser.OpBitXor: exec.BitXor,
+	parser.OpShl: exec.ShiftLeft, parser.OpShr: exec.ShiftRight,
+}
+
+var bitFuncs = map[string]parser.BinaryOp{
+	"bitand": parser.OpBitAnd, "bitor": parser.OpBitOr, "bitxor": parser.OpBitXor,
+	"bit_shift_left": parser.OpShl, "bit_shift_right": parser.OpShr,
+}
+
+// bitOperand converts an operand of a bit operator or function to BIGINT:
+// integers, booleans and NULL only, as Doris has them for integer types
+// alone (a DOUBLE or a string would have to be rounded first, silently).
+func bitOperand[N any](c exprCompiler[N], x N, what string) (N, error) {
+	if t := c.typeOf(x); !isIntLike(t) && !isNullType(t) {
+		var zero N
+		return zero, invalidf("%s takes integer arguments, not %s", what, t)
+	}
+	return c.convert(x, bigintType)
+}
+
+// bitOperands is bitOperand of both operands of a binary bit operator.
+func bitOperands[N any](c exprCompiler[N], l, r N, what string) (N, N, error) {
+	l, err := bitOperand(c, l, what)
+	if err == nil {
+		r, err = bitOperand(c, r, what)
+	}
+	return l, r, err
+}
+
+// bitWhat names a bit operator in messages.
+func bitWhat(op parser.BinaryOp) string { return "operator " + op.String() }

@@ -346,6 +346,9 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 	if x, ok, err := c.compileMoreFunc(f); ok {
 		return x, err
 	}
+	if x, ok, err := c.compileBitFunc(f); ok {
+		return x, err
+	}
 	return nil, unknownFunc(f.Name)
 }
 

@@ -206,8 +206,14 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e.Op == parser.OpNot {
+		switch e.Op {
+		case parser.OpNot:
 			return compileNot(c, x)
+		case parser.OpBitNot:
+			if x, err = bitOperand(c, x, "operator ~"); err != nil {
+				return nil, err
+			}
+			return &exec.BitNot{X: x}, nil
 		}
 		t := x.Type()
 		switch {
@@ -226,6 +232,13 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 		return &exec.Neg{X: x, Text: parser.FormatExpr(e)}, nil
 	case *parser.BinaryExpr:
 		return compileBinary(c, e, func(l, r exec.Expr) (exec.Expr, error) {
+			if e.Op.IsBit() {
+				l, r, err := bitOperands(c, l, r, bitWhat(e.Op))
+				if err != nil {
+					return nil, err
+				}
+				return exec.NewArith(bitOps[e.Op], l, r, parser.FormatExpr(e))
+			}
 			return c.arith(e.Op, l, r, parser.FormatExpr(e))
 		})
 	case *parser.IsExpr:
@@ -367,7 +380,26 @@ func (c *vcompiler) funcCall(f *parser.FuncCall) (exec.Expr, error) {
 		}
 		return c.convert(args[0], t)
 	}
+	if op, ok := bitFuncs[f.Name]; ok {
+		if err := nargs(2, 2); err != nil {
+			return nil, err
+		}
+		l, r, err := bitOperands(c, args[0], args[1], f.Name+"()")
+		if err != nil {
+			return nil, err
+		}
+		return exec.NewArith(bitOps[op], l, r, parser.FormatExpr(f))
+	}
 	switch f.Name {
+	case "bitnot":
+		if err := nargs(1, 1); err != nil {
+			return nil, err
+		}
+		x, err := bitOperand(c, args[0], "bitnot()")
+		if err != nil {
+			return nil, err
+		}
+		return &exec.BitNot{X: x}, nil
 	case "year", "quarter", "month", "day", "dayofmonth", "dayofweek", "hour", "minute", "second",
 		"dayofyear", "weekofyear", "microsecond", "week":
 		if f.Name == "week" && len(args) != 1 {

@@ -800,6 +800,7 @@ type UnaryOp uint8
 const (
 	OpNeg UnaryOp = iota + 1
 	OpNot
+	OpBitNot // ~
 )
 
 func (o UnaryOp) String() string {
@@ -808,11 +809,13 @@ func (o UnaryOp) String() string {
 		return "-"
 	case OpNot:
 		return "NOT"
+	case OpBitNot:
+		return "~"
 	}
 	return "?"
 }
 
-// UnaryExpr is -X or NOT X.
+// UnaryExpr is -X, NOT X or ~X.
 type UnaryExpr struct {
 	Op UnaryOp
 	X  Expr
@@ -838,12 +841,18 @@ const (
 	OpNullSafeEq // <=>
 	OpAnd
 	OpOr
+	OpBitAnd // &
+	OpBitOr  // |
+	OpBitXor // ^
+	OpShl    // <<
+	OpShr    // >>
 )
 
 var binaryOpText = [...]string{
 	OpAdd: "+", OpSub: "-", OpMul: "*", OpDiv: "/", OpMod: "%", OpIntDiv: "DIV",
 	OpEq: "=", OpNe: "<>", OpLt: "<", OpLe: "<=", OpGt: ">", OpGe: ">=",
 	OpNullSafeEq: "<=>", OpAnd: "AND", OpOr: "OR",
+	OpBitAnd: "&", OpBitOr: "|", OpBitXor: "^", OpShl: "<<", OpShr: ">>",
 }
 
 func (o BinaryOp) String() string {
@@ -852,6 +861,9 @@ func (o BinaryOp) String() string {
 	}
 	return "?"
 }
+
+// IsBit reports & | ^ << >>.
+func (o BinaryOp) IsBit() bool { return o >= OpBitAnd && o <= OpShr }
 
 // IsComparison reports = <> < <= > >= <=>.
 func (o BinaryOp) IsComparison() bool { return o >= OpEq && o <= OpNullSafeEq }

@@ -25,8 +25,12 @@ const (
 	precAnd     = 3
 	precNot     = 4
 	precCompare = 5
+	precBitOr   = 6
+	precBitAnd  = 7
+	precShift   = 8
 	precAdd     = 9
 	precMul     = 10
+	precBitXor  = 11
 	precNeg     = 12
 	precPrimary = 20
 )
@@ -43,6 +47,14 @@ func precedence(e Expr) int {
 			return precCompare
 		case e.Op == OpAdd || e.Op == OpSub:
 			return precAdd
+		case e.Op == OpBitOr:
+			return precBitOr
+		case e.Op == OpBitAnd:
+			return precBitAnd
+		case e.Op == OpShl || e.Op == OpShr:
+			return precShift
+		case e.Op == OpBitXor:
+			return precBitXor
 		}
 		return precMul
 	case *UnaryExpr:
@@ -107,7 +119,11 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 			formatExpr(b, e.X, precNot)
 			return
 		}
-		b.WriteByte('-')
+		if e.Op == OpBitNot {
+			b.WriteByte('~')
+		} else {
+			b.WriteByte('-')
+		}
 		// Never write "--", which starts a comment.
 		s := FormatExpr(e.X)
 		if precedence(e.X) < precNeg || strings.HasPrefix(s, "-") {
@@ -123,9 +139,7 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		case precAnd:
 			right = precNot
 		case precCompare:
-			right = precAdd
-		case precMul:
-			right = precNeg
+			right = precBitOr
 		}
 		formatExpr(b, e.L, p)
 		b.WriteByte(' ')

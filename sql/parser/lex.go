@@ -159,7 +159,7 @@ func (l *lexer) skipSpace() error {
 }
 
 // operators lists the multi-character operators, longest first.
-var operators = []string{"<=>", "<=", ">=", "<>", "!=", "&&", "||", ":="}
+var operators = []string{"<=>", "<=", ">=", "<>", "<<", ">>", "!=", "&&", "||", ":="}
 
 func (l *lexer) emit(kind tokenKind, val string, start int) {
 	l.toks = append(l.toks, token{kind: kind, val: val, pos: start, end: l.pos})

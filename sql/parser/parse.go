@@ -1197,7 +1197,8 @@ func (p *parser) parseAdmin() Stmt {
 // Expressions, lowest precedence first:
 //
 //	OR ||  <  AND &&  <  NOT  <  comparisons, IS, IN, BETWEEN, LIKE, REGEXP
-//	<  + - (and ± INTERVAL)  <  * / % DIV  <  unary - and !  <  primary
+//	<  |  <  &  <  << >>  <  + - (and ± INTERVAL)  <  * / % DIV  <  ^
+//	<  unary - ! ~  <  primary
 
 func (p *parser) parseExpr() Expr {
 	p.enter()
@@ -1241,7 +1242,7 @@ var comparisonOps = map[string]BinaryOp{
 }
 
 func (p *parser) parseComparison() Expr {
-	l := p.parseAdditive()
+	l := p.parseBitOr()
 	for {
 		t := p.peek()
 		if t.kind == tokOp {
@@ -1250,7 +1251,7 @@ func (p *parser) parseComparison() Expr {
 				return l
 			}
 			p.i++
-			l = &BinaryExpr{Op: op, L: l, R: p.parseAdditive()}
+			l = &BinaryExpr{Op: op, L: l, R: p.parseBitOr()}
 			continue
 		}
 		if p.acceptKw("IS") {
@@ -1286,18 +1287,50 @@ func (p *parser) parseComparison() Expr {
 			}
 			p.expectOp(")")
 		case p.acceptKw("REGEXP"), p.acceptKw("RLIKE"):
-			l = &RegexpExpr{X: l, Not: not, Pattern: p.parseAdditive()}
+			l = &RegexpExpr{X: l, Not: not, Pattern: p.parseBitOr()}
 		case p.acceptKw("BETWEEN"):
-			e := &BetweenExpr{X: l, Not: not, Lo: p.parseAdditive()}
+			e := &BetweenExpr{X: l, Not: not, Lo: p.parseBitOr()}
 			p.expectKw("AND")
-			e.Hi = p.parseAdditive()
+			e.Hi = p.parseBitOr()
 			l = e
 		case p.acceptKw("LIKE"):
-			e := &LikeExpr{X: l, Not: not, Pattern: p.parseAdditive()}
+			e := &LikeExpr{X: l, Not: not, Pattern: p.parseBitOr()}
 			if p.acceptKw("ESCAPE") {
-				e.Escape = p.parseAdditive()
+				e.Escape = p.parseBitOr()
 			}
 			l = e
+		default:
+			return l
+		}
+	}
+}
+
+// The bit operators bind as MySQL has them: | below &, below << and >>,
+// below + and -; ^ above * and /.
+func (p *parser) parseBitOr() Expr {
+	l := p.parseBitAnd()
+	for p.acceptOp("|") {
+		l = &BinaryExpr{Op: OpBitOr, L: l, R: p.parseBitAnd()}
+	}
+	return l
+}
+
+func (p *parser) parseBitAnd() Expr {
+	l := p.parseShift()
+	for p.acceptOp("&") {
+		l = &BinaryExpr{Op: OpBitAnd, L: l, R: p.parseShift()}
+	}
+	return l
+}
+
+func (p *parser) parseShift() Expr {
+	l := p.parseAdditive()
+	for {
+		switch {
+		case p.acceptOp("<<"):
+			l = &BinaryExpr{Op: OpShl, L: l, R: p.parseAdditive()}
+		case p.acceptOp(">>"):
+			l = &BinaryExpr{Op: OpShr, L: l, R: p.parseAdditive()}
 		default:
 			return l
 		}
@@ -1327,7 +1360,7 @@ func (p *parser) parseAdditive() Expr {
 }
 
 func (p *parser) parseMul() Expr {
-	l := p.parseUnary()
+	l := p.parseBitXor()
 	for {
 		var op BinaryOp
 		switch {
@@ -1342,8 +1375,16 @@ func (p *parser) parseMul() Expr {
 		default:
 			return l
 		}
-		l = &BinaryExpr{Op: op, L: l, R: p.parseUnary()}
+		l = &BinaryExpr{Op: op, L: l, R: p.parseBitXor()}
 	}
+}
+
+func (p *parser) parseBitXor() Expr {
+	l := p.parseUnary()
+	for p.acceptOp("^") {
+		l = &BinaryExpr{Op: OpBitXor, L: l, R: p.parseUnary()}
+	}
+	return l
 }
 
 func (p *parser) parseUnary() Expr {
@@ -1359,6 +1400,8 @@ func (p *parser) parseUnary() Expr {
 		return p.parseUnary()
 	case p.acceptOp("!"):
 		return &UnaryExpr{Op: OpNot, X: p.parseUnary()}
+	case p.acceptOp("~"):
+		return &UnaryExpr{Op: OpBitNot, X: p.parseUnary()}
 	}
 	return p.parsePrimary()
 }
