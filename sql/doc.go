@@ -255,8 +255,13 @@
 // makedate, years_diff … seconds_diff, substring_index, starts_with,
 // ends_with, null_or_empty, ascii, md5, space, strcmp, find_in_set, hex,
 // str_to_date, unix_timestamp with a format, regexp_replace,
-// regexp_replace_one) are computed by the row compiler (timestampdiff.go,
-// strfuncs.go), inside vectorised plans too. UPDATE and DELETE refuse subqueries.
+// regexp_replace_one, trim/ltrim/rtrim(s, chars) and so TRIM([BOTH|
+// LEADING|TRAILING] chars FROM s), locate and so POSITION(x IN s)) are
+// computed by the row compiler (timestampdiff.go, strfuncs.go), inside
+// vectorised plans too. The bit operators & | ^ ~ << >> and bitand, bitor,
+// bitxor, bitnot, bit_shift_left and bit_shift_right take integers only, as
+// BIGINT, and have kernels (exec.Arith, exec.BitNot). UPDATE and DELETE
+// refuse subqueries.
 //
 // # Joins, subqueries, set operations and windows
 //

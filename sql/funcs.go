@@ -279,6 +279,17 @@ func (c *compiler) compileFunc(f *parser.FuncCall) (*compiled, error) {
 			return schema.IntVal(int64(utf8.RuneCount(v.Bytes))), nil
 		})
 	case "upper", "ucase", "lower", "lcase", "trim", "ltrim", "rtrim":
+		if strings.HasSuffix(f.Name, "trim") {
+			if err := c.nargs(f, 1, 2); err != nil {
+				return nil, err
+			}
+		}
+		if len(f.Args) == 2 && strings.HasSuffix(f.Name, "trim") {
+			left, right := f.Name != "rtrim", f.Name != "ltrim"
+			return c.nary(f, stringType, func(v []schema.Value) (schema.Value, error) {
+				return textVal(trimRepeats(string(v[0].Bytes), string(v[1].Bytes), left, right)), nil
+			}, stringType, stringType)
+		}
 		name := map[string]string{"ucase": "upper", "lcase": "lower"}[f.Name]
 		if name == "" {
 			name = f.Name
@@ -581,4 +592,19 @@ func extractCall(e *parser.ExtractExpr) (*parser.FuncCall, error) {
 		return nil, notYet("EXTRACT(" + e.Unit.String() + " FROM ...)")
 	}
 	return &parser.FuncCall{Name: name, Args: []parser.Expr{e.X}}, nil
+}
+
+// trimRepeats removes whole repeats of cut from the start (left) and the
+// end (right) of s: trim(s, cut) of MySQL's TRIM(cut FROM s) and Doris.
+func trimRepeats(s, cut string, left, right bool) string {
+	if cut == "" {
+		return s
+	}
+	for left && strings.HasPrefix(s, cut) {
+		s = s[len(cut):]
+	}
+	for right && strings.HasSuffix(s, cut) {
+		s = s[:len(s)-len(cut)]
+	}
+	return s
 }

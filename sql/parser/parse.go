@@ -1670,6 +1670,19 @@ func (p *parser) parseCall() Expr {
 		p.i++
 		return d
 	}
+	switch name {
+	case "trim":
+		if !p.isOp(")") {
+			return p.callTail(p.parseTrim(), nameTok)
+		}
+	case "position":
+		// POSITION(x IN s) is locate(x, s); x stops below IN.
+		x := p.parseBitOr()
+		p.expectKw("IN")
+		f = &FuncCall{Name: "locate", Args: []Expr{x, p.parseExpr()}}
+		p.expectOp(")")
+		return p.callTail(f, nameTok)
+	}
 	if p.acceptOp(")") {
 		return p.callTail(f, nameTok)
 	}
@@ -1701,6 +1714,43 @@ func (p *parser) parseCall() Expr {
 	}
 	p.expectOp(")")
 	return p.callTail(f, nameTok)
+}
+
+// parseTrim parses TRIM after its parenthesis. The SQL forms
+// TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) are trim, ltrim or rtrim(s
+// [, chars]), each removing whole repeats of chars (spaces when omitted)
+// from its ends, as MySQL and Doris do; the function form trim(s [, chars])
+// is itself.
+func (p *parser) parseTrim() *FuncCall {
+	name, spec := "trim", true
+	switch {
+	case p.acceptKw("BOTH"):
+	case p.acceptKw("LEADING"):
+		name = "ltrim"
+	case p.acceptKw("TRAILING"):
+		name = "rtrim"
+	default:
+		spec = false
+	}
+	if spec && p.acceptKw("FROM") {
+		f := &FuncCall{Name: name, Args: []Expr{p.parseExpr()}}
+		p.expectOp(")")
+		return f
+	}
+	x := p.parseExpr()
+	f := &FuncCall{Name: name, Args: []Expr{x}}
+	switch {
+	case p.acceptKw("FROM"):
+		f.Args = []Expr{p.parseExpr(), x}
+	case spec:
+		p.fail("expected FROM")
+	default:
+		for p.acceptOp(",") {
+			f.Args = append(f.Args, p.parseExpr())
+		}
+	}
+	p.expectOp(")")
+	return f
 }
 
 // parseInterval parses N unit after the INTERVAL keyword.
