@@ -470,6 +470,7 @@ var fuzzSeeds = []string{
 	"(SELECT a FROM t ORDER BY a LIMIT 1) UNION ALL SELECT b FROM u INTERSECT (SELECT c FROM v) EXCEPT SELECT d ORDER BY 1 DESC LIMIT 2, 3",
 	"SELECT rank() OVER (w ORDER BY b ROWS BETWEEN 2 PRECEDING AND UNBOUNDED FOLLOWING), lag(a, 1, NULL) OVER w FROM t WINDOW w AS (PARTITION BY a)",
 	"SELECT a REGEXP 'x', timestampdiff(QUARTER, a, b), EXTRACT(WEEK FROM a), ((SELECT 1) + 1) FROM t",
+	"SELECT ~a & b | c ^ d << 2 >> e, TRIM(LEADING 'x' FROM a), POSITION(b IN a), group_concat(DISTINCT a SEPARATOR '-') FROM t",
 }
 
 // FuzzParse checks that Parse never panics and that every expression of an
