@@ -311,7 +311,12 @@
 //     scalar subquery is refused. An uncorrelated IN (subquery)
 //     or EXISTS anywhere else (under OR or NOT, in the select list, in
 //     HAVING) runs once, before the first row, into an exec.ValueSet the
-//     rows probe; a correlated one there is refused.
+//     rows probe; a correlated one there is refused. x op ANY|SOME|ALL
+//     (subquery), uncorrelated, wherever it stands: = ANY is IN and
+//     <> ALL is NOT IN; any other op runs the subquery once into its
+//     count of values, of non-NULL ones and their extremes in the
+//     comparison's type (quantFill), which decide the three-valued
+//     answer (exec.Quantified); a correlated one is refused.
 //   - The topmost join (or subquery join) outputs only the columns the
 //     operators above it read (exec.NewHashJoinOutput), so that a key
 //     read by the join alone is never gathered.

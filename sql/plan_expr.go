@@ -93,7 +93,7 @@ func markConst(e parser.Expr, konst map[parser.Expr]bool, depth int) bool {
 	}
 	k := true
 	switch f := e.(type) {
-	case *parser.ColumnRef, *parser.SubqueryExpr, *parser.InSubquery, *parser.ExistsExpr, *parser.WindowFunc:
+	case *parser.ColumnRef, *parser.SubqueryExpr, *parser.InSubquery, *parser.ExistsExpr, *parser.QuantifiedCmp, *parser.WindowFunc:
 		k = false
 	case *parser.FuncCall:
 		if parser.IsAggregate(f.Name) {
@@ -302,6 +302,11 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 			return c.insub(c, e)
 		}
 		return nil, rowEnginef("EXISTS other than a WHERE conjunct or its negation")
+	case *parser.QuantifiedCmp:
+		if c.insub != nil {
+			return c.insub(c, e)
+		}
+		return nil, rowEnginef("%s %s (subquery) here", e.Op, quantWord(e.All))
 	}
 	return nil, rowEnginef("expression %s", parser.FormatExpr(e))
 }

@@ -40,7 +40,7 @@ func (c *vcompiler) rowFallback(e parser.Expr, err error) bool {
 	plain := true
 	parser.Walk(e, func(x parser.Expr) bool {
 		switch f := x.(type) {
-		case *parser.SubqueryExpr, *parser.InSubquery, *parser.ExistsExpr, *parser.WindowFunc:
+		case *parser.SubqueryExpr, *parser.InSubquery, *parser.ExistsExpr, *parser.QuantifiedCmp, *parser.WindowFunc:
 			plain = false
 		case *parser.FuncCall:
 			if parser.IsAggregate(f.Name) && c.subst == nil {

@@ -337,7 +337,7 @@ func refuseRel(st *parser.Select) error {
 				return false
 			}
 			switch x.(type) {
-			case *parser.SubqueryExpr, *parser.InSubquery, *parser.ExistsExpr, *parser.WindowFunc:
+			case *parser.SubqueryExpr, *parser.InSubquery, *parser.ExistsExpr, *parser.QuantifiedCmp, *parser.WindowFunc:
 				return true
 			}
 			err = refuseNode(x)
@@ -476,14 +476,28 @@ func (p *relPlanner) correlatedIn(outer *scope, e *parser.InSubquery, st *parser
 // EXISTS (query) that no join takes: the subquery runs once, before the
 // plan's first row, into a set (sp.sets), which the expression probes.
 func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e parser.Expr) (exec.Expr, error) {
+	if qc, ok := e.(*parser.QuantifiedCmp); ok {
+		// = ANY is IN and <> ALL is NOT IN, NULLs and all.
+		switch {
+		case qc.Op == parser.OpEq && !qc.All:
+			e = &parser.InSubquery{X: qc.X, Query: qc.Query}
+		case qc.Op == parser.OpNe && qc.All:
+			e = &parser.InSubquery{X: qc.X, Not: true, Query: qc.Query}
+		}
+	}
 	var q parser.QueryExpr
 	switch e := e.(type) {
 	case *parser.InSubquery:
 		q = e.Query
 	case *parser.ExistsExpr:
 		q = e.Query
+	case *parser.QuantifiedCmp:
+		q = e.Query
 	}
 	if st, ok := q.(*parser.Select); ok && p.isCorrelated(outer, st) {
+		if qc, ok := e.(*parser.QuantifiedCmp); ok {
+			return nil, notYet(fmt.Sprintf("a correlated %s %s (subquery)", qc.Op, quantWord(qc.All)))
+		}
 		return nil, notYet("a correlated subquery other than a WHERE conjunct")
 	}
 	sub, err := p.planQuery(q)
@@ -495,6 +509,9 @@ func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e 
 		set := exec.NewValueSet(schema.BooleanType)
 		sp.sets = append(sp.sets, &onceSet{sub: sub, set: set, text: text})
 		return &exec.ExistsSet{Set: set, Text: text}, nil
+	}
+	if qc, ok := e.(*parser.QuantifiedCmp); ok {
+		return p.quantifiedOnce(sp, c, qc, sub, text)
 	}
 	in := e.(*parser.InSubquery)
 	cols := sub.outCols()
@@ -519,21 +536,144 @@ func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e 
 	return &exec.InSet{X: l, Set: set, Not: in.Not, Text: text}, nil
 }
 
+// quantifiedOnce compiles x op ANY|ALL (query) for an op other than = ANY
+// and <> ALL (which are IN and NOT IN): the subquery runs once into the
+// count of its values, of its non-NULL ones and their extremes, which
+// decide the comparison (exec.Quantified).
+func (p *relPlanner) quantifiedOnce(sp *selectPlan, c *vcompiler, qc *parser.QuantifiedCmp, sub relPlan, text string) (exec.Expr, error) {
+	cols := sub.outCols()
+	if len(cols) != 1 {
+		return nil, invalidf("Operand should contain 1 column(s)")
+	}
+	l, err := c.compile(qc.X)
+	if err != nil {
+		return nil, err
+	}
+	// The extremes are taken in the comparison's type, where the order
+	// is the comparison's: '10' < '9' as text, not as numbers. DECIMAL and
+	// integers keep their own types, which order as their exact values.
+	var r exec.Expr = &exec.ColumnRef{Index: 0, Name: cols[0].Name, Typ: cols[0].Type}
+	if !isDecimalPair(l.Type(), r.Type()) {
+		t, ok := comparisonType(l.Type(), r.Type())
+		if !ok {
+			return nil, notYet(fmt.Sprintf("%s %s (subquery) comparing %s with %s", qc.Op, quantWord(qc.All), l.Type(), r.Type()))
+		}
+		if !isNullType(t) {
+			rc := newVCompiler(p.env, &scope{multi: true})
+			if l, err = c.convert(l, t); err != nil {
+				return nil, err
+			}
+			if r, err = rc.convert(r, t); err != nil {
+				return nil, analytic(err)
+			}
+		}
+	}
+	qf := &quantFill{key: r, stats: &exec.QuantStats{},
+		min: &exec.ScalarCell{Typ: r.Type(), Val: schema.Null, Text: "min" + text},
+		max: &exec.ScalarCell{Typ: r.Type(), Val: schema.Null, Text: "max" + text}}
+	cmp := func(op parser.BinaryOp, cell *exec.ScalarCell) (exec.Expr, error) {
+		return c.compare(op, l, cell)
+	}
+	var test exec.Expr
+	switch op := qc.Op; {
+	case op == parser.OpEq || op == parser.OpNe:
+		// = ALL: every value is x; <> ANY: some value is not.
+		lo, err := cmp(op, qf.min)
+		if err != nil {
+			return nil, err
+		}
+		hi, err := cmp(op, qf.max)
+		if err != nil {
+			return nil, err
+		}
+		test = &exec.Logic{And: op == parser.OpEq, L: lo, R: hi}
+	default:
+		// x > ANY is x > min, x > ALL is x > max; < the other way round.
+		cell := qf.min
+		if (op == parser.OpGt || op == parser.OpGe) == qc.All {
+			cell = qf.max
+		}
+		if test, err = cmp(op, cell); err != nil {
+			return nil, err
+		}
+	}
+	sp.sets = append(sp.sets, &onceSet{sub: sub, quant: qf, text: text})
+	return &exec.Quantified{X: l, Test: test, Op: cmpOps[qc.Op], All: qc.All, Stats: qf.stats, Text: text}, nil
+}
+
+func quantWord(all bool) string {
+	if all {
+		return "ALL"
+	}
+	return "ANY"
+}
+
+// quantFill is what a quantified comparison's subquery is run into.
+type quantFill struct {
+	key      exec.Expr
+	stats    *exec.QuantStats
+	min, max *exec.ScalarCell
+}
+
+func (q *quantFill) fill(ctx context.Context, env *exec.Env, sub relPlan) error {
+	*q.stats = exec.QuantStats{}
+	q.min.Val, q.max.Val = schema.Null, schema.Null
+	op, err := sub.build(env)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	for {
+		b, err := op.Next(ctx)
+		if err != nil || b == nil {
+			return err
+		}
+		a, err := q.key.Eval(env, b)
+		b.Release()
+		if err != nil {
+			return err
+		}
+		q.stats.Rows += int64(a.Len())
+		for i := range a.Len() {
+			if a.IsNull(i) {
+				continue
+			}
+			v := schema.ValueAt(a, i)
+			if q.stats.NonNull == 0 || v.Compare(q.min.Val) < 0 {
+				// The value outlives the batch.
+				q.min.Val = v
+				q.min.Val.Bytes = slices.Clone(v.Bytes)
+			}
+			if q.stats.NonNull == 0 || v.Compare(q.max.Val) > 0 {
+				q.max.Val = v
+				q.max.Val.Bytes = slices.Clone(v.Bytes)
+			}
+			q.stats.NonNull++
+		}
+		a.Release()
+	}
+}
+
 // onceSet is a subquery run once into a set before the rows that read it:
 // its key's values (IN), or whether it has a row (EXISTS: key is nil); or,
-// with cell set, a scalar subquery's one value (set is nil).
+// with cell set, a scalar subquery's one value (set is nil); or, with
+// quant set, what a quantified comparison needs of its values.
 type onceSet struct {
-	sub  relPlan
-	key  exec.Expr
-	set  *exec.ValueSet
-	cell *exec.ScalarCell
-	text string
+	sub   relPlan
+	key   exec.Expr
+	set   *exec.ValueSet
+	cell  *exec.ScalarCell
+	quant *quantFill
+	text  string
 }
 
 // fill runs the subquery into the set.
 func (s *onceSet) fill(ctx context.Context, env *exec.Env) error {
 	if s.cell != nil {
 		return s.fillCell(ctx, env)
+	}
+	if s.quant != nil {
+		return s.quant.fill(ctx, env, s.sub)
 	}
 	s.set.Reset()
 	op, err := s.sub.build(env)

@@ -72,6 +72,8 @@ func refuseNode(x parser.Expr) error {
 		return notYet("IN (subquery)")
 	case *parser.ExistsExpr:
 		return notYet("EXISTS")
+	case *parser.QuantifiedCmp:
+		return notYet(x.Op.String() + " " + quantWord(x.All) + " (subquery)")
 	case *parser.WindowFunc:
 		return notYet("the window function " + x.Name + "() OVER")
 	}

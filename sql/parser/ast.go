@@ -1028,6 +1028,15 @@ type InSubquery struct {
 	Query QueryExpr
 }
 
+// QuantifiedCmp is X op ANY (query) or X op ALL (query), op a comparison
+// other than <=>; SOME is ANY.
+type QuantifiedCmp struct {
+	X     Expr
+	Op    BinaryOp
+	All   bool
+	Query QueryExpr
+}
+
 // ExistsExpr is EXISTS (query); NOT EXISTS is NOT applied to it.
 type ExistsExpr struct {
 	Query QueryExpr
@@ -1172,6 +1181,7 @@ func (*DateArith) exprNode()     {}
 func (*SubqueryExpr) exprNode()  {}
 func (*InSubquery) exprNode()    {}
 func (*ExistsExpr) exprNode()    {}
+func (*QuantifiedCmp) exprNode() {}
 func (*RegexpExpr) exprNode()    {}
 func (*TimestampDiff) exprNode() {}
 func (*ExtractExpr) exprNode()   {}
@@ -1179,7 +1189,8 @@ func (*WindowFunc) exprNode()    {}
 
 // Walk visits e depth-first in source order: it calls fn(e) and, when fn
 // returns true, walks e's children. A nil e is not visited. Walk does not
-// enter the query of a subquery (*SubqueryExpr, *InSubquery, *ExistsExpr):
+// enter the query of a subquery (*SubqueryExpr, *InSubquery, *ExistsExpr,
+// *QuantifiedCmp):
 // it is a query block of its own, whose aggregates and columns are not e's.
 // A *WindowFunc's children are its arguments, then its PARTITION BY and
 // ORDER BY expressions.
@@ -1226,6 +1237,8 @@ func Walk(e Expr, fn func(Expr) bool) {
 		Walk(e.N, fn)
 	case *InSubquery:
 		Walk(e.X, fn)
+	case *QuantifiedCmp:
+		Walk(e.X, fn)
 	case *RegexpExpr:
 		Walk(e.X, fn)
 		Walk(e.Pattern, fn)
@@ -1248,12 +1261,13 @@ func Walk(e Expr, fn func(Expr) bool) {
 }
 
 // ContainsSubquery reports whether e holds a scalar subquery, an IN
-// (subquery) or an EXISTS outside any subquery of its own.
+// (subquery), an EXISTS or an ANY/ALL (subquery) outside any subquery of
+// its own.
 func ContainsSubquery(e Expr) bool {
 	found := false
 	Walk(e, func(x Expr) bool {
 		switch x.(type) {
-		case *SubqueryExpr, *InSubquery, *ExistsExpr:
+		case *SubqueryExpr, *InSubquery, *ExistsExpr, *QuantifiedCmp:
 			found = true
 		}
 		return !found

@@ -62,7 +62,7 @@ func precedence(e Expr) int {
 			return precNot
 		}
 		return precNeg
-	case *IsExpr, *InExpr, *BetweenExpr, *LikeExpr, *RegexpExpr, *InSubquery:
+	case *IsExpr, *InExpr, *BetweenExpr, *LikeExpr, *RegexpExpr, *InSubquery, *QuantifiedCmp:
 		return precCompare
 	case *DateArith:
 		return precAdd
@@ -227,6 +227,17 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		b.WriteByte(')')
 	case *InSubquery:
 		formatPredicate(b, e.X, e.Not, " IN (")
+		formatQuery(b, e.Query)
+		b.WriteByte(')')
+	case *QuantifiedCmp:
+		formatExpr(b, e.X, precCompare)
+		b.WriteByte(' ')
+		b.WriteString(e.Op.String())
+		if e.All {
+			b.WriteString(" ALL (")
+		} else {
+			b.WriteString(" ANY (")
+		}
 		formatQuery(b, e.Query)
 		b.WriteByte(')')
 	case *ExistsExpr:

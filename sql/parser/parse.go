@@ -1251,6 +1251,10 @@ func (p *parser) parseComparison() Expr {
 				return l
 			}
 			p.i++
+			if q, all := p.quantified(op); q != nil {
+				l = &QuantifiedCmp{X: l, Op: op, All: all, Query: q}
+				continue
+			}
 			l = &BinaryExpr{Op: op, L: l, R: p.parseBitOr()}
 			continue
 		}
@@ -1335,6 +1339,25 @@ func (p *parser) parseShift() Expr {
 			return l
 		}
 	}
+}
+
+// quantified parses ANY|SOME|ALL (query) after the comparison op, or
+// returns nil having consumed nothing when no quantifier follows.
+func (p *parser) quantified(op BinaryOp) (QueryExpr, bool) {
+	t := p.peek()
+	if !(isKwTok(t, "ANY") || isKwTok(t, "SOME") || isKwTok(t, "ALL")) || !isOpTok(p.peekAt(1), "(") {
+		return nil, false
+	}
+	if op == OpNullSafeEq {
+		p.fail("<=> does not take ANY, SOME or ALL")
+	}
+	p.i += 2
+	q, _ := p.parenBody(false)
+	if q == nil {
+		p.failAt(t, fmt.Sprintf("%s needs a subquery: %s (SELECT ...)", strings.ToUpper(t.val), strings.ToUpper(t.val)))
+	}
+	p.expectOp(")")
+	return q, isKwTok(t, "ALL")
 }
 
 func (p *parser) parseAdditive() Expr {
