@@ -317,6 +317,10 @@
 //     count of values, of non-NULL ones and their extremes in the
 //     comparison's type (quantFill), which decide the three-valued
 //     answer (exec.Quantified); a correlated one is refused.
+//     (a, b) IN (SELECT x, y ...) as a WHERE conjunct is a semi join on
+//     every column; its NOT IN, a correlated one and one elsewhere are
+//     refused. (a, b) [NOT] IN ((1, 2), ...) is the OR of one AND of
+//     column equalities per row (rowIn), SQL's row comparison.
 //   - The topmost join (or subquery join) outputs only the columns the
 //     operators above it read (exec.NewHashJoinOutput), so that a key
 //     read by the join alone is never gathered.

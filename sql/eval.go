@@ -213,6 +213,8 @@ func (c *compiler) compileNode(e parser.Expr) (*compiled, error) {
 		return c.compileIs(e)
 	case *parser.InExpr:
 		return c.compileIn(e)
+	case *parser.RowExpr:
+		return nil, errRowOperand()
 	case *parser.BetweenExpr:
 		return compileBetween(c, e)
 	case *parser.LikeExpr:
@@ -884,6 +886,12 @@ func intCompared(t schema.Type) bool {
 }
 
 func (c *compiler) compileIn(e *parser.InExpr) (*compiled, error) {
+	if or, err := rowIn(e); or != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return c.compile(or)
+	}
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err

@@ -274,3 +274,46 @@ func bitOperands[N any](c exprCompiler[N], l, r N, what string) (N, N, error) {
 
 // bitWhat names a bit operator in messages.
 func bitWhat(op parser.BinaryOp) string { return "operator " + op.String() }
+
+// rowIn expands (a, b) [NOT] IN ((1, 2), ...) into the OR of one
+// conjunction of column equalities per row of the list: SQL's row
+// comparison, TRUE when every column is equal, FALSE when one is not,
+// NULL otherwise, which the AND and OR of three-valued logic give. It
+// returns nil for the IN of a single value.
+func rowIn(e *parser.InExpr) (parser.Expr, error) {
+	row, ok := e.X.(*parser.RowExpr)
+	if !ok {
+		for _, it := range e.List {
+			if _, ok := it.(*parser.RowExpr); ok {
+				return nil, invalidf("Operand should contain 1 column(s)")
+			}
+		}
+		return nil, nil
+	}
+	var or parser.Expr
+	for _, it := range e.List {
+		r, ok := it.(*parser.RowExpr)
+		if !ok || len(r.Items) != len(row.Items) {
+			return nil, invalidf("Operand should contain %d column(s)", len(row.Items))
+		}
+		var and parser.Expr
+		for i, x := range row.Items {
+			var eq parser.Expr = &parser.BinaryExpr{Op: parser.OpEq, L: x, R: r.Items[i]}
+			if and != nil {
+				eq = &parser.BinaryExpr{Op: parser.OpAnd, L: and, R: eq}
+			}
+			and = eq
+		}
+		if or != nil {
+			and = &parser.BinaryExpr{Op: parser.OpOr, L: or, R: and}
+		}
+		or = and
+	}
+	if e.Not {
+		or = &parser.UnaryExpr{Op: parser.OpNot, X: or}
+	}
+	return or, nil
+}
+
+// errRowOperand is the error of a row constructor where one value stands.
+func errRowOperand() error { return invalidf("Operand should contain 1 column(s)") }

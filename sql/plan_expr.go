@@ -302,6 +302,8 @@ func (c *vcompiler) compileVec(e parser.Expr) (exec.Expr, error) {
 			return c.insub(c, e)
 		}
 		return nil, rowEnginef("EXISTS other than a WHERE conjunct or its negation")
+	case *parser.RowExpr:
+		return nil, errRowOperand()
 	case *parser.QuantifiedCmp:
 		if c.insub != nil {
 			return c.insub(c, e)
@@ -706,6 +708,12 @@ func (c *vcompiler) arith(op parser.BinaryOp, l, r exec.Expr, text string) (exec
 }
 
 func (c *vcompiler) in(e *parser.InExpr) (exec.Expr, error) {
+	if or, err := rowIn(e); or != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return c.compile(or)
+	}
 	x, err := c.compile(e.X)
 	if err != nil {
 		return nil, err

@@ -365,7 +365,20 @@ func (p *relPlanner) subqueryJoin(outer, full *scope, conj parser.Expr) (*topJoi
 	}
 	switch e := x.(type) {
 	case *parser.InSubquery:
+		xs := []parser.Expr{e.X}
+		if row, ok := e.X.(*parser.RowExpr); ok {
+			// (a, b) IN (SELECT x, y ...) keeps the rows whose every column
+			// is equal: a semi join on all of them. NOT IN of a row is NULL
+			// on a partly NULL match, which no anti join keys give.
+			if e.Not {
+				return nil, notYet("NOT IN (subquery) of a row (a, b, ...)")
+			}
+			xs = row.Items
+		}
 		if st, ok := e.Query.(*parser.Select); ok && p.isCorrelated(full, st) {
+			if len(xs) > 1 {
+				return nil, notYet("a correlated IN (subquery) of a row (a, b, ...)")
+			}
 			return p.correlatedIn(outer, e, st, conj)
 		}
 		sub, err := p.planQuery(e.Query)
@@ -373,29 +386,34 @@ func (p *relPlanner) subqueryJoin(outer, full *scope, conj parser.Expr) (*topJoi
 			return nil, err
 		}
 		cols := sub.outCols()
-		if len(cols) != 1 {
-			return nil, invalidf("Operand should contain 1 column(s)")
+		if len(cols) != len(xs) {
+			return nil, invalidf("Operand should contain %d column(s)", len(xs))
 		}
 		lc := newVCompiler(p.env, outer)
-		l, err := lc.compile(e.X)
-		if err != nil {
-			return nil, analytic(err)
+		rc := newVCompiler(p.env, &scope{multi: true})
+		var keys, subKeys []exec.Expr
+		for i, x := range xs {
+			l, err := lc.compile(x)
+			if err != nil {
+				return nil, analytic(err)
+			}
+			var r exec.Expr = &exec.ColumnRef{Index: i, Name: cols[i].Name, Typ: cols[i].Type}
+			lt := l.Type()
+			l, r, err = p.sameKeyType(lc, rc, l, r)
+			if err != nil {
+				return nil, err
+			}
+			if l == nil {
+				return nil, notYet(fmt.Sprintf("IN (subquery) comparing %s with %s", lt, cols[i].Type))
+			}
+			keys, subKeys = append(keys, l), append(subKeys, r)
 		}
 		bindRefs(lc)
-		rc := newVCompiler(p.env, &scope{multi: true})
-		var r exec.Expr = &exec.ColumnRef{Index: 0, Name: cols[0].Name, Typ: cols[0].Type}
-		l, r, err = p.sameKeyType(lc, rc, l, r)
-		if err != nil {
-			return nil, err
-		}
-		if l == nil {
-			return nil, notYet(fmt.Sprintf("IN (subquery) comparing %s with %s", l.Type(), cols[0].Type))
-		}
 		kind := exec.SemiJoin
 		if e.Not {
 			kind = exec.NullAwareAntiJoin
 		}
-		return &topJoin{kind: kind, sub: sub, keys: []exec.Expr{l}, subKeys: []exec.Expr{r}, text: parser.FormatExpr(conj)}, nil
+		return &topJoin{kind: kind, sub: sub, keys: keys, subKeys: subKeys, text: parser.FormatExpr(conj)}, nil
 	case *parser.ExistsExpr:
 		return p.existsJoin(outer, e, not, conj)
 	}
@@ -514,6 +532,9 @@ func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e 
 		return p.quantifiedOnce(sp, c, qc, sub, text)
 	}
 	in := e.(*parser.InSubquery)
+	if _, ok := in.X.(*parser.RowExpr); ok {
+		return nil, notYet("IN (subquery) of a row (a, b, ...) other than a WHERE conjunct")
+	}
 	cols := sub.outCols()
 	if len(cols) != 1 {
 		return nil, invalidf("Operand should contain 1 column(s)")

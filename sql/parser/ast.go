@@ -1028,6 +1028,13 @@ type InSubquery struct {
 	Query QueryExpr
 }
 
+// RowExpr is a row constructor (a, b, ...) of two or more values: the
+// left side of IN, or an item of its list. Anywhere else it is refused
+// when compiled ("Operand should contain 1 column(s)").
+type RowExpr struct {
+	Items []Expr
+}
+
 // QuantifiedCmp is X op ANY (query) or X op ALL (query), op a comparison
 // other than <=>; SOME is ANY.
 type QuantifiedCmp struct {
@@ -1182,6 +1189,7 @@ func (*SubqueryExpr) exprNode()  {}
 func (*InSubquery) exprNode()    {}
 func (*ExistsExpr) exprNode()    {}
 func (*QuantifiedCmp) exprNode() {}
+func (*RowExpr) exprNode()       {}
 func (*RegexpExpr) exprNode()    {}
 func (*TimestampDiff) exprNode() {}
 func (*ExtractExpr) exprNode()   {}
@@ -1239,6 +1247,10 @@ func Walk(e Expr, fn func(Expr) bool) {
 		Walk(e.X, fn)
 	case *QuantifiedCmp:
 		Walk(e.X, fn)
+	case *RowExpr:
+		for _, x := range e.Items {
+			Walk(x, fn)
+		}
 	case *RegexpExpr:
 		Walk(e.X, fn)
 		Walk(e.Pattern, fn)

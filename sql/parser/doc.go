@@ -84,7 +84,9 @@
 // QUARTER unit, the bit operators & | ^ ~ << >> (MySQL's precedence),
 // TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) and POSITION(x IN s) (read
 // as the calls trim/ltrim/rtrim(s, chars) and locate(x, s)),
-// group_concat(x SEPARATOR 's') (group_concat(x, 's')) and window functions (*WindowFunc: row_number, rank,
+// group_concat(x SEPARATOR 's') (group_concat(x, 's')), x op ANY|SOME|ALL
+// (query) (*QuantifiedCmp), row constructors (a, b, ...) (*RowExpr) and
+// window functions (*WindowFunc: row_number, rank,
 // dense_rank, ntile, percent_rank, cume_dist, lag, lead, first_value,
 // last_value, nth_value and the aggregates, OVER a window with PARTITION
 // BY, ORDER BY and a ROWS or RANGE frame (n PRECEDING and FOLLOWING are

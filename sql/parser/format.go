@@ -229,6 +229,15 @@ func formatExpr(b *strings.Builder, e Expr, min int) {
 		formatPredicate(b, e.X, e.Not, " IN (")
 		formatQuery(b, e.Query)
 		b.WriteByte(')')
+	case *RowExpr:
+		b.WriteByte('(')
+		for i, x := range e.Items {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			formatExpr(b, x, 0)
+		}
+		b.WriteByte(')')
 	case *QuantifiedCmp:
 		formatExpr(b, e.X, precCompare)
 		b.WriteByte(' ')

@@ -1511,10 +1511,13 @@ func (p *parser) parsePrimary() Expr {
 			p.enter()
 			defer p.leave()
 			p.i++
-			q, es := p.parenBody(false)
+			q, es := p.parenBody(true)
 			p.expectOp(")")
 			if q != nil {
 				return &SubqueryExpr{Query: q}
+			}
+			if len(es) > 1 {
+				return &RowExpr{Items: es}
 			}
 			return es[0]
 		}
