@@ -121,8 +121,9 @@ func (f WindowFrame) String() string {
 // columns by index.
 type WindowSpec struct {
 	Func WindowFunc
-	// Agg is the aggregate of a WindowAgg: CountStar, Count, Sum, Min, Max
-	// or Avg (no DISTINCT).
+	// Agg is the aggregate of a WindowAgg: CountStar, Count, Sum, Min, Max,
+	// Avg, or a variance or standard deviation of FLOAT or DOUBLE (no
+	// DISTINCT).
 	Agg AggFunc
 	// Arg is the input column of Lag, Lead and every aggregate but
 	// CountStar; the others ignore it.
@@ -298,6 +299,10 @@ func windowAggType(agg AggFunc, arg Column) (schema.Type, bool, error) {
 		case t.Kind == schema.Decimal:
 			return schema.Type{Kind: schema.Decimal, Precision: 38, Scale: t.Scale}, true, nil
 		case t.Kind == schema.Float || t.Kind == schema.Double:
+			return schema.DoubleType, true, nil
+		}
+	case VarPop, VarSamp, StddevPop, StddevSamp:
+		if t.Kind == schema.Float || t.Kind == schema.Double {
 			return schema.DoubleType, true, nil
 		}
 	case Avg:

@@ -183,6 +183,11 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 		argType = w.schema[s.Arg].Type
 	}
 	outType = w.schema[w.nIn+si].Type
+	if s.Agg >= VarPop && s.Agg <= StddevSamp {
+		res.flts, res.valid = make([]float64, n), make([]bool, n)
+		windowVariance(s.Agg, arg, res, perm, partStart, fss, fes)
+		return nil
+	}
 	switch {
 	case s.Agg == CountStar || s.Agg == Count:
 		res.ints = make([]int64, n)
@@ -263,6 +268,54 @@ func (w *window) aggregate(si int, arg *flatCol, res *windowResult, perm []int32
 		}
 	}
 	return nil
+}
+
+// windowVariance computes a variance or standard deviation over each
+// row's frame by Welford's update, which cannot take a value back out
+// exactly: while the frames' start stays put, each row extends the
+// previous frame's state; when it moves, the state is rebuilt from the new
+// start. A frame anchored at the partition's start costs O(n), a sliding
+// one O(n × width), and either gives the bits a fresh pass over the frame
+// would.
+func windowVariance(fn AggFunc, arg *flatCol, res *windowResult, perm []int32, partStart []bool, fss, fes []int32) {
+	samp := fn == VarSamp || fn == StddevSamp
+	for ps, pe := range partitions(partStart) {
+		var st welford
+		start, end := ps, ps
+		add := func(p int) {
+			g := perm[p]
+			if arg.null(g) {
+				return
+			}
+			x := arg.floats[g]
+			st.n++
+			d := x - st.mean
+			st.mean += d / float64(st.n)
+			st.m2 += d * (x - st.mean)
+		}
+		for i := ps; i < pe; i++ {
+			fs, fe := int(fss[i]), int(fes[i])
+			if fs != start {
+				st, start, end = welford{}, fs, fs
+			}
+			for ; end < fe; end++ {
+				add(end)
+			}
+			d := float64(st.n)
+			if samp {
+				d--
+			}
+			if st.n == 0 || d == 0 {
+				continue // NULL: valid stays false
+			}
+			g := perm[i]
+			v := st.m2 / d
+			if fn == StddevPop || fn == StddevSamp {
+				v = math.Sqrt(v)
+			}
+			res.flts[g], res.valid[g] = v, true
+		}
+	}
 }
 
 // decimalOutOfRange is the SQL dialect's text for a DECIMAL sum or average

@@ -22,7 +22,7 @@ import (
 )
 
 var windowAggsByName = map[string]AggFunc{"count_star": CountStar, "count": Count, "sum": Sum, "min": Min,
-	"max": Max, "avg": Avg}
+	"max": Max, "avg": Avg, "var_pop": VarPop, "var_samp": VarSamp, "stddev_pop": StddevPop, "stddev_samp": StddevSamp}
 
 var windowFuncsByName = map[string]WindowFunc{"row_number": RowNumber, "rank": Rank, "dense_rank": DenseRank,
 	"lag": Lag, "lead": Lead, "ntile": NTile, "percent_rank": PercentRank, "cume_dist": CumeDist,
@@ -367,6 +367,12 @@ func windowModelValue(in rel, s WindowSpec, def any, part []int, p int, cmpOrder
 		return nil, nil
 	}
 	switch s.Agg {
+	case VarPop, VarSamp, StddevPop, StddevSamp:
+		fs := make([]float64, len(vals))
+		for i, v := range vals {
+			fs[i] = v.(float64)
+		}
+		return modelVariance(s.Agg, fs), nil
 	case Min, Max:
 		best := vals[0]
 		for _, v := range vals[1:] {
@@ -598,6 +604,9 @@ func randomWindowSpec(rng *rand.Rand, mem memory.Allocator, in rel, i int) (Wind
 		aggs := []AggFunc{CountStar, Count, Min, Max}
 		if numeric {
 			aggs = append(aggs, Sum, Avg, Sum, Avg)
+		}
+		if t.Kind == schema.Double {
+			aggs = append(aggs, VarPop, VarSamp, StddevPop, StddevSamp)
 		}
 		s.Agg = aggs[rng.IntN(len(aggs))]
 		s.Frame = randomFrame(rng, in, s.Order)

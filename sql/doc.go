@@ -341,7 +341,8 @@
 //   - Window functions (row_number, rank, dense_rank, ntile(n),
 //     percent_rank, cume_dist, lag and lead with a constant offset and
 //     default, first_value, last_value, nth_value(x, n), count/sum/min/
-//     max/avg) run in one exec.NewWindow after WHERE and GROUP BY/HAVING,
+//     max/avg and the variances and standard deviations) run in one
+//     exec.NewWindow after WHERE and GROUP BY/HAVING,
 //     before ORDER BY and LIMIT; without ORDER BY the rows come in the
 //     first window's partition and order. Frames: ROWS with any bounds;
 //     RANGE with UNBOUNDED and CURRENT ROW bounds (the row's peers), and

@@ -161,7 +161,8 @@ func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFu
 				def = l
 			}
 		}
-	case "count", "sum", "min", "max", "avg":
+	case "count", "sum", "min", "max", "avg",
+		"stddev", "std", "stddev_pop", "stddev_samp", "variance", "var_pop", "variance_pop", "var_samp", "variance_samp":
 		ws.Func = exec.WindowAgg
 		name := strings.ToLower(w.Name)
 		if w.Star {
@@ -184,6 +185,15 @@ func (wp *windowPlan) window(c *vcompiler, st *parser.Select, w *parser.WindowFu
 		}
 		t := x.Type()
 		switch name {
+		case "stddev", "std", "stddev_pop", "stddev_samp", "variance", "var_pop", "variance_pop", "var_samp", "variance_samp":
+			// DOUBLE over every numeric type, as the GROUP BY forms.
+			if !(isIntLike(t) || t.Kind == schema.Decimal || isFloat(t) || t.IsString() || isNullType(t)) {
+				return nil, invalidf("%s() does not take a %s argument", name, t)
+			}
+			if x, err = c.convert(x, doubleType); err != nil {
+				return nil, err
+			}
+			ws.Agg, typ = aggFuncs[name], doubleType
 		case "count":
 			ws.Agg, typ = exec.Count, bigintType
 		case "min", "max":
