@@ -824,8 +824,9 @@ func vectorModel(t *testing.T, seed uint64) {
 }
 
 // aggModel runs one random GROUP BY query and compares it with the model:
-// a group key (possibly NULL), count(*), count, sum, min, max and avg,
-// HAVING, ordered by the key.
+// a group key (possibly NULL), count(*), count, sum, min, max, avg,
+// var_samp (Welford's update in input order, as the operator folds each
+// group) and group_concat (in input order), HAVING, ordered by the key.
 func aggModel(t *testing.T, s *Session, g *vmGen, live [][]mv, seed uint64) {
 	t.Helper()
 	rng := g.rng
@@ -848,7 +849,9 @@ func aggModel(t *testing.T, s *Session, g *vmGen, live [][]mv, seed uint64) {
 	}
 	minCount := int64(rng.IntN(3))
 	desc := rng.IntN(2) == 0
-	stmt := fmt.Sprintf("SELECT %s AS k, count(*), count(%s), sum(%s), min(%s), max(%s), avg(%s) FROM v", key.sql, arg.sql, arg.sql, mm.sql, mm.sql, fl.sql)
+	gc := g.col('s')
+	stmt := fmt.Sprintf("SELECT %s AS k, count(*), count(%s), sum(%s), min(%s), max(%s), avg(%s), var_samp(%s), group_concat(%s, '+') FROM v",
+		key.sql, arg.sql, arg.sql, mm.sql, mm.sql, fl.sql, fl.sql, gc.sql)
 	if where != nil {
 		stmt += " WHERE " + where.sql
 	}
@@ -863,6 +866,8 @@ func aggModel(t *testing.T, s *Session, g *vmGen, live [][]mv, seed uint64) {
 		fn               int64
 		min, max         mv
 		hasSum, hasRange bool
+		mean, m2         float64
+		concat           []string
 	}
 	var order []*acc
 	groups := map[string]*acc{}
@@ -901,6 +906,13 @@ func aggModel(t *testing.T, s *Session, g *vmGen, live [][]mv, seed uint64) {
 		if v := fl.eval(r); !v.null {
 			a.fsum += v.num()
 			a.fn++
+			x := v.num()
+			d := x - a.mean
+			a.mean += d / float64(a.fn)
+			a.m2 += d * (x - a.mean)
+		}
+		if v := gc.eval(r); !v.null {
+			a.concat = append(a.concat, v.text())
 		}
 		if v := mm.eval(r); !v.null {
 			if !a.hasRange || less(v, a.min) {
@@ -941,7 +953,14 @@ func aggModel(t *testing.T, s *Session, g *vmGen, live [][]mv, seed uint64) {
 		if kt == "-0" {
 			kt = "0" // -0 and 0 are one group, shown either way
 		}
-		fields := []string{kt, fmt.Sprint(a.n), fmt.Sprint(a.cnt), sum.text(), minV.text(), maxV.text(), avg.text()}
+		variance, concat := mnull, mnull
+		if a.fn > 1 {
+			variance = mv{k: 'f', f: a.m2 / float64(a.fn-1)}
+		}
+		if len(a.concat) > 0 {
+			concat = mv{k: 's', s: strings.Join(a.concat, "+")}
+		}
+		fields := []string{kt, fmt.Sprint(a.n), fmt.Sprint(a.cnt), sum.text(), minV.text(), maxV.text(), avg.text(), variance.text(), concat.text()}
 		want = append(want, strings.ReplaceAll(strings.Join(fields, "|"), "\t", `\t`))
 	}
 	plan, err := s.Exec(context.Background(), "EXPLAIN "+stmt)
