@@ -44,6 +44,10 @@ type WriterOptions struct {
 	// vfs.DefaultWritebackBytes, < 0 writes them in one go, synced at the
 	// end.
 	WritebackBytes int64
+	// Pace, when set, is called with the size of every write to a segment
+	// file before it is made, and may block: a compaction beside
+	// foreground writes uses it to spread its output over time.
+	Pace func(n int)
 }
 
 // Writer writes the segments of one rowset. Rows are written in the order
@@ -126,6 +130,10 @@ func (w *Writer) SetTag(tag []byte) { w.opts.Segment.Tag = tag }
 // writer has not opened yet (see segment.WriterOptions.Parallelism).
 func (w *Writer) SetParallelism(n int) { w.opts.Segment.Parallelism = n }
 
+// SetPace replaces the pacing of the segment files the writer has not
+// opened yet (see WriterOptions.Pace).
+func (w *Writer) SetPace(pace func(n int)) { w.opts.Pace = pace }
+
 func (w *Writer) openSegment() error {
 	num := w.opts.NewFileNum()
 	name := SegmentFileName(w.opts.Dir, num)
@@ -138,6 +146,9 @@ func (w *Writer) openSegment() error {
 	var out io.Writer = f
 	if w.opts.WritebackBytes >= 0 {
 		out = vfs.NewWritebackWriter(f, w.opts.WritebackBytes)
+	}
+	if w.opts.Pace != nil {
+		out = pacedWriter{out, w.opts.Pace}
 	}
 	sw, err := segment.NewWriter(out, w.opts.Schema, w.opts.Segment)
 	if err != nil {
@@ -324,4 +335,15 @@ func (w *Writer) CopyPage(mem memory.Allocator, r *segment.Reader, p int) error 
 		return w.finishSegment()
 	}
 	return nil
+}
+
+// pacedWriter asks pace before every write.
+type pacedWriter struct {
+	w    io.Writer
+	pace func(n int)
+}
+
+func (p pacedWriter) Write(b []byte) (int, error) {
+	p.pace(len(b))
+	return p.w.Write(b)
 }

@@ -126,6 +126,7 @@ func (t *Table) rewrite(ctx context.Context, v *version, j job, now time.Time) (
 		w := t.newRowsetWriterWith(v, func() bool { return !out.installing || t.vs.mayRemoveFiles() })
 		w.SetTag(t.tagFor(kindOutput))
 		w.SetParallelism(par)
+		w.SetPace(t.pacer.pace)
 		return w
 	}
 
