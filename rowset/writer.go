@@ -44,9 +44,10 @@ type WriterOptions struct {
 	// vfs.DefaultWritebackBytes, < 0 writes them in one go, synced at the
 	// end.
 	WritebackBytes int64
-	// Pace, when set, is called with the size of every write to a segment
-	// file before it is made, and may block: a compaction beside
-	// foreground writes uses it to spread its output over time.
+	// Pace, when set, is called before every piece written to a segment
+	// file, with its size, and may block: a compaction beside foreground
+	// writes uses it to spread its output over time. A piece is at most a
+	// writeback step, so that a large write is spread too.
 	Pace func(n int)
 }
 
@@ -148,7 +149,11 @@ func (w *Writer) openSegment() error {
 		out = vfs.NewWritebackWriter(f, w.opts.WritebackBytes)
 	}
 	if w.opts.Pace != nil {
-		out = pacedWriter{out, w.opts.Pace}
+		step := w.opts.WritebackBytes
+		if step <= 0 {
+			step = vfs.DefaultWritebackBytes
+		}
+		out = pacedWriter{out, w.opts.Pace, int(step)}
 	}
 	sw, err := segment.NewWriter(out, w.opts.Schema, w.opts.Segment)
 	if err != nil {
@@ -337,13 +342,25 @@ func (w *Writer) CopyPage(mem memory.Allocator, r *segment.Reader, p int) error 
 	return nil
 }
 
-// pacedWriter asks pace before every write.
+// pacedWriter writes in pieces of at most step bytes and asks pace
+// before each.
 type pacedWriter struct {
 	w    io.Writer
 	pace func(n int)
+	step int
 }
 
 func (p pacedWriter) Write(b []byte) (int, error) {
-	p.pace(len(b))
-	return p.w.Write(b)
+	written := 0
+	for len(b) > 0 {
+		k := min(len(b), p.step)
+		p.pace(k)
+		n, err := p.w.Write(b[:k])
+		written += n
+		if err != nil {
+			return written, err
+		}
+		b = b[k:]
+	}
+	return written, nil
 }
