@@ -75,3 +75,67 @@ func (r *recordingWriter) Write(b []byte) (int, error) {
 	}
 	return r.w.Write(b)
 }
+
+// TestAsyncPaced: what is written goes whole and in order to the writer
+// below, and Write does not wait for a pace that holds the pieces back
+// while the queue has room.
+func TestAsyncPaced(t *testing.T) {
+	const step = 1000
+	var out bytes.Buffer
+	release := make(chan struct{})
+	held := true
+	p := pacedWriter{&out, func(int) {
+		if held {
+			<-release
+			held = false
+		}
+	}, step}
+	a := newAsyncPaced(p, step)
+	rng := rand.New(rand.NewPCG(4, 4))
+	var want []byte
+	// Less than the queue holds, written while the first piece waits.
+	for len(want) < (pacedBuffers-1)*4*step {
+		b := make([]byte, 1+rng.IntN(3*step))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		if n, err := a.Write(b); err != nil || n != len(b) {
+			t.Fatalf("wrote %d of %d bytes: %v", n, len(b), err)
+		}
+		want = append(want, b...)
+	}
+	close(release)
+	// More than the queue holds, after the pace let go.
+	for range 100 {
+		b := make([]byte, 1+rng.IntN(10*step))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		if _, err := a.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, b...)
+	}
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("%d bytes arrived, %d written, or they differ", out.Len(), len(want))
+	}
+}
+
+// TestAsyncPacedError: an error below comes back from close and from
+// every Write after it was seen.
+func TestAsyncPacedError(t *testing.T) {
+	rec := &recordingWriter{w: &bytes.Buffer{}, failAfter: 2500}
+	a := newAsyncPaced(pacedWriter{rec, func(int) {}, 1000}, 1000)
+	if _, err := a.Write(make([]byte, 4000)); err != nil {
+		t.Fatalf("the first write failed before the writer below did: %v", err)
+	}
+	if err := a.close(); !errors.Is(err, errBoom) {
+		t.Fatalf("close: %v, want %v", err, errBoom)
+	}
+	if _, err := a.Write([]byte{1}); !errors.Is(err, errBoom) {
+		t.Fatalf("write after the failure: %v, want %v", err, errBoom)
+	}
+}

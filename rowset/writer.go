@@ -70,7 +70,10 @@ type openSegment struct {
 	tmp     string
 	f       vfs.File
 	w       *segment.Writer
-	rows    int64
+	// paced, when the file is paced, writes what w wrote: closed before
+	// the file is synced or abandoned.
+	paced *asyncPaced
+	rows  int64
 }
 
 // NewWriter returns a writer; no file is created before the first row.
@@ -145,6 +148,7 @@ func (w *Writer) openSegment() error {
 	}
 	w.created = append(w.created, tmp)
 	var out io.Writer = f
+	var paced *asyncPaced
 	if w.opts.WritebackBytes >= 0 {
 		out = vfs.NewWritebackWriter(f, w.opts.WritebackBytes)
 	}
@@ -153,14 +157,16 @@ func (w *Writer) openSegment() error {
 		if step <= 0 {
 			step = vfs.DefaultWritebackBytes
 		}
-		out = pacedWriter{out, w.opts.Pace, int(step)}
+		paced = newAsyncPaced(pacedWriter{out, w.opts.Pace, int(step)}, int(step))
+		out = paced
 	}
 	sw, err := segment.NewWriter(out, w.opts.Schema, w.opts.Segment)
 	if err != nil {
+		paced.close()
 		f.Close()
 		return err
 	}
-	w.cur = &openSegment{fileNum: num, tmp: tmp, f: f, w: sw}
+	w.cur = &openSegment{fileNum: num, tmp: tmp, f: f, w: sw, paced: paced}
 	return nil
 }
 
@@ -169,6 +175,9 @@ func (w *Writer) finishSegment() error {
 	s := w.cur
 	w.cur = nil
 	sum, err := s.w.Finish()
+	if perr := s.paced.close(); err == nil {
+		err = perr
+	}
 	if err == nil {
 		err = s.f.Sync()
 	}
@@ -295,6 +304,7 @@ func (w *Writer) Finish() (Meta, error) {
 func (w *Writer) Abort() {
 	if w.cur != nil {
 		w.cur.w.Abandon()
+		w.cur.paced.close()
 		w.cur.f.Close()
 		w.cur = nil
 	}
