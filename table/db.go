@@ -115,7 +115,7 @@ func OpenDB(dir string, opts *Options) (*DB, error) {
 	if err := o.FS.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create data directory %s: %w", dir, err)
 	}
-	lock, err := lockDirFS(o.FS, dir)
+	lock, err := lockDirFS(o.FS, dir, o.Holder)
 	if err != nil {
 		if errors.Is(err, ErrLocked) {
 			return nil, rowttl.Errorf(ErrLocked, "data directory %s is in use by %s", dir, Holder(dir))

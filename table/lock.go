@@ -51,14 +51,14 @@ var ErrLocked = rowttl.Errorf(rowttl.ErrNotSupported, "table is open elsewhere")
 // lock file stays outside the vfs seam (flock needs a real descriptor), so on
 // any other file system (in memory, fault-injecting) nothing is locked: the
 // test that builds such a file system is the only process using it.
-func lockDirFS(fsys vfs.FS, dir string) (*fileLock, error) {
+func lockDirFS(fsys vfs.FS, dir, holder string) (*fileLock, error) {
 	if fsys != vfs.Default {
 		return &fileLock{}, nil
 	}
-	return lockDir(dir)
+	return lockDir(dir, holder)
 }
 
-func lockDir(dir string) (*fileLock, error) {
+func lockDir(dir, holder string) (*fileLock, error) {
 	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
@@ -70,15 +70,18 @@ func lockDir(dir string) (*fileLock, error) {
 	// Who holds the lock is for messages only: a failure to say so is no
 	// reason to refuse the open.
 	if f.Truncate(0) == nil {
-		f.WriteAt([]byte(ownerLine()), 0)
+		f.WriteAt([]byte(ownerLine(holder)), 0)
 	}
 	return &fileLock{f: f}, nil
 }
 
-// ownerLine names this process in its lock files: the pid, the program and
-// its subcommand, never the rest of the command line (it may hold a
-// password, and lock files are readable by all).
-func ownerLine() string {
+// ownerLine names this process in its lock files: the pid and holder, or
+// the program and its subcommand, never the rest of the command line (it
+// may hold a password, and lock files are readable by all).
+func ownerLine(holder string) string {
+	if holder != "" {
+		return "pid " + strconv.Itoa(os.Getpid()) + ": " + holder + "\n"
+	}
 	cmd := "?"
 	if len(os.Args) > 0 {
 		cmd = filepath.Base(os.Args[0])

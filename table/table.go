@@ -66,6 +66,12 @@ type Options struct {
 	// compaction, and every write, ALTER and compaction fails with
 	// ErrNotSupported. Create refuses it; OpenDB creates nothing with it.
 	ReadOnly bool
+	// Holder names the process in the writer lock's file, after its pid;
+	// empty means the program and its subcommand (`rowttl sql`). Another
+	// process finding the directory held prints it, and may decide from it
+	// whether waiting is worth it: `rowttl serve` holds its directory until
+	// it stops.
+	Holder string
 	// Logf receives the table's log lines (files moved to lost+found/,
 	// recoveries); nil means log.Printf.
 	Logf func(format string, args ...any)
@@ -242,7 +248,7 @@ func Create(dir string, def *Definition, opts *Options) (*Table, error) {
 	if err := o.FS.MkdirAll(dir); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
-	lock, err := lockDirFS(o.FS, dir)
+	lock, err := lockDirFS(o.FS, dir, o.Holder)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +314,7 @@ func Open(dir string, opts *Options) (*Table, error) {
 		}
 		return nil, err
 	}
-	lock, err := lockDirFS(o.FS, dir)
+	lock, err := lockDirFS(o.FS, dir, o.Holder)
 	if err != nil {
 		return nil, err
 	}

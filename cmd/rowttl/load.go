@@ -34,6 +34,7 @@ type loadFlags struct {
 	noProgress bool
 	now        string
 	compact    compactFlags
+	wait       time.Duration
 }
 
 func loadCommand() *cobra.Command {
@@ -116,6 +117,7 @@ load before any row is written.`,
 	fl.BoolVar(&f.noProgress, "no-progress", false, "never print progress on standard error")
 	fl.StringVar(&f.now, "now", "", "run the load at this time (read in UTC unless it names a zone), like rowttl sql --now")
 	addCompactFlags(cmd, &f.compact)
+	addWaitFlag(cmd, &f.wait)
 	cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -131,6 +133,9 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 		f.o.Format = load.FormatParquet
 	default:
 		return fmt.Errorf("--format %q: only csv, csv_with_names, csv_with_names_and_types and parquet are supported", f.format)
+	}
+	if err := checkWait(f.wait); err != nil {
+		return err
 	}
 	if err := f.compact.check(); err != nil {
 		return err
@@ -156,7 +161,7 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 	if err != nil {
 		return err
 	}
-	db, err := openDB(f.dir, f.compact.options(&clock), stderr)
+	db, err := openDBWaiting(ctx, f.dir, f.compact.options(&clock), f.wait, stderr)
 	if errors.Is(err, table.ErrLocked) {
 		return fmt.Errorf("%w; while it runs, load through its Stream Load: curl --location-trusted -u USER:PASSWORD -T %s http://HOST:8030/api/%s/%s/_stream_load", err, file, dbName, name)
 	}

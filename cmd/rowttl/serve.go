@@ -170,7 +170,7 @@ flag not given leaves what $GOGC or $GOMEMLIMIT set.`,
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	db, err := table.OpenDB(f.dir, nil)
+	db, err := table.OpenDB(f.dir, &table.Options{Holder: serveHolder})
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,7 @@ type sqlOptions struct {
 	user        string
 	askPassword bool
 	compact     compactFlags
+	wait        time.Duration
 }
 
 // scriptRunner runs a script as sql.Session.RunScript does: in process,
@@ -101,6 +102,9 @@ background compaction that may start while the command runs).`,
 			if err := o.compact.check(); err != nil {
 				return err
 			}
+			if err := checkWait(o.wait); err != nil {
+				return err
+			}
 			if o.maxRows < 0 {
 				return rowttl.Errorf(rowttl.ErrInvalidArgument, "--max-rows %d: want 0 (no cap) or more", o.maxRows)
 			}
@@ -123,6 +127,7 @@ background compaction that may start while the command runs).`,
 	f.StringVarP(&o.user, "user", "u", "root", "user on the server (with --connect)")
 	f.BoolVarP(&o.askPassword, "password", "p", false, "ask for the password on the terminal (with --connect; default $ROWTTL_PASSWORD)")
 	addCompactFlags(cmd, &o.compact)
+	addWaitFlag(cmd, &o.wait)
 	return cmd
 }
 
@@ -168,7 +173,7 @@ func runSQL(ctx context.Context, o sqlOptions, stdin io.Reader, stdout, stderr i
 	}
 	opts := o.compact.options(&clock)
 	opts.ReadOnly = readOnly
-	db, err := openDB(o.dir, opts, stderr)
+	db, err := openDBWaiting(ctx, o.dir, opts, o.wait, stderr)
 	if errors.Is(err, table.ErrLocked) {
 		return fmt.Errorf("%w; while it runs, run the statements on it: rowttl sql --connect HOST:9030 -u USER -p", err)
 	}
