@@ -989,11 +989,13 @@ func (st *flatStats) floats32(a arrow.Array, vs []float32) {
 }
 
 // keepBytes copies the smallest and largest values out of the batch's
-// buffers, which are freed before the footer is written.
+// buffers, which are freed before the footer is written. The copies are
+// never nil: an empty string's bound from a batch without value bytes is
+// nil there, and a nil bound is left out of the footer.
 func (st *flatStats) keepBytes() {
 	if st.has {
-		st.bmin = bytes.Clone(st.bmin)
-		st.bmax = bytes.Clone(st.bmax)
+		st.bmin = append(make([]byte, 0, len(st.bmin)), st.bmin...)
+		st.bmax = append(make([]byte, 0, len(st.bmax)), st.bmax...)
 	}
 }
 

@@ -1075,3 +1075,26 @@ func TestDeltaReference(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatEmptyStringBounds: a page whose smallest value is the empty
+// string has it in the footer's min_value even when its batch holds no
+// value bytes at all (a gathered batch of empty strings and NULLs): a
+// nil bound is left out of the footer, which then has a max_value and no
+// min_value.
+func TestFlatEmptyStringBounds(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	offs := memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0, 0, 0}))
+	valid := memory.NewBufferBytes([]byte{1})
+	d := array.NewData(arrow.BinaryTypes.String, 2, []*memory.Buffer{valid, offs, nil}, nil, 1, 0)
+	a := array.MakeFromData(d)
+	d.Release()
+	defer a.Release()
+	var st flatStats
+	byteArrayBounds(a, &st)
+	st.keepBytes()
+	es := st.encode(flatBytes)
+	if !es.HasMin || !es.HasMax || es.Min == nil || es.Max == nil || len(es.Min) != 0 || len(es.Max) != 0 {
+		t.Errorf("the bounds of a page of \"\" are %v %q (nil %v), %v %q (nil %v); want \"\", present", es.HasMin, es.Min, es.Min == nil, es.HasMax, es.Max, es.Max == nil)
+	}
+}
