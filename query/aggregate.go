@@ -259,6 +259,9 @@ type reduceBufs struct {
 	est  []float64
 	// expired receives the expired rows of a packed __TTL__ page.
 	expired []byte
+	// memoCand, memoT and memoF are buildMemo's: the live rows with an
+	// expiration, and those of them that expire soon.
+	memoCand, memoT, memoF []byte
 	// part is the partial every page reduces into: its consumer is done
 	// with it, or has a copy, before the next page.
 	part partial
@@ -365,6 +368,19 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		hidden = nil
 	default:
 		atomic.AddInt64(&s.Counters.PagesRead, 1)
+		m, build := s.liveMemoFor(task)
+		if m != nil {
+			atomic.AddInt64(&s.Counters.PagesMemo, 1)
+			if len(s.outSlots) == 0 {
+				// A count: the memo's, less its rows expired since.
+				part.rows = int64(m.liveCount(s.threshold))
+				return part, nil
+			}
+			b.live = grow(b.live, (n+7)/8)
+			live = b.live
+			part.rows = int64(m.copyTo(live, s.threshold))
+			break
+		}
 		if err := r.ReadPacked(ttlIdx, p, &b.ttl); err != nil {
 			return nil, err
 		}
@@ -374,6 +390,9 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 			part.rows = int64(s.packedLive(&b.ttl, nil, live, b))
 		} else {
 			part.rows = int64(ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, live))
+		}
+		if build {
+			s.buildMemo(task, &b.ttl, live, b)
 		}
 	}
 	if s.filter == nil && hidden != nil && live == nil && len(s.outSlots) == 0 {
@@ -507,15 +526,29 @@ func (s *Scan) liveAmong(task pageTask, ttlIdx, n int, sel []byte, b *reduceBufs
 	if countBits(sel, n) == 0 {
 		return nil
 	}
+	m, build := s.liveMemoFor(task)
+	if m != nil {
+		atomic.AddInt64(&s.Counters.PagesMemo, 1)
+		m.and(sel, s.threshold)
+		return nil
+	}
 	if err := task.r.ReadPacked(ttlIdx, task.p, &b.ttl); err != nil {
 		return err
 	}
-	// Rows outside sel get any bit; sel clears them below.
+	// Rows outside the tested ones get any bit; sel clears them below. A
+	// page that builds its memo tests every row.
+	tested := sel
+	if build {
+		tested = nil
+	}
 	b.live = grow(b.live, (n+7)/8)
 	if b.ttl.Packed() {
-		s.packedLive(&b.ttl, sel, b.live, b)
+		s.packedLive(&b.ttl, tested, b.live, b)
 	} else {
 		ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, b.live)
+	}
+	if build {
+		s.buildMemo(task, &b.ttl, b.live, b)
 	}
 	andBits(sel, b.live)
 	return nil

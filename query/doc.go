@@ -14,6 +14,15 @@
 // decoded; a page whose minimum is above the threshold is live as a whole and
 // skips the per-row TTL check. A count over such pages needs no decoding.
 //
+// Memoized liveness (livememo.go): the live rows of a mixed page at a
+// threshold T stay the same up to the next expiration among them, so the
+// second scan that tests a page's __TTL__ tests it whole and keeps, with
+// its segment, a bitmap of the rows live at T and its soonest expirations;
+// a later scan whose threshold lies in the range that answers for uses the
+// bitmap (a count, its popcount less the soon rows expired since) instead
+// of reading __TTL__. A threshold below T never uses it. The memo holds one
+// bit per row of the pages that built it, and goes with the segment reader.
+//
 // Merge-on-read: before the TTL rule, the keys of every rowset are merged in
 // rowset.Merge's order (the newest version of a key wins; int64 keys take
 // its int64 fast path, dense ones a bitmap) and older versions are

@@ -81,6 +81,9 @@ type Counters struct {
 	PagesLive    int64 // every row live: no per-row TTL check
 	PagesPruned  int64 // skipped by the filter's zone maps
 	PagesRead    int64 // decoded
+	// PagesMemo counts the mixed pages whose live rows came from the
+	// memo of an earlier scan instead of their __TTL__ (livememo.go).
+	PagesMemo int64
 }
 
 // Scan streams the rows of a snapshot alive at one now. It implements
@@ -118,10 +121,14 @@ type Scan struct {
 	segBase       int64 // ordinal of the current segment's first row in its rowset
 	segSlots      []int // slot -> column index in the current segment, -1 when absent
 	deleteSignIdx int   // column of the delete sign in the current segment, -1 when absent
-	cur           arrow.RecordBatch
-	err           error
-	released      bool
-	Counters      Counters
+	segMemo       []pageMemo
+	// noLiveMemo makes the scan test every page's __TTL__ itself, for
+	// tests that compare it with the memo (livememo.go).
+	noLiveMemo bool
+	cur        arrow.RecordBatch
+	err        error
+	released   bool
+	Counters   Counters
 }
 
 var _ array.RecordReader = (*Scan)(nil)
@@ -280,6 +287,8 @@ type pageTask struct {
 	rsID    uint64
 	slots   []int // slot -> column of the segment, -1 when absent
 	signIdx int   // column of the delete sign, -1 when absent
+	// memo holds the segment's memoized liveness, by page (livememo.go).
+	memo []pageMemo
 }
 
 // Next advances to the next non-empty batch.
@@ -322,7 +331,8 @@ func (s *Scan) advance() (pageTask, bool) {
 		if s.seg < len(h.Segments) {
 			r := h.Segments[s.seg]
 			if s.page == -1 {
-				s.segSlots, s.deleteSignIdx = s.mapSegment(r)
+				m := s.mapSegment(r)
+				s.segSlots, s.deleteSignIdx, s.segMemo = m.slots, m.sign, m.live
 			}
 			s.page++
 			if s.page < r.NumPages() {
@@ -333,7 +343,7 @@ func (s *Scan) advance() (pageTask, bool) {
 					// as if it had no sign column.
 					sign = -1
 				}
-				return pageTask{r: r, p: s.page, ord0: s.segBase + first, rsID: h.Meta.ID, slots: s.segSlots, signIdx: sign}, true
+				return pageTask{r: r, p: s.page, ord0: s.segBase + first, rsID: h.Meta.ID, slots: s.segSlots, signIdx: sign, memo: s.segMemo}, true
 			}
 			s.segBase += r.NumRows()
 			s.seg++
@@ -383,10 +393,13 @@ func clearSigned(mask []byte, b *array.Boolean, n int) {
 	}
 }
 
-// segMap is where a segment holds each logical slot of a table schema.
+// segMap is where a segment holds each logical slot of a table schema,
+// and the liveness of its pages that scans memoize (livememo.go): it is
+// the one value the segment keeps for scans.
 type segMap struct {
 	slots []int // slot -> column of the segment, -1 when absent
 	sign  int   // column of the delete sign, -1 when absent
+	live  []pageMemo
 }
 
 // mapSegment finds each logical slot's column in a segment by column ID;
@@ -394,10 +407,9 @@ type segMap struct {
 // the snapshot's schema never change, so the segment keeps the mapping
 // (segment.Reader.Memo): a count over many rowsets must not rebuild one
 // per segment per statement.
-func (s *Scan) mapSegment(r *segment.Reader) ([]int, int) {
+func (s *Scan) mapSegment(r *segment.Reader) *segMap {
 	sc := s.snap.Schema
-	m := r.Memo(sc, func() any { return buildSegMap(r, sc) }).(*segMap)
-	return m.slots, m.sign
+	return r.Memo(sc, func() any { return buildSegMap(r, sc) }).(*segMap)
 }
 
 func buildSegMap(r *segment.Reader, sc *schema.Schema) *segMap {
@@ -425,7 +437,7 @@ func buildSegMap(r *segment.Reader, sc *schema.Schema) *segMap {
 		}
 	}
 	slots[len(slots)-1] = ttlIdx
-	return &segMap{slots: slots, sign: signIdx}
+	return &segMap{slots: slots, sign: signIdx, live: make([]pageMemo, r.NumPages())}
 }
 
 // defaultValue is what a row written before a column existed reads.

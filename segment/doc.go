@@ -15,7 +15,8 @@
 // verifies the trailer, header and footer; ReadPage decodes one column of
 // one page into a new Arrow array. A Reader is safe for concurrent use; it
 // keeps one value a caller derives from it (Reader.Memo: the query's
-// mapping of a table schema onto its columns), never one it must interpret.
+// mapping of a table schema onto its columns, and its memoized liveness of
+// pages), never one it must interpret.
 //
 // Writer.CopyPage appends a page of another segment whose columns match
 // (Reader.SameLayout) as it is: its chunks' bytes, encodings, checksums and
@@ -51,7 +52,7 @@
 // ReadSelected decodes only the selected rows of frame-of-reference pages.
 // ReadPacked leaves such pages (plain or decimal-scaled) packed, for
 // Values.RangeBits and Values.Sum to compare and add the packed values
-// without writing them out.
+// without writing them out, and Values.At to read a few of them.
 // ReadPageSelected decodes the selected rows of a string or binary page
 // into an Arrow array; an LZ4 chunk is cut into parts of 64 KiB of its body,
 // so that it decompresses only the parts that hold the page's lengths and

@@ -13,7 +13,9 @@ type memo struct {
 // one value: a call with another key replaces it, and concurrent first
 // calls may each build. key must be comparable (a pointer); build must
 // depend on the reader and key alone, and its result must never be
-// modified.
+// modified, but through atomics it holds for the caller's own later use
+// (the query's memoized liveness of pages, which lives as long as the
+// reader or until another key replaces the value).
 func (r *Reader) Memo(key any, build func() any) any {
 	if m := r.memo.Load(); m != nil && m.key == key {
 		return m.val

@@ -145,6 +145,16 @@ func (v *Values) decodePacked(n int, body []byte, off int) error {
 // Packed reports whether v holds a page ReadPacked left packed.
 func (v *Values) Packed() bool { return v.pk.src != nil }
 
+// At returns value i (in Ints' terms) of a packed page or of Ints: one
+// value read by its bits, for a caller that wants a few rows' values
+// without unpacking the page. A NULL row's slot holds any value.
+func (v *Values) At(i int) int64 {
+	if v.pk.src == nil {
+		return v.Ints[i]
+	}
+	return v.pk.base + int64(readBits(v.pk.src, uint(i)*v.pk.bw, v.pk.bw))
+}
+
 // Unpack decodes a packed page into Ints; it does nothing to others.
 func (v *Values) Unpack() {
 	if v.pk.src == nil {
