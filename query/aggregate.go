@@ -386,13 +386,13 @@ func (s *Scan) reducePage(task pageTask, b *reduceBufs) (*partial, error) {
 		}
 		b.live = grow(b.live, (n+7)/8)
 		live = b.live
-		if b.ttl.Packed() {
+		switch {
+		case build:
+			part.rows = int64(s.testAndMemo(task, &b.ttl, live, b))
+		case b.ttl.Packed():
 			part.rows = int64(s.packedLive(&b.ttl, nil, live, b))
-		} else {
+		default:
 			part.rows = int64(ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, live))
-		}
-		if build {
-			s.buildMemo(task, &b.ttl, live, b)
 		}
 	}
 	if s.filter == nil && hidden != nil && live == nil && len(s.outSlots) == 0 {
@@ -535,20 +535,16 @@ func (s *Scan) liveAmong(task pageTask, ttlIdx, n int, sel []byte, b *reduceBufs
 	if err := task.r.ReadPacked(ttlIdx, task.p, &b.ttl); err != nil {
 		return err
 	}
-	// Rows outside the tested ones get any bit; sel clears them below. A
-	// page that builds its memo tests every row.
-	tested := sel
-	if build {
-		tested = nil
-	}
+	// Rows outside sel get any bit; sel clears them below. A page that
+	// builds its memo tests every row.
 	b.live = grow(b.live, (n+7)/8)
-	if b.ttl.Packed() {
-		s.packedLive(&b.ttl, tested, b.live, b)
-	} else {
+	switch {
+	case build:
+		s.testAndMemo(task, &b.ttl, b.live, b)
+	case b.ttl.Packed():
+		s.packedLive(&b.ttl, sel, b.live, b)
+	default:
 		ttlcol.LiveMask(b.ttl.Ints, b.ttl.Valid, 0, s.threshold, b.live)
-	}
-	if build {
-		s.buildMemo(task, &b.ttl, b.live, b)
 	}
 	andBits(sel, b.live)
 	return nil

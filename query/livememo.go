@@ -10,6 +10,7 @@ import (
 
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
+	"github.com/rowttl/rowttl/ttlcol"
 )
 
 // Memoized liveness: a visibility map of expirations.
@@ -130,10 +131,62 @@ func (s *Scan) liveMemoFor(task pageTask) (m *liveMemo, build bool) {
 	return nil, true
 }
 
+// testAndMemo sets in live the rows of the page of task live at the scan's
+// threshold, testing every row of ttl, its __TTL__ values (packed or not),
+// returns their number, and publishes the page's memo. A packed page tests
+// the soon rows in the same pass (Values.RangeBits2), over a span its zone
+// map expects to hold a few soonRows of them.
+func (s *Scan) testAndMemo(task pageTask, ttl *segment.Values, live []byte, b *reduceBufs) int {
+	n, thr := ttl.N, s.threshold
+	bl := (n + 7) / 8
+	if !ttl.Packed() || thr == math.MaxInt64 {
+		count := 0
+		if ttl.Packed() {
+			count = s.packedLive(ttl, nil, live, b)
+		} else {
+			count = ttlcol.LiveMask(ttl.Ints, ttl.Valid, 0, thr, live)
+		}
+		s.buildMemo(task, ttl, live, nil, 0, b)
+		return count
+	}
+	z := task.r.PageStats(task.slots[len(task.slots)-1], task.p)
+	total := soonTotal(z, thr)
+	span := total
+	if z.Min.Kind == schema.IntValue && z.Max.Kind == schema.IntValue && z.Max.Int > z.Min.Int && z.Rows > z.NullCount {
+		// Expirations spread evenly over [min, max] put 4·soonRows of
+		// them in a span of this width.
+		w := uint64(z.Max.Int) - uint64(z.Min.Int)
+		if k := uint64(z.Rows - z.NullCount); w/k < math.MaxUint64/(4*soonRows) {
+			span = min(total, max(1, w/k*4*soonRows))
+		}
+	}
+	clear(live[:bl])
+	b.memoT = grow(b.memoT, bl)
+	clear(b.memoT)
+	ttl.RangeBits2(thr+1, uint64(math.MaxInt64)-uint64(thr+1), span, live, b.memoT)
+	if ttl.Valid != nil {
+		for i := range bl {
+			live[i] |= ^ttl.Valid[i]
+		}
+	}
+	clearTail(live, n)
+	s.buildMemo(task, ttl, live, b.memoT, span, b)
+	return countBits(live, n)
+}
+
+// soonTotal is the width of [thr+1, the page's largest expiration].
+func soonTotal(z segment.ZoneMap, thr int64) uint64 {
+	if z.Max.Kind == schema.IntValue && z.Max.Int > thr {
+		return uint64(z.Max.Int) - uint64(thr+1)
+	}
+	return uint64(math.MaxInt64) - uint64(thr+1)
+}
+
 // buildMemo publishes the memo of the page of task at the scan's threshold
 // from ttl, its __TTL__ values (packed or not), and live, the rows live at
-// that threshold (every row tested).
-func (s *Scan) buildMemo(task pageTask, ttl *segment.Values, live []byte, b *reduceBufs) {
+// that threshold (every row tested). tested, when not nil, holds the rows
+// already tested in [thr+1, thr+1+span] (any value in NULL slots).
+func (s *Scan) buildMemo(task pageTask, ttl *segment.Values, live, tested []byte, span uint64, b *reduceBufs) {
 	n, thr := ttl.N, s.threshold
 	bl := (n + 7) / 8
 	m := &liveMemo{lo: thr, hi: math.MaxInt64, bits: slices.Clone(live[:bl])}
@@ -152,25 +205,27 @@ func (s *Scan) buildMemo(task pageTask, ttl *segment.Values, live []byte, b *red
 		// The rows expiring in [thr+1, thr+1+span] for a span expected to
 		// hold a few soonRows of them, widened until it holds more than
 		// soonRows or every expiration.
-		total := uint64(math.MaxInt64) - uint64(thr+1)
-		if z := task.r.PageStats(task.slots[len(task.slots)-1], task.p); z.Max.Kind == schema.IntValue && z.Max.Int > thr {
-			total = uint64(z.Max.Int) - uint64(thr+1)
-		}
-		span := total / uint64(c) * 4 * soonRows
-		if span > total || span/(4*soonRows) != total/uint64(c) {
-			span = total
+		total := soonTotal(task.r.PageStats(task.slots[len(task.slots)-1], task.p), thr)
+		if tested == nil {
+			span = total / uint64(c) * 4 * soonRows
+			if span > total || span/(4*soonRows) != total/uint64(c) {
+				span = total
+			}
 		}
 		b.memoT, b.memoF = grow(b.memoT, bl), grow(b.memoF, bl)
 		for {
-			clear(b.memoT)
-			clear(b.memoF)
-			if ttl.Packed() {
-				ttl.RangeBits(thr+1, span, false, cand, b.memoT, b.memoF)
-			} else {
-				rangeBits(ttl.Ints[:n], thr+1, span, false, b.memoT, b.memoF)
+			if tested == nil {
+				clear(b.memoT)
+				clear(b.memoF)
+				if ttl.Packed() {
+					ttl.RangeBits(thr+1, span, false, cand, b.memoT, b.memoF)
+				} else {
+					rangeBits(ttl.Ints[:n], thr+1, span, false, b.memoT, b.memoF)
+				}
 			}
+			tested = nil
 			andBits(b.memoT, cand)
-			if countBits(b.memoT, n) > soonRows || span == total {
+			if countBits(b.memoT, n) > soonRows || span >= total {
 				break
 			}
 			if span > total/8 {

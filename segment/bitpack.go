@@ -346,6 +346,68 @@ func rangeFORStaged(src []byte, n int, bw uint, base, a int64, span uint64, nega
 	}
 }
 
+// rangeFOR2 is rangeFOR of two ranges from the same a, each value unpacked
+// once: it ORs into t the bits of the values in [a, a+span] and into t2
+// those of the values in [a, a+span2]; bits past n are left alone.
+func rangeFOR2(src []byte, n int, bw uint, base, a int64, span, span2 uint64, t, t2 []byte) {
+	if len(src) > 2*stageLen && bw > 0 && bw <= 56 {
+		// Staged as rangeFORStaged is, for the same reason.
+		g := max(1, stageLen/int(bw))
+		var buf [stageLen + 64]byte
+		for v := 0; v < n; v += 8 * g {
+			k := min(8*g, n-v)
+			off := v / 8 * int(bw)
+			end := min(len(src), off+g*int(bw)+8)
+			m := copy(buf[:], src[off:end])
+			rangeFOR2(buf[:m], k, bw, base, a, span, span2, t[v/8:], t2[v/8:])
+		}
+		return
+	}
+	off := uint64(base - a)
+	i := 0
+	if bw == 0 {
+		b1, b2 := 0-b2u(off <= span), 0-b2u(off <= span2)
+		for ; i+8 <= n; i += 8 {
+			t[i>>3] |= b1
+			t2[i>>3] |= b2
+		}
+	} else if nf := fastCount(n, len(src), bw); nf >= 8 {
+		p := unsafe.Pointer(unsafe.SliceData(src))
+		mask := uint64(1)<<bw - 1
+		// Unrolled as rangeFOR is: eight independent loads per byte.
+		o1, o2, o3, o4, o5, o6, o7 := bw>>3, 2*bw>>3, 3*bw>>3, 4*bw>>3, 5*bw>>3, 6*bw>>3, 7*bw>>3
+		s1, s2, s3, s4, s5, s6, s7 := bw&7, 2*bw&7, 3*bw&7, 4*bw&7, 5*bw&7, 6*bw&7, 7*bw&7
+		val := func(q unsafe.Pointer, o, s uint) uint64 {
+			return off + (*(*uint64)(unsafe.Add(q, o)) >> s & mask)
+		}
+		at := uint(0)
+		for ; i+8 <= nf; i += 8 {
+			q := unsafe.Add(p, at)
+			x0, x1, x2, x3 := off+(*(*uint64)(q)&mask), val(q, o1, s1), val(q, o2, s2), val(q, o3, s3)
+			x4, x5, x6, x7 := val(q, o4, s4), val(q, o5, s5), val(q, o6, s6), val(q, o7, s7)
+			t[i>>3] |= b2u(x0 <= span) | b2u(x1 <= span)<<1 | b2u(x2 <= span)<<2 | b2u(x3 <= span)<<3 |
+				b2u(x4 <= span)<<4 | b2u(x5 <= span)<<5 | b2u(x6 <= span)<<6 | b2u(x7 <= span)<<7
+			t2[i>>3] |= b2u(x0 <= span2) | b2u(x1 <= span2)<<1 | b2u(x2 <= span2)<<2 | b2u(x3 <= span2)<<3 |
+				b2u(x4 <= span2)<<4 | b2u(x5 <= span2)<<5 | b2u(x6 <= span2)<<6 | b2u(x7 <= span2)<<7
+			at += bw
+		}
+	}
+	for ; i < n; i += 8 {
+		k := min(8, n-i)
+		var tb, tb2 byte
+		for j := range k {
+			var u uint64
+			if bw > 0 {
+				u = readBits(src, uint(i+j)*bw, bw)
+			}
+			tb |= b2u(off+u <= span) << j
+			tb2 |= b2u(off+u <= span2) << j
+		}
+		t[i>>3] |= tb
+		t2[i>>3] |= tb2
+	}
+}
+
 // sumFOR returns the exact sum of the values of src whose bit is set in sel
 // (nil: all n), and how many there are. src holds packedLen(n, bw) bytes.
 func sumFOR(src []byte, n int, bw uint, base int64, sel []byte) (Int128, int) {

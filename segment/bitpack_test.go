@@ -256,3 +256,40 @@ func TestRangeFORStaged(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeFOR2 checks rangeFOR2 against the decoded values, on runs short
+// and long enough to be staged, for every width: each of its two ranges
+// must give the rows rangeFOR gives.
+func TestRangeFOR2(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 5))
+	for bw := uint(0); bw <= 64; bw++ {
+		per := 8 * max(1, stageLen/max(1, int(bw)))
+		for _, n := range []int{1, 7, 8, 9, 100 + rng.IntN(100), 3*per + 1, 2*per + rng.IntN(per)} {
+			if n > 200_000 {
+				continue
+			}
+			src := packRandom(rng, n, bw)
+			base := rng.Int64N(2000) - 1000
+			if rng.IntN(2) == 0 {
+				base = int64(rng.Uint64())
+			}
+			vals := naiveFOR(src, n, bw, base)
+			a := vals[rng.IntN(n)] + rng.Int64N(3) - 1
+			spans := []uint64{0, 1, uint64(rng.Int64N(1 << 20)), math.MaxInt64, math.MaxUint64}
+			span, span2 := spans[rng.IntN(len(spans))], spans[rng.IntN(len(spans))]
+			if bw > 0 && bw < 64 {
+				span2 = uint64(1) << (bw - 1) >> rng.IntN(int(bw))
+			}
+			bl := (n + 7) / 8
+			t1, t2 := make([]byte, bl), make([]byte, bl)
+			rangeFOR2(src, n, bw, base, a, span, span2, t1, t2)
+			for i, v := range vals {
+				if t1[i/8]>>(i%8)&1 == 1 != (uint64(v-a) <= span) || t2[i/8]>>(i%8)&1 == 1 != (uint64(v-a) <= span2) {
+					t.Fatalf("seed %d: width %d, %d values: row %d (%d) wrong for [%d, +%d], [%d, +%d]", seed, bw, n, i, v, a, span, a, span2)
+				}
+			}
+		}
+	}
+}

@@ -185,6 +185,17 @@ func (v *Values) RangeBits(a int64, span uint64, negate bool, sel, t, f []byte) 
 	rangeFOR(v.pk.src, v.N, v.pk.bw, v.pk.base, a, span, negate, t, f)
 }
 
+// RangeBits2 ORs into t bit i of each row of a packed page whose value lies
+// in [a, a+span], and into t2 those in [a, a+span2], whatever a NULL row's
+// slot holds: two RangeBits of every row, unpacking each value once. It
+// panics on a page that is not packed.
+func (v *Values) RangeBits2(a int64, span, span2 uint64, t, t2 []byte) {
+	if v.pk.src == nil {
+		panic("segment: RangeBits2 of a page not packed")
+	}
+	rangeFOR2(v.pk.src, v.N, v.pk.bw, v.pk.base, a, span, span2, t, t2)
+}
+
 // Sum returns the exact sum of the values (in Ints' terms) of the rows of
 // a packed page whose bit is set in sel (nil: every row), which must leave
 // out the NULL rows. It panics on a page that is not packed.

@@ -248,6 +248,15 @@ func checkPackedKernels(pv, v *Values, rng *rand.Rand) error {
 			rsel = sel
 		}
 		pv.RangeBits(a, span, negate, rsel, t, f)
+		// RangeBits2 answers for every row as two RangeBits would.
+		span2 := []uint64{0, 1, uint64(rng.Int64N(1 << 30)), math.MaxUint64}[rng.IntN(4)]
+		t1, t2 := make([]byte, bl), make([]byte, bl)
+		pv.RangeBits2(a, span, span2, t1, t2)
+		for i := range v.N {
+			if t1[i/8]>>(i%8)&1 == 1 != (uint64(v.Ints[i]-a) <= span) || t2[i/8]>>(i%8)&1 == 1 != (uint64(v.Ints[i]-a) <= span2) {
+				return fmt.Errorf("RangeBits2 [%d, +%d] [%d, +%d]: row %d (%d) wrong", a, span, a, span2, i, v.Ints[i])
+			}
+		}
 		var want Int128
 		for i := range v.N {
 			in := uint64(v.Ints[i]-a) <= span != negate
