@@ -52,7 +52,8 @@
 // ReadSelected decodes only the selected rows of frame-of-reference pages.
 // ReadPacked leaves such pages (plain or decimal-scaled) packed, for
 // Values.RangeBits and Values.Sum to compare and add the packed values
-// without writing them out, and Values.At to read a few of them.
+// without writing them out (Values.RangeBits2 tests two ranges in one
+// unpacking), and Values.At to read a few of them.
 // ReadPageSelected decodes the selected rows of a string or binary page
 // into an Arrow array; an LZ4 chunk is cut into parts of 64 KiB of its body,
 // so that it decompresses only the parts that hold the page's lengths and
