@@ -71,10 +71,13 @@ const (
 	formSum                      // sum(v): the memo's bits
 	formFiltered                 // count(*) WHERE v >= 50: ANDed into the filter's rows
 	formRows                     // Next WHERE v >= 50: the row path's late TTL check
+	formProject                  // Next of id: the row path, unfiltered
 	numForms
 )
 
-func (f memoForm) String() string { return [...]string{"count", "sum", "filtered", "rows"}[f] }
+func (f memoForm) String() string {
+	return [...]string{"count", "sum", "filtered", "rows", "project"}[f]
+}
 
 // memoResult is a scan's answer: rows and the sum of v (or of the ids, for
 // the row path).
@@ -96,6 +99,8 @@ func memoScan(t *testing.T, mem memory.Allocator, h *rowset.Handle, pol ttlcol.P
 	case formRows:
 		req.Filter = Compare("v", Ge, int64(50))
 		req.Columns = []string{"id"}
+	case formProject:
+		req.Columns = []string{"id"}
 	}
 	s, err := NewScan(context.Background(), mem, snap, req)
 	if err != nil {
@@ -104,7 +109,7 @@ func memoScan(t *testing.T, mem memory.Allocator, h *rowset.Handle, pol ttlcol.P
 	defer s.Release()
 	s.noLiveMemo = off
 	var res memoResult
-	if f == formRows {
+	if f == formRows || f == formProject {
 		for s.Next() {
 			ids := s.RecordBatch().Column(0).(*array.Int64)
 			res.rows += int64(ids.Len())
@@ -139,7 +144,7 @@ func memoModel(rows []memoRow, thr int64, f memoForm) memoResult {
 		switch f {
 		case formSum:
 			res.sum += r.v
-		case formRows:
+		case formRows, formProject:
 			res.sum += int64(i)
 		}
 	}
@@ -243,7 +248,7 @@ func TestLiveMemoEdges(t *testing.T) {
 				if want := memoModel(tc.rows, tc.now, f); got != want {
 					t.Fatalf("now %d: %+v, want %+v", tc.now, got, want)
 				}
-				if (c.PagesMemo > 0) != (tc.wantMemo || f == formRows && tc.rowsMemo) {
+				if (c.PagesMemo > 0) != (tc.wantMemo || (f == formRows || f == formProject) && tc.rowsMemo) {
 					t.Fatalf("now %d: %d memo pages (H %d), want memo %v", tc.now, c.PagesMemo, H, tc.wantMemo)
 				}
 			})

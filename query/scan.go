@@ -604,10 +604,11 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 
 	mask := make([]byte, (n+7)/8)
 	var ttlCol arrow.Array
-	// lateTTL: a filtered mixed page judges expiry after the filter, for
-	// the rows it keeps (liveAfter), unless __TTL__ is decoded anyway.
+	// lateTTL: a mixed page judges expiry after the filter, if any, for
+	// the rows it keeps (liveAfter: on the packed values, or from the
+	// page's liveness memo), unless __TTL__ is decoded anyway.
 	_, ttlDecoded := decoded[s.snap.ttlSlot()]
-	lateTTL := ttlState == ttlcol.Mixed && s.filter != nil && !ttlDecoded && !slices.Contains(s.outSlots, s.snap.ttlSlot()) &&
+	lateTTL := ttlState == ttlcol.Mixed && !ttlDecoded && !slices.Contains(s.outSlots, s.snap.ttlSlot()) &&
 		ttl.idx >= 0 && r.ValuesOK(ttl.idx)
 	switch {
 	case lateTTL:
