@@ -568,6 +568,20 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// volatileBytes returns the bytes of f for Map when f is an open file of a
+// volatile MemFS holding size bytes. The slice is the file's own: a write
+// or truncation within them would show through it, which Map's contract
+// (a file no one changes while it is mapped) rules out; a write past them
+// or a removal of the file leaves them as they are.
+func (f *memFile) volatileBytes(size int64) ([]byte, bool) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if !f.fs.volatile || f.checkLocked("map") != nil || int64(len(f.node.data)) != size {
+		return nil, false
+	}
+	return f.node.data[:size:size], true
+}
+
 // writableLocked is the check of a write: the file open, for writing.
 func (f *memFile) writableLocked() error {
 	if err := f.checkLocked("write"); err != nil {

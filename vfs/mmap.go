@@ -16,7 +16,10 @@ import (
 // is a fault, not an error. Whoever maps a file therefore unmaps it only
 // when nothing that read it is left (a rowset's last reference).
 type Mapping struct {
-	data   []byte
+	data []byte
+	// inHeap: data is a volatile MemFS file's own bytes, not an mmap: the
+	// collector frees them, and no page of them can be let go.
+	inHeap bool
 	closed atomic.Bool
 	// used counts the bytes read since the process last let go of the
 	// mapped pages (see Used).
@@ -34,14 +37,25 @@ const residentBytes = 2 << 20
 // file's ReadAt returns an error.
 var errMappingClosed = errors.New("vfs: read of a closed mapping")
 
-// Map maps the first size bytes of f read-only. ok is false when f is not
-// a file of the operating system (a test's FS in memory, or one that
-// injects errors, which must keep seeing every read) or the mapping fails
-// (a file system that cannot map, no address space left): the caller then
-// reads f as it is, which costs a copy but loses nothing.
+// Map maps the first size bytes of f read-only. A file of a volatile
+// MemFS (NewVolatileMemFS) of size bytes is "mapped" as its own bytes in
+// memory: nothing can crash it or inject errors into its reads, and the
+// copy of every chunk a read would make is what a memtable's in-memory
+// rowsets would pay above a flushed rowset's. ok is false when f is
+// neither that nor a file of the operating system (a test's durable MemFS,
+// or an FS that injects errors, which must keep seeing every read) or the
+// mapping fails (a file system that cannot map, no address space left):
+// the caller then reads f as it is, which costs a copy but loses nothing.
 func Map(f File, size int64) (m *Mapping, ok bool) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, false
+	}
+	if mf, isMem := f.(*memFile); isMem {
+		data, ok := mf.volatileBytes(size)
+		if !ok {
+			return nil, false
+		}
+		return &Mapping{data: data, inHeap: true}, true
 	}
 	data, ok := mapFile(f, int(size))
 	if !ok {
@@ -81,14 +95,14 @@ func (m *Mapping) Used(n int) {
 		return
 	}
 	m.used.Store(0)
-	if !m.closed.Load() {
+	if !m.closed.Load() && !m.inHeap {
 		release(m.data)
 	}
 }
 
 // Close unmaps the file; later calls do nothing.
 func (m *Mapping) Close() error {
-	if m.closed.Swap(true) {
+	if m.closed.Swap(true) || m.inHeap {
 		return nil
 	}
 	return unmap(m.data)

@@ -103,3 +103,54 @@ func TestMapDeclines(t *testing.T) {
 		t.Fatal("an empty mapping was made")
 	}
 }
+
+// TestMapVolatileMemFS checks that a volatile MemFS file maps as its own
+// bytes, read in place with no copy, and that a mapping asking for other
+// than the file's size, or of a closed file, is refused.
+func TestMapVolatileMemFS(t *testing.T) {
+	mfs := NewVolatileMemFS()
+	mfs.MkdirAll("/d")
+	want := bytes.Repeat([]byte("0123456789abcdef"), 3*residentBytes/16+5)
+	if err := WriteFileAtomic(mfs, "/d/f", want); err != nil {
+		t.Fatal(err)
+	}
+	f, err := mfs.Open("/d/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Map(f, int64(len(want))-1); ok {
+		t.Fatal("a mapping of fewer bytes than the file was made")
+	}
+	m, ok := Map(f, int64(len(want)))
+	if !ok {
+		t.Fatal("a volatile MemFS file was not mapped")
+	}
+	m2, ok := Map(f, int64(len(want)))
+	if !ok || &m.MappedBytes()[0] != &m2.MappedBytes()[0] {
+		t.Fatal("two mappings of a volatile MemFS file are not the same bytes: one was copied")
+	}
+	// The mapping outlives the descriptor and the file's name.
+	f.Close()
+	if err := mfs.Remove("/d/f"); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		m.Used(residentBytes)
+	}
+	if !bytes.Equal(m.MappedBytes(), want) {
+		t.Fatal("the mapped bytes differ from the file")
+	}
+	buf := make([]byte, 10)
+	if n, err := m.ReadAt(buf, 3); n != 10 || err != nil || string(buf) != "3456789abc" {
+		t.Fatalf("ReadAt: %d %v %q", n, err, buf)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.ReadAt(buf, 0); !errors.Is(err, errMappingClosed) {
+		t.Fatalf("ReadAt after Close: %v", err)
+	}
+	if _, ok := Map(f, int64(len(want))); ok {
+		t.Fatal("a closed file was mapped")
+	}
+}

@@ -5,7 +5,9 @@
 // It also paces how large files reach the disk (WritebackWriter), so that
 // their syncs do not stall the small ones of the write-ahead log. Map maps
 // a finished file read-only, for scans to read it where the page cache
-// holds it, keeping a few MiB of it in the process's resident set.
+// holds it, keeping a few MiB of it in the process's resident set; a file
+// of a volatile MemFS maps as its own bytes, so that a memtable's rowsets
+// are read in place as a flushed rowset's are, not copied chunk by chunk.
 //
 // It must never interpret file contents: it only moves bytes.
 package vfs
