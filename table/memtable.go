@@ -39,8 +39,9 @@ import (
 // about PageRows rows with no short page of its last write
 // (chunkPageRows), so a scan plans and decodes as many pages as over the
 // same rows flushed. The rowsets live in a volatile in-memory file system
-// (one copy of their bytes) and count in the memtable's size, which
-// freezes it. Each rowset covers its writes' versions; the versions of
+// (one copy of their bytes, which scans read in place as they read a
+// flushed rowset's mapped files: see vfs.Map) and count in the memtable's
+// size, which freezes it. Each rowset covers its writes' versions; the versions of
 // memtables are always newer than every rowset's (a write that makes a
 // rowset directly flushes the memtables first).
 type memtable struct {
