@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -215,5 +216,28 @@ func TestExportCodecs(t *testing.T) {
 			}
 		}
 		pf.Close()
+	}
+}
+
+// TestExportProgress: the progress line counts the live rows of the table
+// (counted when the first line is due, not before the export) beside the
+// rows written, and the last line says all of them are out.
+func TestExportProgress(t *testing.T) {
+	dir := t.TempDir()
+	sqlIn(t, dir, `CREATE TABLE t (`+exportCols+`) DUPLICATE KEY(id) PROPERTIES ("function_column.enable_row_ttl" = "true");
+SET session_now = '2026-01-01 00:00:00';
+INSERT INTO t VALUES `+exportRows+`;
+INSERT INTO t (id, __TTL__) VALUES (5, CAST('2026-01-02 00:00:00' AS DATETIME)), (6, CAST('2026-01-03 00:00:00' AS DATETIME)), (7, CAST('2026-01-05 00:00:00' AS DATETIME));`)
+	defer func(d time.Duration) { progressDelay = d }(progressDelay)
+	progressDelay = 0
+	// At 2026-01-04 rows 5 and 6 have expired: 5 of the 7 are live.
+	file := filepath.Join(t.TempDir(), "t.parquet")
+	_, stderr, err := runExportCmd(t, "--dir", dir, "--table", "t", "--out", file, "--now", "2026-01-04 00:00:00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "export: 5 of 5 rows (100%)") {
+		t.Fatalf("last progress line %q, want 5 of 5 rows; stderr:\n%s", last, stderr)
 	}
 }

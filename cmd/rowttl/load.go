@@ -194,8 +194,8 @@ func runLoad(ctx context.Context, f loadFlags, file string, stdin io.Reader, std
 
 // Progress is shown once a load has run for progressDelay, then every
 // progressEvery: rewritten in place on a terminal, one line each time
-// otherwise.
-const (
+// otherwise. Variables so that a test can see the lines of a short job.
+var (
 	progressDelay = 3 * time.Second
 	progressEvery = time.Second
 	progressLines = 5 * time.Second
