@@ -674,6 +674,32 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 			gathered[slot] = a
 		}
 	}
+	ctx := compute.WithAllocator(s.ctx, s.mem)
+	if selected < n {
+		// Each output column no filter read is gathered as soon as it is
+		// decoded, and its page released: the page is still in the
+		// core's cache, and the buffer it goes back to is the one the
+		// next column decodes into. Decoding every column first, then
+		// gathering, read each page back from memory.
+		for _, slot := range s.outSlots {
+			if _, ok := decoded[slot]; ok || slots[slot] < 0 {
+				continue
+			}
+			if _, ok := gathered[slot]; ok {
+				continue
+			}
+			a, err := task.r.ReadPage(s.pageMem, slots[slot], p)
+			if err != nil {
+				return nil, err
+			}
+			f, err := filterArray(ctx, s.pageMem, a, mask, n, selected)
+			a.Release()
+			if err != nil {
+				return nil, fmt.Errorf("filter page: %w", err)
+			}
+			gathered[slot] = f
+		}
+	}
 	for _, slot := range s.need {
 		if _, ok := gathered[slot]; ok {
 			continue
@@ -724,7 +750,6 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	if selected == n {
 		return array.NewRecordBatch(s.out, cols, int64(n)), nil
 	}
-	ctx := compute.WithAllocator(s.ctx, s.mem)
 	filtered := make([]arrow.Array, len(cols))
 	for i, c := range cols {
 		if c.Len() == selected && i < len(s.outSlots) && gathered[s.outSlots[i]] != nil {
