@@ -9,9 +9,14 @@ import (
 // bytes a second. On a virtual disk a log sync waits for whatever the
 // compaction handed the device just before it; a rewrite writing as fast
 // as it encodes hands it its output in bursts of several writeback steps
-// (150 MB/s over 10 ms at 1M rows), and at 64 MB/s the steps come one at a
-// time, a few milliseconds apart.
-const defaultCompactionWriteRate = 64e6
+// (150 MB/s over 10 ms at 1M rows). The rate is the trade between the
+// writes' tail and the compaction's length: on the 2-core bench machine, at
+// 10M rows, a 10-row write's p99 during a full rewrite was 1.3 ms unpaced
+// and at 64 MB/s (which a 10M-row rewrite barely reaches on average), 0.84-0.90
+// ms at 32 MB/s, 0.6-1.0 ms at 24 and 0.6-0.7 ms at 16 MB/s, while the rewrite
+// took 2.2, 3.9, 5.1 and 7.5 s. 32 MB/s (2.7 TB a day) keeps the tail within
+// a few times the idle one and outpaces what small writes bring in.
+const defaultCompactionWriteRate = 32e6
 
 // compactionPaceBurst is the most a paced compaction writes at once after
 // a pause: one writeback step.

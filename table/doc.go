@@ -129,7 +129,7 @@
 // are written (vfs.WritebackWriter), so that its final sync does not fill
 // the device queue that the log's sync waits in. While logged writes keep
 // coming (one within the last 2 s) it also paces that output, a token
-// bucket of one writeback step at Options.CompactionWriteRate (64 MB/s by
+// bucket of one writeback step at Options.CompactionWriteRate (32 MB/s by
 // default; compact_pace.go): written as fast as it is encoded, the output
 // reaches the disk in bursts of several steps, and the log syncs right
 // after a burst wait for it. Without writes about it is not paced.

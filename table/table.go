@@ -95,7 +95,7 @@ type Options struct {
 	CompactionParallelism int
 	// CompactionWriteRate is the rate, in bytes a second, at which a
 	// compaction writes its output while logged writes are recent (one
-	// came in during the last 2 s); 0 means 64 MB/s, < 0 never paces.
+	// came in during the last 2 s); 0 means 32 MB/s, < 0 never paces.
 	// A log sync waits for the compaction's writes handed to the disk just
 	// before it, so writes in bursts slow the writes going on beside;
 	// with none about, a compaction writes at its full speed.
