@@ -14,7 +14,6 @@ import (
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
 	"github.com/rowttl/rowttl/ttlcol"
-	"github.com/rowttl/rowttl/vfs"
 )
 
 // TestOrderConjuncts checks the order in which a page tests the conjuncts
@@ -133,26 +132,8 @@ func TestConjunctOrderAnswers(t *testing.T) {
 	}
 	rec := bld.NewRecordBatch()
 	bld.Release()
-	fsys := vfs.NewMemFS()
-	fsys.MkdirAll("/t")
-	w := rowset.NewWriter(rowset.WriterOptions{
-		FS: fsys, Dir: "/t", Schema: phys, TTLIndex: 2,
-		Segment:    segment.WriterOptions{PageRows: pageRows},
-		NewFileNum: func() uint64 { return 1 },
-	})
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
+	h := writeRowset(t, phys, 2, segment.WriterOptions{PageRows: pageRows}, rec)
 	rec.Release()
-	m, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.ID = 1
-	h, err := rowset.Open(fsys, "/t", m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer h.Unref()
 	ops := []Op{Eq, Ne, Lt, Le, Gt, Ge}
 	holds := func(op Op, v, c int64) bool {

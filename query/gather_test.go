@@ -17,7 +17,6 @@ import (
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
 	"github.com/rowttl/rowttl/ttlcol"
-	"github.com/rowttl/rowttl/vfs"
 )
 
 // dirtyAllocator hands out memory filled with garbage, as a page pool may:
@@ -160,26 +159,8 @@ func TestScanGathersEveryType(t *testing.T) {
 		}
 		want[id] = sb.String()
 	}
-	fsys := vfs.NewMemFS()
-	fsys.MkdirAll("/t")
-	w := rowset.NewWriter(rowset.WriterOptions{
-		FS: fsys, Dir: "/t", Schema: phys, TTLIndex: len(tbl.Columns),
-		Segment:    segment.WriterOptions{PageRows: pageRows},
-		NewFileNum: func() uint64 { return 1 },
-	})
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
+	h := writeRowset(t, phys, len(tbl.Columns), segment.WriterOptions{PageRows: pageRows}, rec)
 	rec.Release()
-	m, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.ID = 1
-	h, err := rowset.Open(fsys, "/t", m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	for _, par := range []int{1, 2} {
 		for _, tc := range []struct {

@@ -18,7 +18,6 @@ import (
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
 	"github.com/rowttl/rowttl/ttlcol"
-	"github.com/rowttl/rowttl/vfs"
 )
 
 // TestLikeMatchesNaive checks boundLike against strings.HasPrefix,
@@ -227,26 +226,8 @@ func TestLikeLateExpiry(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	b.Release()
-	fsys := vfs.NewMemFS()
-	fsys.MkdirAll("/t")
-	w := rowset.NewWriter(rowset.WriterOptions{
-		FS: fsys, Dir: "/t", Schema: phys, TTLIndex: 2,
-		Segment:    segment.WriterOptions{PageRows: pageRows},
-		NewFileNum: func() uint64 { return 1 },
-	})
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
+	h := writeRowset(t, phys, 2, segment.WriterOptions{PageRows: pageRows}, rec)
 	rec.Release()
-	m, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.ID = 1
-	h, err := rowset.Open(fsys, "/t", m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer h.Unref()
 	newScan := func(pattern string, workers int) *Scan {
 		h.Ref()

@@ -14,7 +14,6 @@ import (
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
 	"github.com/rowttl/rowttl/ttlcol"
-	"github.com/rowttl/rowttl/vfs"
 )
 
 // memoRow is a row of the tables of the liveness memo's tests (scanTable):
@@ -40,26 +39,7 @@ func memoRowset(t *testing.T, mem memory.Allocator, rows []memoRow, pageRows int
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	fsys := vfs.NewMemFS()
-	fsys.MkdirAll("/t")
-	w := rowset.NewWriter(rowset.WriterOptions{
-		FS: fsys, Dir: "/t", Schema: scanPhysical(), TTLIndex: 2,
-		Segment:    segment.WriterOptions{PageRows: pageRows},
-		NewFileNum: func() uint64 { return 1 },
-	})
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	m, err := w.Finish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.ID = 1
-	h, err := rowset.Open(fsys, "/t", m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return writeRowset(t, scanPhysical(), 2, segment.WriterOptions{PageRows: pageRows}, rec)
 }
 
 // memoForm is one way a scan reads the rows: the three Aggregate paths that

@@ -36,6 +36,32 @@ func scanPhysical() *arrow.Schema {
 	}, nil)
 }
 
+// writeRowset writes rec (of the physical schema phys, its __TTL__ at
+// ttlIndex) as the one rowset of an in-memory file system and opens it; the
+// caller still owns rec.
+func writeRowset(t *testing.T, phys *arrow.Schema, ttlIndex int, seg segment.WriterOptions, rec arrow.RecordBatch) *rowset.Handle {
+	t.Helper()
+	fsys := vfs.NewMemFS()
+	fsys.MkdirAll("/t")
+	w := rowset.NewWriter(rowset.WriterOptions{
+		FS: fsys, Dir: "/t", Schema: phys, TTLIndex: ttlIndex, Segment: seg,
+		NewFileNum: func() uint64 { return 1 },
+	})
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ID = 1
+	h, err := rowset.Open(fsys, "/t", m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // TestScanGolden runs testdata/scan. Regenerate with
 // `go test ./query -run TestScanGolden -rewrite`.
 //

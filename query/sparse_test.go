@@ -14,7 +14,6 @@ import (
 	"github.com/rowttl/rowttl/schema"
 	"github.com/rowttl/rowttl/segment"
 	"github.com/rowttl/rowttl/ttlcol"
-	"github.com/rowttl/rowttl/vfs"
 )
 
 // TestPointLookupStrings checks the rows of scans that select one row of a
@@ -65,26 +64,8 @@ func TestPointLookupStrings(t *testing.T) {
 		}
 		rec := b.NewRecordBatch()
 		b.Release()
-		fsys := vfs.NewMemFS()
-		fsys.MkdirAll("/t")
-		w := rowset.NewWriter(rowset.WriterOptions{
-			FS: fsys, Dir: "/t", Schema: phys, TTLIndex: 3,
-			Segment:    segment.WriterOptions{PageRows: 256, Codec: codec},
-			NewFileNum: func() uint64 { return 1 },
-		})
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
+		h := writeRowset(t, phys, 3, segment.WriterOptions{PageRows: 256, Codec: codec}, rec)
 		rec.Release()
-		m, err := w.Finish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		m.ID = 1
-		h, err := rowset.Open(fsys, "/t", m, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		if _, comp := h.Segments[0].PageEncoding(1, 0); codec == segment.CodecDefault && comp != "lz4" || codec == segment.CodecZstd && comp != "zstd" {
 			t.Fatalf("codec %s: messages stored %s", codec, comp)
 		}
