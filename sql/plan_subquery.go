@@ -535,26 +535,35 @@ func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e 
 	if _, ok := in.X.(*parser.RowExpr); ok {
 		return nil, notYet("IN (subquery) of a row (a, b, ...) other than a WHERE conjunct")
 	}
-	cols := sub.outCols()
-	if len(cols) != 1 {
-		return nil, invalidf("Operand should contain 1 column(s)")
-	}
-	l, err := c.compile(in.X)
+	l, r, err := subqueryOperands(c, in.X, sub)
 	if err != nil {
 		return nil, err
 	}
 	rc := newVCompiler(p.env, &scope{multi: true})
-	var r exec.Expr = &exec.ColumnRef{Index: 0, Name: cols[0].Name, Typ: cols[0].Type}
-	lt := l.Type()
+	lt, rt := l.Type(), r.Type()
 	if l, r, err = p.sameKeyType(c, rc, l, r); err != nil {
 		return nil, err
 	}
 	if l == nil {
-		return nil, notYet(fmt.Sprintf("IN (subquery) comparing %s with %s", lt, cols[0].Type))
+		return nil, notYet(fmt.Sprintf("IN (subquery) comparing %s with %s", lt, rt))
 	}
 	set := exec.NewValueSet(r.Type())
 	sp.sets = append(sp.sets, &onceSet{sub: sub, key: r, set: set, text: text})
 	return &exec.InSet{X: l, Set: set, Not: in.Not, Text: text}, nil
+}
+
+// subqueryOperands compiles x, the left side of x IN (sub) or x op
+// ANY|ALL (sub), and the reference to sub's one output column that it is
+// compared with.
+func subqueryOperands(c *vcompiler, x parser.Expr, sub relPlan) (l, r exec.Expr, err error) {
+	cols := sub.outCols()
+	if len(cols) != 1 {
+		return nil, nil, invalidf("Operand should contain 1 column(s)")
+	}
+	if l, err = c.compile(x); err != nil {
+		return nil, nil, err
+	}
+	return l, &exec.ColumnRef{Index: 0, Name: cols[0].Name, Typ: cols[0].Type}, nil
 }
 
 // quantifiedOnce compiles x op ANY|ALL (query) for an op other than = ANY
@@ -562,18 +571,13 @@ func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e 
 // count of its values, of its non-NULL ones and their extremes, which
 // decide the comparison (exec.Quantified).
 func (p *relPlanner) quantifiedOnce(sp *selectPlan, c *vcompiler, qc *parser.QuantifiedCmp, sub relPlan, text string) (exec.Expr, error) {
-	cols := sub.outCols()
-	if len(cols) != 1 {
-		return nil, invalidf("Operand should contain 1 column(s)")
-	}
-	l, err := c.compile(qc.X)
+	l, r, err := subqueryOperands(c, qc.X, sub)
 	if err != nil {
 		return nil, err
 	}
 	// The extremes are taken in the comparison's type, where the order
 	// is the comparison's: '10' < '9' as text, not as numbers. DECIMAL and
 	// integers keep their own types, which order as their exact values.
-	var r exec.Expr = &exec.ColumnRef{Index: 0, Name: cols[0].Name, Typ: cols[0].Type}
 	if !isDecimalPair(l.Type(), r.Type()) {
 		t, ok := comparisonType(l.Type(), r.Type())
 		if !ok {
