@@ -552,6 +552,23 @@ func (p *relPlanner) onceSubquery(sp *selectPlan, outer *scope, c *vcompiler, e 
 	return &exec.InSet{X: l, Set: set, Not: in.Not, Text: text}, nil
 }
 
+// correlatedEq splits c, a conjunct of a correlated subquery, when it is
+// an equality of an expression of the subquery's own names (in) and one of
+// the outer query's (out), on either side of the =.
+func correlatedEq(c parser.Expr, isInner, isOuter func(parser.Expr) bool) (in, out parser.Expr, ok bool) {
+	b, ok := c.(*parser.BinaryExpr)
+	if !ok || b.Op != parser.OpEq {
+		return nil, nil, false
+	}
+	switch {
+	case isInner(b.L) && isOuter(b.R):
+		return b.L, b.R, true
+	case isInner(b.R) && isOuter(b.L):
+		return b.R, b.L, true
+	}
+	return nil, nil, false
+}
+
 // subqueryOperands compiles x, the left side of x IN (sub) or x op
 // ANY|ALL (sub), and the reference to sub's one output column that it is
 // compared with.
@@ -880,16 +897,9 @@ func (p *relPlanner) existsJoin(outer *scope, e *parser.ExistsExpr, not bool, co
 			own = append(own, c)
 			continue
 		}
-		b, ok := c.(*parser.BinaryExpr)
-		if ok && b.Op == parser.OpEq {
-			switch {
-			case isInner(b.L) && isOuter(b.R):
-				innerKeys, outerKeys = append(innerKeys, b.L), append(outerKeys, b.R)
-				continue
-			case isInner(b.R) && isOuter(b.L):
-				innerKeys, outerKeys = append(innerKeys, b.R), append(outerKeys, b.L)
-				continue
-			}
+		if in, out, ok := correlatedEq(c, isInner, isOuter); ok {
+			innerKeys, outerKeys = append(innerKeys, in), append(outerKeys, out)
+			continue
 		}
 		resid = append(resid, c)
 	}
@@ -1253,15 +1263,9 @@ func (p *relPlanner) correlatedScalar(outer *scope, st *parser.Select, e *parser
 			own = append(own, c)
 			continue
 		}
-		if b, ok := c.(*parser.BinaryExpr); ok && b.Op == parser.OpEq {
-			switch {
-			case isInner(b.L) && isOuter(b.R):
-				innerKeys, outerKeys = append(innerKeys, b.L), append(outerKeys, b.R)
-				continue
-			case isInner(b.R) && isOuter(b.L):
-				innerKeys, outerKeys = append(innerKeys, b.R), append(outerKeys, b.L)
-				continue
-			}
+		if in, out, ok := correlatedEq(c, isInner, isOuter); ok {
+			innerKeys, outerKeys = append(innerKeys, in), append(outerKeys, out)
+			continue
 		}
 		return nil, notYet("a correlated scalar subquery correlated other than on equalities")
 	}
