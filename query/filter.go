@@ -137,7 +137,10 @@ func filterArray(ctx context.Context, mem memory.Allocator, a arrow.Array, mask 
 	valid, nulls := filterValidity(mem, a, mask, n, selected)
 	vals := memory.NewResizableBuffer(mem)
 	vals.Resize(selected * width)
-	src := d.Buffers()[1].Bytes()
+	var src []byte
+	if b := d.Buffers()[1]; b != nil { // nil in an array of no rows
+		src = b.Bytes()
+	}
 	switch width {
 	case 8:
 		gatherFixed(arrow.Int64Traits.CastFromBytes(vals.Bytes()), arrow.Int64Traits.CastFromBytes(src)[off:off+n], mask, n)
