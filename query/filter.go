@@ -183,6 +183,11 @@ func filterBools(mem memory.Allocator, a *array.Boolean, mask []byte, n, selecte
 	return array.MakeFromData(d)
 }
 
+// bytesSlack is the room left past the data of a gathered string column:
+// values up to this long are moved as one fixed-size block, which may
+// write past their end into the room the next value (or the slack) takes.
+const bytesSlack = 32
+
 // filterBytes gathers the selected values of a string or binary array.
 func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected int) arrow.Array {
 	var offs []int32
@@ -193,51 +198,15 @@ func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected i
 	case *array.Binary:
 		offs, src = x.ValueOffsets(), x.ValueBytes()
 	}
-	// Word by word, as gatherFixed: 64 selected rows in a row are one
-	// range of bytes, copied at once.
-	total := 0
-	for w := 0; w*64 < n; w++ {
-		word, at := maskWord(mask, w, n), w*64
-		if word == ^uint64(0) {
-			total += int(offs[at+64] - offs[at])
-			continue
-		}
-		for ; word != 0; word &= word - 1 {
-			i := at + bits.TrailingZeros64(word)
-			total += int(offs[i+1] - offs[i])
-		}
-	}
 	valid, nulls := filterValidity(mem, a, mask, n, selected)
 	ob := memory.NewResizableBuffer(mem)
 	ob.Resize((selected + 1) * 4)
-	db := memory.NewResizableBuffer(mem)
-	db.Resize(total)
 	newOffs := arrow.Int32Traits.CastFromBytes(ob.Bytes())
-	data := db.Bytes()
-	base := offs[0]
-	j, pos := 0, int32(0)
-	newOffs[0] = 0
-	for w := 0; w*64 < n; w++ {
-		word, at := maskWord(mask, w, n), w*64
-		if word == ^uint64(0) {
-			s, e := offs[at]-base, offs[at+64]-base
-			copy(data[pos:], src[s:e])
-			shift := pos - s
-			for k, o := range offs[at+1 : at+65] {
-				newOffs[j+1+k] = o - base + shift
-			}
-			j += 64
-			pos += e - s
-			continue
-		}
-		for ; word != 0; word &= word - 1 {
-			i := at + bits.TrailingZeros64(word)
-			s, e := offs[i]-base, offs[i+1]-base
-			pos += int32(copy(data[pos:], src[s:e]))
-			j++
-			newOffs[j] = pos
-		}
-	}
+	total := bytesOffsets(newOffs, offs, mask, n)
+	db := memory.NewResizableBuffer(mem)
+	db.Reserve(int(total) + bytesSlack)
+	db.ResizeNoShrink(int(total))
+	gatherBytes(db.Buf(), src, offs, mask, n)
 	out := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
 	if valid != nil {
 		valid.Release()
@@ -246,6 +215,91 @@ func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected i
 	db.Release()
 	defer out.Release()
 	return array.MakeFromData(out)
+}
+
+// bytesOffsets writes into dst (one more than the rows selected) the
+// offsets, from 0, of the values offs bounds whose bit is set in mask, and
+// returns their total length.
+func bytesOffsets(dst, offs []int32, mask []byte, n int) int32 {
+	j, pos := 0, int32(0)
+	dst[0] = 0
+	full := n / 64
+	for w := 0; w < full; w++ {
+		word := binary.LittleEndian.Uint64(mask[w*8:])
+		ow := offs[w*64 : w*64+65]
+		if word == ^uint64(0) {
+			// 64 rows in a row: their offsets shifted at once.
+			shift := pos - ow[0]
+			out := dst[j+1 : j+65]
+			for k, o := range ow[1:65] {
+				out[k] = o + shift
+			}
+			j += 64
+			pos = out[63]
+			continue
+		}
+		out := dst[j+1 : j+1+bits.OnesCount64(word)]
+		for k := range out {
+			b := bits.TrailingZeros64(word) & 63
+			pos += ow[b+1] - ow[b]
+			out[k] = pos
+			word &= word - 1
+		}
+		j += len(out)
+	}
+	for i := full * 64; i < n; i++ {
+		if bitutil.BitIsSet(mask, i) {
+			pos += offs[i+1] - offs[i]
+			j++
+			dst[j] = pos
+		}
+	}
+	return pos
+}
+
+// gatherBytes copies into dst, one after the other, the values of src
+// (bounded by offs, from offs[0]) whose bit is set in mask. dst holds
+// bytesSlack bytes past their total: a short value is moved as one block
+// of that size, as a copy call per value costs more than the copy. A block
+// read never passes the end of src's capacity, past which the value is
+// copied exactly.
+func gatherBytes(dst, src []byte, offs []int32, mask []byte, n int) {
+	base := offs[0]
+	src = src[:cap(src)]
+	// Values starting before lastBlock may be read as a whole block.
+	lastBlock := len(src) - bytesSlack
+	pos := 0
+	full := n / 64
+	for w := 0; w < full; w++ {
+		word := binary.LittleEndian.Uint64(mask[w*8:])
+		ow := offs[w*64 : w*64+65]
+		if word == ^uint64(0) {
+			s, e := ow[0]-base, ow[64]-base
+			pos += copy(dst[pos:], src[s:e])
+			continue
+		}
+		for ; word != 0; word &= word - 1 {
+			b := bits.TrailingZeros64(word) & 63
+			s, l := int(ow[b]-base), int(ow[b+1]-ow[b])
+			if l <= bytesSlack && s <= lastBlock {
+				// Two 16-byte moves: the compiler turns one of 32
+				// bytes into a memmove call, or a trip through the
+				// stack.
+				d, v := (*[bytesSlack]byte)(dst[pos:]), (*[bytesSlack]byte)(src[s:])
+				*(*[16]byte)(d[:16]) = *(*[16]byte)(v[:16])
+				*(*[16]byte)(d[16:]) = *(*[16]byte)(v[16:])
+			} else {
+				copy(dst[pos:pos+l], src[s:s+l])
+			}
+			pos += l
+		}
+	}
+	for i := full * 64; i < n; i++ {
+		if bitutil.BitIsSet(mask, i) {
+			s, e := offs[i]-base, offs[i+1]-base
+			pos += copy(dst[pos:], src[s:e])
+		}
+	}
 }
 
 // FilterBatch returns the rows of rec whose bit is set in mask (an

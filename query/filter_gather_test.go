@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -338,4 +339,44 @@ func BenchmarkFilterBytes(b *testing.B) {
 	sb.Release()
 	defer a.Release()
 	benchFilter(b, a)
+}
+
+// TestFilterBytesEndOfData gathers short values that end a data buffer
+// with no room past them, where a block read must not go: every choice of
+// the last 8 of 128 rows, the others alternately kept.
+func TestFilterBytesEndOfData(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n = 128
+	tail := []string{"first value", "", "x", "a value of exactly 32 bytes, ok!", "yz", "", "a", "bcd"}
+	var data []byte
+	offs := []int32{0}
+	for i := range n {
+		v := fmt.Sprintf("value %d", i)
+		if i >= n-len(tail) {
+			v = tail[i-(n-len(tail))]
+		}
+		data = append(data, v...)
+		offs = append(offs, int32(len(data)))
+	}
+	data = data[:len(data):len(data)]
+	a := array.NewStringData(array.NewData(arrow.BinaryTypes.String, n,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offs)), memory.NewBufferBytes(data)}, nil, 0, 0))
+	defer a.Release()
+	for m := range 256 {
+		mask := bytes.Repeat([]byte{0x55}, n/8)
+		mask[n/8-1] = byte(m)
+		selected := 0
+		for _, b := range mask {
+			selected += bits.OnesCount8(b)
+		}
+		got, err := filterArray(context.Background(), mem, a, mask, n, selected)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := diffFiltered(a, got, mask, n); msg != "" {
+			t.Fatalf("last byte %08b: %s", m, msg)
+		}
+		got.Release()
+	}
 }
