@@ -84,29 +84,82 @@ func filterValidity(mem memory.Allocator, a arrow.Array, mask []byte, n, selecte
 		return nil, 0
 	}
 	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(int(bitutil.BytesForBits(int64(selected))))
-	out := buf.Bytes()
-	clear(out)
-	// Word by word, the validity bits read from the bitmap: a closure
-	// and an IsValid call per selected row were most of the cost.
+	// Whole words are stored: room up to the next one.
+	buf.Reserve((selected + 63) / 64 * 8)
+	buf.ResizeNoShrink(int(bitutil.BytesForBits(int64(selected))))
+	out := buf.Buf()
 	vb, voff := a.NullBitmapBytes(), a.Data().Offset()
-	j, nulls := 0, 0
+	// The output is built a word at a time: the validity bits under each
+	// mask word are packed together (compressBits) and appended to acc,
+	// which holds k bits not yet stored.
+	var acc uint64
+	k, o, nulls := 0, 0, 0
 	for w := 0; w*64 < n; w++ {
-		for word := maskWord(mask, w, n); word != 0; word &= word - 1 {
-			i := voff + w*64 + bits.TrailingZeros64(word)
-			if vb[i>>3]&(1<<(i&7)) != 0 {
-				out[j>>3] |= 1 << (j & 7)
-			} else {
-				nulls++
-			}
-			j++
+		m := maskWord(mask, w, n)
+		if m == 0 {
+			continue
 		}
+		v := bitsAt(vb, voff+w*64)
+		c := bits.OnesCount64(m)
+		nulls += bits.OnesCount64(m &^ v)
+		cw := compressBits(v, m, c)
+		acc |= cw << k
+		if k += c; k >= 64 {
+			binary.LittleEndian.PutUint64(out[o:], acc)
+			o += 8
+			k -= 64
+			acc = cw >> (c - k) // the bits that did not fit; 0 when all did
+		}
+	}
+	for ; k > 0; k -= 8 {
+		out[o] = byte(acc)
+		acc >>= 8
+		o++
 	}
 	if nulls == 0 {
 		buf.Release()
 		return nil, 0
 	}
 	return buf, nulls
+}
+
+// compressBits returns the bits of v under the c set bits of m, packed
+// into the low c bits: bit p of the result is the bit of v at the p-th set
+// bit of m. It visits the rarer of the valid and the NULL rows under m,
+// which for columns of few NULLs (or few values) is a handful a word, and
+// none when all are valid: a branch per row on its validity bit mispredicts
+// as often as NULLs come.
+func compressBits(v, m uint64, c int) uint64 {
+	valid, null := m&v, m&^v
+	if null == 0 {
+		return 1<<c - 1 // c = 64 shifts out to all ones
+	}
+	if bits.OnesCount64(null) <= c/2 {
+		cw := uint64(1)<<c - 1
+		for ; null != 0; null &= null - 1 {
+			cw &^= 1 << bits.OnesCount64(m&(null&-null-1))
+		}
+		return cw
+	}
+	var cw uint64
+	for ; valid != 0; valid &= valid - 1 {
+		cw |= 1 << bits.OnesCount64(m&(valid&-valid-1))
+	}
+	return cw
+}
+
+// bitsAt returns the 64 bits of bm from bit i on, those past its end clear.
+func bitsAt(bm []byte, i int) uint64 {
+	b, sh := i>>3, uint(i&7)
+	if b+9 <= len(bm) {
+		return binary.LittleEndian.Uint64(bm[b:])>>sh | uint64(bm[b+8])<<(64-sh)
+	}
+	// Near the end: bm ends within the next 8 bytes.
+	var w uint64
+	for k := 0; b+k < len(bm); k++ {
+		w |= uint64(bm[b+k]) << (8 * k)
+	}
+	return w >> sh
 }
 
 // filterArray returns the rows of a (n long) whose bits are set in mask.

@@ -298,30 +298,33 @@ func BenchmarkFilterFixed(b *testing.B) {
 }
 
 // BenchmarkFilterValidity gathers the validity of a BIGINT column a tenth
-// NULL, as the bench's __TTL__ (its values are BenchmarkFilterFixed's).
+// NULL, as the bench's __TTL__ (its values are BenchmarkFilterFixed's), and
+// of one half NULL.
 func BenchmarkFilterValidity(b *testing.B) {
 	mem := memory.NewGoAllocator()
-	rng := rand.New(rand.NewPCG(5, 6))
-	ib := array.NewInt64Builder(mem)
-	for i := range benchFilterRows {
-		if rng.IntN(10) == 0 {
-			ib.AppendNull()
-		} else {
-			ib.Append(int64(i))
-		}
-	}
-	a := ib.NewArray()
-	ib.Release()
-	defer a.Release()
 	pool := &bufpool.Pool{}
-	for _, num := range []int{1, 4, 7} {
-		mask, selected := benchMask(benchFilterRows, num)
-		b.Run(fmt.Sprintf("d=%d_8", num), func(b *testing.B) {
-			for b.Loop() {
-				v, _ := filterValidity(pool, a, mask, benchFilterRows, selected)
-				v.Release()
+	for _, every := range []int{10, 2} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		ib := array.NewInt64Builder(mem)
+		for i := range benchFilterRows {
+			if rng.IntN(every) == 0 {
+				ib.AppendNull()
+			} else {
+				ib.Append(int64(i))
 			}
-		})
+		}
+		a := ib.NewArray()
+		ib.Release()
+		for _, num := range []int{1, 4, 7} {
+			mask, selected := benchMask(benchFilterRows, num)
+			b.Run(fmt.Sprintf("nulls=1_%d/d=%d_8", every, num), func(b *testing.B) {
+				for b.Loop() {
+					v, _ := filterValidity(pool, a, mask, benchFilterRows, selected)
+					v.Release()
+				}
+			})
+		}
+		a.Release()
 	}
 }
 
