@@ -56,18 +56,41 @@ func maskWord(mask []byte, w, n int) uint64 {
 func gatherFixed[T any](dst, src []T, mask []byte, n int) {
 	j := 0
 	full := n / 64
-	for w := 0; w < full; w++ {
-		word := binary.LittleEndian.Uint64(mask[w*8:])
-		base := w * 64
-		if word == ^uint64(0) {
-			j += copy(dst[j:], src[base:base+64])
+	w := 0
+	// Two words at once: the loop over a word's set bits is bound by the
+	// chain of clearing its lowest bit, one row per two cycles; two
+	// independent chains, the second word's rows written from where the
+	// first's end, keep twice as many rows in flight.
+	for ; w+1 < full; w += 2 {
+		a := binary.LittleEndian.Uint64(mask[w*8:])
+		b := binary.LittleEndian.Uint64(mask[w*8+8:])
+		if a == ^uint64(0) || b == ^uint64(0) {
+			j = gatherWord(dst, src, a, w*64, j)
+			j = gatherWord(dst, src, b, w*64+64, j)
 			continue
 		}
-		for word != 0 {
-			dst[j] = src[base+bits.TrailingZeros64(word)]
-			j++
-			word &= word - 1
+		sa, sb := (*[64]T)(src[w*64:]), (*[64]T)(src[w*64+64:])
+		ja, jb := j, j+bits.OnesCount64(a)
+		j = jb + bits.OnesCount64(b)
+		for a != 0 && b != 0 {
+			dst[ja] = sa[bits.TrailingZeros64(a)&63]
+			dst[jb] = sb[bits.TrailingZeros64(b)&63]
+			ja++
+			jb++
+			a &= a - 1
+			b &= b - 1
 		}
+		for ; a != 0; a &= a - 1 {
+			dst[ja] = sa[bits.TrailingZeros64(a)&63]
+			ja++
+		}
+		for ; b != 0; b &= b - 1 {
+			dst[jb] = sb[bits.TrailingZeros64(b)&63]
+			jb++
+		}
+	}
+	for ; w < full; w++ {
+		j = gatherWord(dst, src, binary.LittleEndian.Uint64(mask[w*8:]), w*64, j)
 	}
 	for i := full * 64; i < n; i++ {
 		if bitutil.BitIsSet(mask, i) {
@@ -75,6 +98,19 @@ func gatherFixed[T any](dst, src []T, mask []byte, n int) {
 			j++
 		}
 	}
+}
+
+// gatherWord copies to dst from j on the rows of src from base on
+// selected by word, and returns where it stopped.
+func gatherWord[T any](dst, src []T, word uint64, base, j int) int {
+	if word == ^uint64(0) {
+		return j + copy(dst[j:], src[base:base+64])
+	}
+	for ; word != 0; word &= word - 1 {
+		dst[j] = src[base+bits.TrailingZeros64(word)]
+		j++
+	}
+	return j
 }
 
 // filterValidity returns the validity bitmap of the selected rows of a, or
@@ -194,15 +230,16 @@ func filterArray(ctx context.Context, mem memory.Allocator, a arrow.Array, mask 
 	if b := d.Buffers()[1]; b != nil { // nil in an array of no rows
 		src = b.Bytes()
 	}
+	dst := vals.Bytes()
 	switch width {
 	case 8:
-		gatherFixed(arrow.Int64Traits.CastFromBytes(vals.Bytes()), arrow.Int64Traits.CastFromBytes(src)[off:off+n], mask, n)
+		gatherFixed(arrow.Int64Traits.CastFromBytes(dst), arrow.Int64Traits.CastFromBytes(src)[off:off+n], mask, n)
 	case 4:
-		gatherFixed(arrow.Int32Traits.CastFromBytes(vals.Bytes()), arrow.Int32Traits.CastFromBytes(src)[off:off+n], mask, n)
+		gatherFixed(arrow.Int32Traits.CastFromBytes(dst), arrow.Int32Traits.CastFromBytes(src)[off:off+n], mask, n)
 	case 2:
-		gatherFixed(arrow.Int16Traits.CastFromBytes(vals.Bytes()), arrow.Int16Traits.CastFromBytes(src)[off:off+n], mask, n)
+		gatherFixed(arrow.Int16Traits.CastFromBytes(dst), arrow.Int16Traits.CastFromBytes(src)[off:off+n], mask, n)
 	case 1:
-		gatherFixed(vals.Bytes(), src[off:off+n], mask, n)
+		gatherFixed(dst, src[off:off+n], mask, n)
 	}
 	out := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, vals}, nil, nulls, 0)
 	if valid != nil {
