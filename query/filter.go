@@ -296,7 +296,9 @@ func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected i
 	db := memory.NewResizableBuffer(mem)
 	db.Reserve(int(total) + bytesSlack)
 	db.ResizeNoShrink(int(total))
-	gatherBytes(db.Buf(), src, offs, mask, n)
+	// The capacity of src past its values is memory of the same buffer:
+	// blocks may be read from it.
+	gatherBytes(db.Buf(), src[:cap(src)], offs, mask, n)
 	out := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
 	if valid != nil {
 		valid.Release()
@@ -351,13 +353,14 @@ func bytesOffsets(dst, offs []int32, mask []byte, n int) int32 {
 // (bounded by offs, from offs[0]) whose bit is set in mask. dst holds
 // bytesSlack bytes past their total: a short value is moved as one block
 // of that size, as a copy call per value costs more than the copy. A block
-// read never passes the end of src's capacity, past which the value is
-// copied exactly.
+// read never passes the end of src, which may run past the values; a
+// value nearer its end is copied exactly.
 func gatherBytes(dst, src []byte, offs []int32, mask []byte, n int) {
 	base := offs[0]
-	src = src[:cap(src)]
-	// Values starting before lastBlock may be read as a whole block.
-	lastBlock := len(src) - bytesSlack
+	// A block may be read from src and written to dst at or before these.
+	// Testing them in full (sign included) lets the compiler drop the
+	// bounds checks of the block moves, which were most of their cost.
+	lastRead, lastWrite := len(src)-bytesSlack, len(dst)-bytesSlack
 	pos := 0
 	full := n / 64
 	for w := 0; w < full; w++ {
@@ -371,11 +374,12 @@ func gatherBytes(dst, src []byte, offs []int32, mask []byte, n int) {
 		for ; word != 0; word &= word - 1 {
 			b := bits.TrailingZeros64(word) & 63
 			s, l := int(ow[b]-base), int(ow[b+1]-ow[b])
-			if l <= bytesSlack && s <= lastBlock {
+			if l <= bytesSlack && s >= 0 && s <= lastRead && pos >= 0 && pos <= lastWrite {
 				// Two 16-byte moves: the compiler turns one of 32
 				// bytes into a memmove call, or a trip through the
 				// stack.
-				d, v := (*[bytesSlack]byte)(dst[pos:]), (*[bytesSlack]byte)(src[s:])
+				d := (*[bytesSlack]byte)(dst[pos : pos+bytesSlack])
+				v := (*[bytesSlack]byte)(src[s : s+bytesSlack])
 				*(*[16]byte)(d[:16]) = *(*[16]byte)(v[:16])
 				*(*[16]byte)(d[16:]) = *(*[16]byte)(v[16:])
 			} else {
