@@ -119,25 +119,40 @@ func filterValidity(mem memory.Allocator, a arrow.Array, mask []byte, n, selecte
 	if a.NullN() == 0 {
 		return nil, 0
 	}
+	buf := newBitsBuffer(mem, selected)
+	nulls := selected - gatherBits(buf.Buf(), a.NullBitmapBytes(), a.Data().Offset(), mask, n)
+	if nulls == 0 {
+		buf.Release()
+		return nil, 0
+	}
+	return buf, nulls
+}
+
+// newBitsBuffer returns a buffer of n bits for gatherBits, which stores
+// whole words: it has room up to the next.
+func newBitsBuffer(mem memory.Allocator, n int) *memory.Buffer {
 	buf := memory.NewResizableBuffer(mem)
-	// Whole words are stored: room up to the next one.
-	buf.Reserve((selected + 63) / 64 * 8)
-	buf.ResizeNoShrink(int(bitutil.BytesForBits(int64(selected))))
-	out := buf.Buf()
-	vb, voff := a.NullBitmapBytes(), a.Data().Offset()
-	// The output is built a word at a time: the validity bits under each
-	// mask word are packed together (compressBits) and appended to acc,
-	// which holds k bits not yet stored.
+	buf.Reserve((n + 63) / 64 * 8)
+	buf.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
+	return buf
+}
+
+// gatherBits writes to out the bits of bm (from bit off on) whose bit is
+// set in mask, packed, and returns how many of them are set. out must
+// hold the packed bits rounded up to a word. The output is built a word
+// at a time: the bits under each mask word are packed together
+// (compressBits) and appended to acc, which holds k bits not yet stored.
+func gatherBits(out, bm []byte, off int, mask []byte, n int) int {
 	var acc uint64
-	k, o, nulls := 0, 0, 0
+	k, o, ones := 0, 0, 0
 	for w := 0; w*64 < n; w++ {
 		m := maskWord(mask, w, n)
 		if m == 0 {
 			continue
 		}
-		v := bitsAt(vb, voff+w*64)
+		v := bitsAt(bm, off+w*64)
 		c := bits.OnesCount64(m)
-		nulls += bits.OnesCount64(m &^ v)
+		ones += bits.OnesCount64(m & v)
 		cw := compressBits(v, m, c)
 		acc |= cw << k
 		if k += c; k >= 64 {
@@ -152,11 +167,7 @@ func filterValidity(mem memory.Allocator, a arrow.Array, mask []byte, n, selecte
 		acc >>= 8
 		o++
 	}
-	if nulls == 0 {
-		buf.Release()
-		return nil, 0
-	}
-	return buf, nulls
+	return ones
 }
 
 // compressBits returns the bits of v under the c set bits of m, packed
@@ -253,17 +264,12 @@ func filterArray(ctx context.Context, mem memory.Allocator, a arrow.Array, mask 
 // filterBools gathers the selected values of a boolean array.
 func filterBools(mem memory.Allocator, a *array.Boolean, mask []byte, n, selected int) arrow.Array {
 	valid, nulls := filterValidity(mem, a, mask, n, selected)
-	vals := memory.NewResizableBuffer(mem)
-	vals.Resize(int(bitutil.BytesForBits(int64(selected))))
-	out := vals.Bytes()
-	clear(out)
-	j := 0
-	eachSet(mask, n, func(i int) {
-		if a.Value(i) {
-			bitutil.SetBit(out, j)
-		}
-		j++
-	})
+	vals := newBitsBuffer(mem, selected)
+	var src []byte
+	if b := a.Data().Buffers()[1]; b != nil { // nil in an array of no rows
+		src = b.Bytes()
+	}
+	gatherBits(vals.Buf(), src, a.Data().Offset(), mask, n)
 	d := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, vals}, nil, nulls, 0)
 	if valid != nil {
 		valid.Release()

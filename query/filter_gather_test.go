@@ -76,8 +76,8 @@ func randString(rng *rand.Rand, kind int) string {
 	return sb.String()
 }
 
-// TestFilterArrayRandom checks filterArray on every fixed width and on
-// strings of every length class against a per-bit reference, on sliced
+// TestFilterArrayRandom checks filterArray on every fixed width, booleans
+// and strings of every length class against a per-bit reference, on sliced
 // inputs, with NULL and mask densities from none to all and lengths that
 // are not multiples of 8 or 64. Memory is handed out dirty (a byte left
 // unwritten shows) and all of it returned. It checks the buffers too: the
@@ -93,6 +93,7 @@ func TestFilterArrayRandom(t *testing.T) {
 	types := []arrow.DataType{
 		arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32,
 		arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64, arrow.BinaryTypes.String, arrow.BinaryTypes.Binary,
+		arrow.FixedWidthTypes.Boolean,
 	}
 	for iter := range 400 {
 		typ := types[iter%len(types)]
@@ -124,6 +125,9 @@ func TestFilterArrayRandom(t *testing.T) {
 				bb.Append(randString(rng, strKind))
 			case *array.BinaryBuilder:
 				bb.Append([]byte(randString(rng, strKind)))
+			case *array.BooleanBuilder:
+				// Mostly true, mostly false or even, as NULLs are.
+				bb.Append(rng.Float64() < []float64{0.05, 0.5, 0.95}[strKind%3])
 			}
 		}
 		whole := b.NewArray()
@@ -201,6 +205,17 @@ func diffFiltered(a, got arrow.Array, mask []byte, n int) string {
 		}
 		if d.Buffers()[2].Len() != total {
 			return fmt.Sprintf("data buffer of %d bytes, want %d", d.Buffers()[2].Len(), total)
+		}
+	case *array.Boolean:
+		// Values under NULLs are gathered too: compare them all.
+		g := got.(*array.Boolean)
+		if vals := d.Buffers()[1]; vals.Len() != int(bitutil.BytesForBits(int64(len(keep)))) {
+			return fmt.Sprintf("values buffer of %d bytes for %d rows", vals.Len(), len(keep))
+		}
+		for j, i := range keep {
+			if g.Value(j) != a.Value(i) {
+				return fmt.Sprintf("row %d (input %d): %t, want %t", j, i, g.Value(j), a.Value(i))
+			}
 		}
 	default:
 		// Values under NULLs are gathered too: compare them all.
@@ -382,4 +397,18 @@ func TestFilterBytesEndOfData(t *testing.T) {
 		}
 		got.Release()
 	}
+}
+
+// BenchmarkFilterBools gathers a BOOLEAN column, half of it true, without
+// NULLs.
+func BenchmarkFilterBools(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	bb := array.NewBooleanBuilder(memory.NewGoAllocator())
+	for range benchFilterRows {
+		bb.Append(rng.IntN(2) == 0)
+	}
+	a := bb.NewArray()
+	bb.Release()
+	defer a.Release()
+	benchFilter(b, a)
 }
