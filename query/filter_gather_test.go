@@ -412,3 +412,57 @@ func BenchmarkFilterBools(b *testing.B) {
 	defer a.Release()
 	benchFilter(b, a)
 }
+
+// FuzzFilterArray filters string, BIGINT and BOOLEAN arrays shaped by the
+// input against the per-bit reference: a row per byte of shape (a NULL
+// from 240 on, else a value of shape%48 bytes), after head rows sliced
+// off, selected by the bits of mask (repeated to cover the rows).
+func FuzzFilterArray(f *testing.F) {
+	f.Add([]byte{0xff}, []byte("abcdefgh"), uint8(0))
+	f.Add([]byte{0x55, 0xaa, 0xff, 0}, bytes.Repeat([]byte{17, 250, 40, 0, 33}, 40), uint8(5))
+	f.Add(bytes.Repeat([]byte{0xff}, 16), bytes.Repeat([]byte{20}, 128), uint8(64))
+	f.Add([]byte{0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, bytes.Repeat([]byte{3, 47, 16}, 30), uint8(3))
+	f.Fuzz(func(t *testing.T, mask, shape []byte, head uint8) {
+		mem := memory.NewCheckedAllocator(dirtyAllocator{memory.NewGoAllocator()})
+		defer mem.AssertSize(t, 0)
+		h := int(head % 70)
+		n := len(shape) - min(h, len(shape))
+		sb := array.NewStringBuilder(mem)
+		ib := array.NewInt64Builder(mem)
+		bb := array.NewBooleanBuilder(mem)
+		for i, c := range shape {
+			if c >= 240 {
+				sb.AppendNull()
+				ib.AppendNull()
+				bb.AppendNull()
+				continue
+			}
+			sb.Append(strings.Repeat(string(rune('a'+i%26)), int(c%48)))
+			ib.Append(int64(i)*1000 + int64(c))
+			bb.Append(c%3 == 0)
+		}
+		m := make([]byte, (n+7)/8)
+		selected := 0
+		for i := range n {
+			if len(mask) > 0 && mask[(i/8)%len(mask)]&(1<<(i%8)) != 0 {
+				m[i/8] |= 1 << (i % 8)
+				selected++
+			}
+		}
+		for _, b := range []array.Builder{sb, ib, bb} {
+			whole := b.NewArray()
+			b.Release()
+			a := array.NewSlice(whole, int64(len(shape)-n), int64(len(shape)))
+			whole.Release()
+			got, err := filterArray(context.Background(), mem, a, m, n, selected)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := diffFiltered(a, got, m, n); msg != "" {
+				t.Fatalf("%s: %s", a.DataType(), msg)
+			}
+			got.Release()
+			a.Release()
+		}
+	})
+}
