@@ -14,9 +14,13 @@ import (
 )
 
 // Filtering a page by its selection bitmap is on the path of every scan
-// that returns columns, so fixed-width and string columns are gathered here
-// directly from the bitmap's set bits, without building index arrays;
-// other types go through Arrow's compute filter.
+// that returns columns, so fixed-width, boolean and string columns are
+// gathered here directly from the bitmap's set bits, without building
+// index arrays; other types go through Arrow's compute filter. The gathers
+// avoid a branch or a call per row where they can: bitmaps (validity,
+// booleans) are packed a mask word at a time, short strings moved as
+// fixed-size blocks into slack past the data (never part of the array's
+// length), fixed-width values taken from two mask words at once.
 
 // eachSet calls fn for every set bit of the first n bits of mask.
 func eachSet(mask []byte, n int, fn func(i int)) {
