@@ -174,26 +174,11 @@ func decodeIntsInto[T ~int8 | ~int16 | ~int32 | ~int64](dst []T, enc encoding, s
 		unpackFOR(dst, packed, bw, base)
 		return nil
 	case encDelta:
-		d := decoder{src: src}
-		first := d.varint()
-		minDelta := d.varint()
-		bw := uint(d.byte())
-		if d.err != nil {
-			return d.err
+		first, minDelta, bw, packed, err := parseDelta(src, n, fits)
+		if err != nil {
+			return err
 		}
-		if bw > 64 {
-			return errBitWidth
-		}
-		if n == 0 || !fits(first) {
-			return errValue
-		}
-		if len(d.src) != packedLen(n-1, bw) {
-			return errBodyLen
-		}
-		if !packedTailOK(d.src, n-1, bw) {
-			return errPadding
-		}
-		unpackDelta(dst, d.src, bw, first, minDelta)
+		unpackDelta(dst, packed, bw, first, minDelta)
 		return nil
 	}
 	return errUnknownEn

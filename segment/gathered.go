@@ -1,0 +1,456 @@
+package segment
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+)
+
+// ReadPageGathered is ReadPage followed by a filter of the rows whose bit is
+// set in sel (a bitmap of the page's rows, selected of them set), in one
+// pass: the selected values are decoded straight into the output array, the
+// others never written. A scan returning the live half of a page then
+// writes each value once instead of decoding the page into an array, reading
+// it back and writing half of it again. The array holds the selected rows
+// in order, offset 0, with a validity bitmap only when some of them is NULL
+// (the rows, validity and null count a filter of ReadPage's array gives).
+//
+// Integer, date-time and floating-point columns are gathered so, of every
+// encoding; for other columns (booleans, decimals, strings and binary) it
+// returns nil and no error, and the caller reads the page with ReadPage and
+// filters it. Checks and errors are those of ReadPage.
+func (r *Reader) ReadPageGathered(mem memory.Allocator, col, p int, sel []byte, selected int) (arrow.Array, error) {
+	if col < 0 || col >= len(r.f.cols) || p < 0 || p >= len(r.f.pages) {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment %s: column %d page %d out of range (%d columns, %d pages)", r.name, col, p, len(r.f.cols), len(r.f.pages))
+	}
+	ct := r.f.cols[col]
+	if ct.kind != kindInt && ct.kind != kindFloat {
+		return nil, nil
+	}
+	n := r.f.pages[p]
+	if len(sel) < (n+7)/8 {
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment %s: ReadPageGathered of page %d: a selection of %d bytes for %d rows", r.name, p, len(sel), n)
+	}
+	if got := popcountBits(sel, n); got != selected {
+		// The kernels write selected values: a wrong count would run
+		// past the output or leave part of it unwritten.
+		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment %s: ReadPageGathered of page %d: %d rows selected, the selection has %d", r.name, p, selected, got)
+	}
+	c := r.f.chunk(col, p)
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	body, err := r.readChunk(c, sc)
+	if err != nil {
+		return nil, r.pageError(col, p, err)
+	}
+	arr, err := gatherChunk(mem, ct, n, int(c.zone.NullCount), c.enc, body, sel, selected)
+	if err != nil {
+		return nil, r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)
+	}
+	return arr, nil
+}
+
+// gatherChunk decodes the selected rows of an integer or floating-point
+// chunk body of n rows into an Arrow array; the body is checked as
+// decodeChunk checks it.
+func gatherChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, body, sel []byte, selected int) (arrow.Array, error) {
+	var valid *memory.Buffer
+	outNulls := 0
+	switch {
+	case nulls == 0:
+	case nulls == n:
+		if selected > 0 {
+			valid = newBuffer(mem, (selected+7)/8)
+			clear(valid.Bytes())
+			outNulls = selected
+		}
+	default:
+		bm, rest, err := splitValidity(body, n, nulls)
+		if err != nil {
+			return nil, err
+		}
+		body = rest
+		valid = newBuffer(mem, (selected+7)/8)
+		if outNulls = gatherBits(valid.Bytes(), bm, sel, n); outNulls == 0 {
+			valid.Release()
+			valid = nil
+		}
+	}
+	vals := newBuffer(mem, selected*ct.width)
+	out := vals.Bytes()
+	var err error
+	switch {
+	case ct.kind == kindInt:
+		err = gatherInts(out, selected, ct.width, n, enc, body, sel)
+	case enc == encScaled && ct.width == 8:
+		err = gatherScaled(out, selected, n, body, sel)
+	default:
+		err = gatherFloats(out, selected, ct.width, n, enc, body, sel)
+	}
+	if err != nil {
+		vals.Release()
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, err
+	}
+	data := array.NewData(ct.dt, selected, []*memory.Buffer{valid, vals}, nil, outNulls, 0)
+	vals.Release()
+	if valid != nil {
+		valid.Release()
+	}
+	arr := array.MakeFromData(data)
+	data.Release()
+	return arr, nil
+}
+
+// gatherBits writes into dst (zeroed here) bit i of src for every row i
+// below n whose bit is set in sel, in order, and returns how many of them
+// are clear.
+func gatherBits(dst, src, sel []byte, n int) int {
+	clear(dst)
+	j, zeros := 0, 0
+	for i0 := 0; i0 < n; i0 += 64 {
+		m := min(64, n-i0)
+		w := loadBits(sel, i0, m)
+		s := loadBits(src, i0, m)
+		if w == ^uint64(0) {
+			orBitsAt(dst, j, s)
+			zeros += 64 - bits.OnesCount64(s)
+			j += 64
+			continue
+		}
+		for ; w != 0; w &= w - 1 {
+			if s>>bits.TrailingZeros64(w)&1 != 0 {
+				dst[j>>3] |= 1 << (j & 7)
+			} else {
+				zeros++
+			}
+			j++
+		}
+	}
+	return zeros
+}
+
+// orBitsAt ORs the 64 bits of w into bm from bit j, any bit: bm must hold
+// bit j+63.
+func orBitsAt(bm []byte, j int, w uint64) {
+	s := uint(j & 7)
+	b := j >> 3
+	lo := w << s
+	for k := 0; k < 8; k++ {
+		bm[b+k] |= byte(lo >> (8 * k))
+	}
+	if s != 0 {
+		bm[b+8] |= byte(w >> (64 - s))
+	}
+}
+
+// gatherInts decodes into out, which holds selected values of width bytes,
+// the selected rows of an integer body of n rows.
+func gatherInts(out []byte, selected, width, n int, enc encoding, src, sel []byte) error {
+	switch width {
+	case 1:
+		return gatherIntsInto(castSlice[int8](out, selected), n, enc, src, sel)
+	case 2:
+		return gatherIntsInto(castSlice[int16](out, selected), n, enc, src, sel)
+	case 4:
+		return gatherIntsInto(castSlice[int32](out, selected), n, enc, src, sel)
+	}
+	return gatherIntsInto(castSlice[int64](out, selected), n, enc, src, sel)
+}
+
+// gatherIntsInto is decodeIntsInto for the selected rows of n, stored in
+// order into dst (one slot per selected row), with the same checks.
+func gatherIntsInto[T ~int8 | ~int16 | ~int32 | ~int64](dst []T, n int, enc encoding, src, sel []byte) error {
+	width := int(unsafe.Sizeof(T(0)))
+	fits := func(v int64) bool { return int64(T(v)) == v }
+	switch enc {
+	case encPlain:
+		if len(src) != n*width {
+			return errBodyLen
+		}
+		gatherPlain(dst, src, sel, n)
+		return nil
+	case encConstant:
+		v, k := binary.Varint(src)
+		if k <= 0 || k != len(src) {
+			return errBodyLen
+		}
+		if !fits(v) {
+			return errValue
+		}
+		t := T(v)
+		for i := range dst {
+			dst[i] = t
+		}
+		return nil
+	case encFOR:
+		base, bw, packed, err := parseFOR(src, n, width)
+		if err != nil {
+			return err
+		}
+		if !fits(base) {
+			return errValue
+		}
+		unpackFORGathered(dst, packed, bw, base, sel, n)
+		return nil
+	case encDelta:
+		first, minDelta, bw, packed, err := parseDelta(src, n, fits)
+		if err != nil {
+			return err
+		}
+		unpackDeltaGathered(dst, packed, bw, first, minDelta, sel, n)
+		return nil
+	}
+	return errUnknownEn
+}
+
+// gatherScaled is decodeScaled for the selected rows of n, stored in order
+// into out (selected float64 values).
+func gatherScaled(out []byte, selected, n int, src, sel []byte) error {
+	if len(src) < 2 {
+		return errBodyLen
+	}
+	e, inner := int(src[0]), encoding(src[1])
+	if e > maxScaleExp {
+		return errValue
+	}
+	switch inner {
+	case encPlain, encConstant, encFOR, encDelta:
+	default:
+		return errUnknownEn
+	}
+	ints := castSlice[int64](out, selected)
+	if err := gatherIntsInto(ints, n, inner, src[2:], sel); err != nil {
+		return err
+	}
+	// In place, over the selected values alone, which the gather has
+	// just left in the core's cache.
+	floats := castSlice[float64](out, selected)
+	p := pow10[e]
+	for i, v := range ints {
+		floats[i] = float64(v) / p
+	}
+	return nil
+}
+
+// gatherFloats is decodeFixed of a float32 or float64 body (plain or
+// constant) for the selected rows of n, stored in order into out.
+func gatherFloats(out []byte, selected, width, n int, enc encoding, src, sel []byte) error {
+	switch enc {
+	case encPlain:
+		if len(src) != n*width {
+			return errBodyLen
+		}
+		if width == 4 {
+			gatherPlain(castSlice[uint32](out, selected), src, sel, n)
+		} else {
+			gatherPlain(castSlice[uint64](out, selected), src, sel, n)
+		}
+		return nil
+	case encConstant:
+		if len(src) != width {
+			return errBodyLen
+		}
+		fillRepeat(out, src)
+		return nil
+	}
+	return errUnknownEn
+}
+
+// gatherPlain copies into dst, in order, value i of the little-endian values
+// of src (n of them, of dst's width, at any alignment) for every row i whose
+// bit is set in sel.
+func gatherPlain[T integer](dst []T, src, sel []byte, n int) {
+	if len(dst) == 0 {
+		return
+	}
+	w := int(unsafe.Sizeof(T(0)))
+	out := asBytes(dst)
+	p := unsafe.Pointer(unsafe.SliceData(src))
+	j := 0
+	for i0 := 0; i0 < n; i0 += 64 {
+		m := min(64, n-i0)
+		word := loadBits(sel, i0, m)
+		if word == ^uint64(0) {
+			j += copy(out[j*w:], src[i0*w:(i0+64)*w]) / w
+			continue
+		}
+		for ; word != 0; word &= word - 1 {
+			i := i0 + bits.TrailingZeros64(word)
+			dst[j] = *(*T)(unsafe.Add(p, i*w))
+			j++
+		}
+	}
+}
+
+// parseDelta reads and checks the header of a delta body of n values, whose
+// first value must fit the column (fits), and returns its first value,
+// minimum delta, bit width and packed deltas.
+func parseDelta(src []byte, n int, fits func(int64) bool) (first, minDelta int64, bw uint, packed []byte, err error) {
+	d := decoder{src: src}
+	first = d.varint()
+	minDelta = d.varint()
+	bw = uint(d.byte())
+	if d.err != nil {
+		return 0, 0, 0, nil, d.err
+	}
+	if bw > 64 {
+		return 0, 0, 0, nil, errBitWidth
+	}
+	if n == 0 || !fits(first) {
+		return 0, 0, 0, nil, errValue
+	}
+	if len(d.src) != packedLen(n-1, bw) {
+		return 0, 0, 0, nil, errBodyLen
+	}
+	if !packedTailOK(d.src, n-1, bw) {
+		return 0, 0, 0, nil, errPadding
+	}
+	return first, minDelta, bw, d.src, nil
+}
+
+// unpackFORGathered is unpackFOR of the rows below n whose bit is set in sel,
+// stored in order into dst (one slot per selected row): each is loaded
+// where it lies in src, and a word of 64 rows all selected takes unpackFOR's
+// loop straight into dst.
+func unpackFORGathered[T integer](dst []T, src []byte, bw uint, base int64, sel []byte, n int) {
+	if bw == 0 {
+		v := T(base)
+		for i := range dst {
+			dst[i] = v
+		}
+		return
+	}
+	nf := fastCount(n, len(src), bw)
+	var p unsafe.Pointer
+	if len(src) > 0 {
+		p = unsafe.Pointer(unsafe.SliceData(src))
+	}
+	var mask uint64 = 1<<bw - 1
+	if bw == 64 {
+		mask = ^uint64(0)
+	}
+	j := 0
+	for i0 := 0; i0 < n; i0 += 64 {
+		m := min(64, n-i0)
+		word := loadBits(sel, i0, m)
+		if word == ^uint64(0) {
+			// 64 values from a byte: i0 is a multiple of 8.
+			unpackFOR(dst[j:j+64:j+64], src[uint(i0)*bw>>3:], bw, base)
+			j += 64
+			continue
+		}
+		bit0 := uint(i0) * bw
+		if i0+m <= nf {
+			for ; word != 0; word &= word - 1 {
+				b := bit0 + uint(bits.TrailingZeros64(word))*bw
+				dst[j] = T(base + int64(*(*uint64)(unsafe.Add(p, b>>3))>>(b&7)&mask))
+				j++
+			}
+			continue
+		}
+		for ; word != 0; word &= word - 1 {
+			i := i0 + bits.TrailingZeros64(word)
+			b := uint(i) * bw
+			if i < nf {
+				dst[j] = T(base + int64(*(*uint64)(unsafe.Add(p, b>>3))>>(b&7)&mask))
+			} else {
+				dst[j] = T(base + int64(readBits(src, b, bw)))
+			}
+			j++
+		}
+	}
+}
+
+// unpackDeltaGathered is unpackDelta of the rows below n whose bit is set in
+// sel, stored in order into dst (one slot per selected row). The prefix sum
+// runs over every row; 64 rows at a time are unpacked into a buffer on the
+// stack by unpackDelta's loop and the selected ones copied from it.
+func unpackDeltaGathered[T integer](dst []T, src []byte, bw uint, first, minDelta int64, sel []byte, n int) {
+	j := 0
+	if sel[0]&1 != 0 {
+		dst[0] = T(first)
+		j = 1
+	}
+	// tmp[0] is row k0's value, known; tmp[1:] rows k0+1 to k0+64, from
+	// packed values k0 to k0+63, which start at a byte as k0 is a
+	// multiple of 64.
+	var tmp [65]T
+	acc := first
+	for k0 := 0; k0 < n-1; k0 += 64 {
+		m := min(64, n-1-k0)
+		word := bitsFrom(sel, k0+1, m)
+		if word == 0 {
+			if m < 64 {
+				break // the last rows, none kept
+			}
+			// Nothing to keep: the sum alone.
+			acc = sumDeltas(acc, src[uint(k0)*bw>>3:], bw, minDelta)
+			continue
+		}
+		acc = unpackDelta(tmp[:m+1], src[uint(k0)*bw>>3:], bw, acc, minDelta)
+		if word == ^uint64(0) {
+			j += copy(dst[j:], tmp[1:65])
+			continue
+		}
+		for ; word != 0; word &= word - 1 {
+			dst[j] = tmp[1+bits.TrailingZeros64(word)]
+			j++
+		}
+	}
+}
+
+// sumDeltas returns acc plus 64 deltas of minDelta plus the packed values
+// of src (at least 64 of bw bits), wrapping: 64 rows of a delta body none of
+// which is selected.
+func sumDeltas(acc int64, src []byte, bw uint, minDelta int64) int64 {
+	acc += 64 * minDelta
+	if bw == 0 {
+		return acc
+	}
+	if fastCount(64, len(src), bw) == 64 {
+		p := unsafe.Pointer(unsafe.SliceData(src))
+		mask := uint64(1)<<bw - 1
+		var s0, s1 uint64
+		for b := uint(0); b < 64*bw; b += 2 * bw {
+			s0 += *(*uint64)(unsafe.Add(p, b>>3)) >> (b & 7) & mask
+			b1 := b + bw
+			s1 += *(*uint64)(unsafe.Add(p, b1>>3)) >> (b1 & 7) & mask
+		}
+		return acc + int64(s0+s1)
+	}
+	for i := uint(0); i < 64; i++ {
+		acc += int64(readBits(src, i*bw, bw))
+	}
+	return acc
+}
+
+// bitsFrom returns the m (at most 64) bits of bm from bit i, any bit; bm
+// holds bit i+m-1.
+func bitsFrom(bm []byte, i, m int) uint64 {
+	b, s := i>>3, uint(i&7)
+	var w uint64
+	if b+8 <= len(bm) {
+		w = binary.LittleEndian.Uint64(bm[b:]) >> s
+		if s != 0 && b+8 < len(bm) {
+			w |= uint64(bm[b+8]) << (64 - s)
+		}
+	} else {
+		for k := 0; b+k < len(bm); k++ {
+			w |= uint64(bm[b+k]) << (8 * k)
+		}
+		w >>= s
+	}
+	if m < 64 {
+		w &= 1<<m - 1
+	}
+	return w
+}

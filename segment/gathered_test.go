@@ -1,0 +1,411 @@
+package segment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl"
+)
+
+// gatherTypes are the column types ReadPageGathered gathers itself.
+var gatherTypes = []arrow.DataType{
+	arrow.PrimitiveTypes.Int8,
+	arrow.PrimitiveTypes.Int16,
+	arrow.PrimitiveTypes.Int32,
+	arrow.PrimitiveTypes.Int64,
+	arrow.FixedWidthTypes.Date32,
+	&arrow.TimestampType{Unit: arrow.Microsecond},
+	arrow.PrimitiveTypes.Float32,
+	arrow.PrimitiveTypes.Float64,
+}
+
+// TestReadPageGathered compares ReadPageGathered with ReadPage and a plain
+// filter of its array (the reference), bit for bit: values (null slots
+// too), validity, null count and offset. Segments of every gathered type
+// are written with pages of random sizes (most not multiples of 8 or 64),
+// each page of one form: packed of a random bit width, sorted with deltas
+// of a random width, constant, random over the whole type, decimal-scaled
+// doubles; NULLs none, some or all; under selections of no row, all rows,
+// random densities, runs, and full words with a hole. The seed is printed.
+func TestReadPageGathered(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rngFor(seed)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	seen := map[string]bool{}
+	for iter := range 60 {
+		dt := gatherTypes[iter%len(gatherTypes)]
+		pageRows := []int{1, 7, 63, 64, 65, 100, 129, 200, 513, 1000, 4096, 4099}[rng.IntN(12)]
+		pages := 1 + rng.IntN(4)
+		rows := pageRows*(pages-1) + 1 + rng.IntN(pageRows)
+		a := genGatherColumn(mem, dt, rows, pageRows, rng)
+		rec := newRecord(a)
+		a.Release()
+		codec := []Codec{CodecDefault, CodecZstd, CodecNone}[rng.IntN(3)]
+		b, _ := writeBatches(t, rec, WriterOptions{PageRows: pageRows, Codec: codec}, 0)
+		rec.Release()
+		r := openBytes(t, b, "gather.seg")
+		for p := 0; p < r.NumPages(); p++ {
+			enc, comp := r.PageEncoding(0, p)
+			seen[enc] = true
+			_, n := r.Page(p)
+			nulls := r.PageStats(0, p).NullCount
+			switch {
+			case nulls == 0:
+				seen["no nulls"] = true
+			case int(nulls) == n:
+				seen["all nulls"] = true
+			default:
+				seen["some nulls"] = true
+			}
+			for _, sel := range gatherSelections(n, rng) {
+				name := fmt.Sprintf("%s page %d of %d rows (%s/%s, %d nulls), %d selected", dt, p, n, enc, comp, nulls, popcountBits(sel, n))
+				checkGathered(t, mem, r, p, sel, name)
+			}
+		}
+	}
+	for _, want := range []string{"plain", "constant", "for", "delta", "scaled", "no nulls", "some nulls", "all nulls"} {
+		if !seen[want] {
+			t.Errorf("no page was %s", want)
+		}
+	}
+}
+
+// genGatherColumn makes rows values of dt, each page of pageRows rows of a
+// form of its own.
+func genGatherColumn(mem memory.Allocator, dt arrow.DataType, rows, pageRows int, rng *rand.Rand) arrow.Array {
+	b := array.NewBuilder(mem, dt)
+	defer b.Release()
+	for start := 0; start < rows; start += pageRows {
+		form := rng.IntN(5)
+		bw := uint(rng.IntN(65))
+		mask := uint64(1)<<bw - 1
+		if bw == 64 {
+			mask = ^uint64(0)
+		}
+		base := int64(rng.Uint64())
+		if rng.IntN(2) == 0 {
+			base = rng.Int64N(1000) - 500
+		}
+		exp := rng.IntN(maxScaleExp + 1)
+		nullFrac := []float64{0, 0, 0.02, 0.5, 0.97, 1}[rng.IntN(6)]
+		acc := base
+		for i := start; i < min(rows, start+pageRows); i++ {
+			var x int64
+			switch form {
+			case 0: // packed
+				x = base + int64(rng.Uint64()&mask)
+			case 1: // sorted
+				acc += int64(rng.Uint64() & mask >> 1)
+				x = acc
+			case 2: // constant
+				x = base
+			case 3: // anything
+				x = int64(rng.Uint64())
+			case 4: // small
+				x = base + rng.Int64N(3)
+			}
+			if nullFrac > 0 && rng.Float64() < nullFrac {
+				b.AppendNull()
+				continue
+			}
+			switch bb := b.(type) {
+			case *array.Int8Builder:
+				bb.Append(int8(x))
+			case *array.Int16Builder:
+				bb.Append(int16(x))
+			case *array.Int32Builder:
+				bb.Append(int32(x))
+			case *array.Int64Builder:
+				bb.Append(x)
+			case *array.Date32Builder:
+				bb.Append(arrow.Date32(int32(x)))
+			case *array.TimestampBuilder:
+				bb.Append(arrow.Timestamp(x))
+			case *array.Float32Builder:
+				if form == 3 {
+					bb.Append(math.Float32frombits(uint32(x)))
+				} else {
+					bb.Append(float32(x%(1<<20)) / 4)
+				}
+			case *array.Float64Builder:
+				if form == 3 {
+					bb.Append(math.Float64frombits(uint64(x)))
+				} else {
+					// Decimal-scaled when x fits 53 bits.
+					bb.Append(float64(x>>(11+rng.IntN(2)*40)) / pow10[exp])
+				}
+			}
+		}
+	}
+	return b.NewArray()
+}
+
+// gatherSelections returns selections of n rows: none, all, random ones of
+// several densities, runs, the last row alone, and all rows but one in
+// every word.
+func gatherSelections(n int, rng *rand.Rand) [][]byte {
+	bl := (n + 7) / 8
+	var out [][]byte
+	add := func(bit func(i int) bool) {
+		sel := make([]byte, bl)
+		for i := range n {
+			if bit(i) {
+				bitutil.SetBit(sel, i)
+			}
+		}
+		if n%8 != 0 && rng.IntN(2) == 0 {
+			// Bits past n are not rows: they must be ignored.
+			sel[bl-1] |= 0xff << (n % 8)
+		}
+		out = append(out, sel)
+	}
+	add(func(int) bool { return false })
+	add(func(int) bool { return true })
+	for _, d := range []float64{0.01, 0.5, 0.9, 0.995} {
+		add(func(int) bool { return rng.Float64() < d })
+	}
+	on, left := true, 0
+	add(func(int) bool {
+		if left == 0 {
+			on, left = !on, 1+rng.IntN(150)
+		}
+		left--
+		return on
+	})
+	add(func(i int) bool { return i == n-1 })
+	hole := rng.IntN(64)
+	add(func(i int) bool { return i%64 != hole })
+	return out
+}
+
+// checkGathered compares ReadPageGathered of column 0 of page p with the
+// reference.
+func checkGathered(t *testing.T, mem memory.Allocator, r *Reader, p int, sel []byte, name string) {
+	t.Helper()
+	_, n := r.Page(p)
+	selected := popcountBits(sel, n)
+	got, err := r.ReadPageGathered(mem, 0, p, sel, selected)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if got == nil {
+		t.Fatalf("%s: not gathered", name)
+	}
+	defer got.Release()
+	whole, err := r.ReadPage(mem, 0, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Release()
+	width := whole.DataType().(arrow.FixedWidthDataType).Bytes()
+	wantValid, wantNulls, wantVals := refGather(whole, sel, n, width)
+	d := got.Data()
+	if !arrow.TypeEqual(got.DataType(), whole.DataType()) || got.Len() != selected || d.Offset() != 0 || got.NullN() != wantNulls {
+		t.Fatalf("%s: got %s of %d rows at offset %d with %d nulls, want %s of %d with %d", name, got.DataType(), got.Len(), d.Offset(), got.NullN(), whole.DataType(), selected, wantNulls)
+	}
+	vb := d.Buffers()[0]
+	if (vb != nil) != (wantValid != nil) {
+		t.Fatalf("%s: validity buffer %v, want one: %v", name, vb != nil, wantValid != nil)
+	}
+	if wantValid != nil {
+		for j := range selected {
+			if bitutil.BitIsSet(vb.Bytes(), j) != bitutil.BitIsSet(wantValid, j) {
+				t.Fatalf("%s: validity of row %d differs", name, j)
+			}
+		}
+	}
+	if vals := d.Buffers()[1].Bytes(); !bytes.Equal(vals[:selected*width], wantVals) {
+		for j := range selected {
+			if !bytes.Equal(vals[j*width:(j+1)*width], wantVals[j*width:(j+1)*width]) {
+				t.Fatalf("%s: value %d is %x, want %x", name, j, vals[j*width:(j+1)*width], wantVals[j*width:(j+1)*width])
+			}
+		}
+	}
+}
+
+// refGather is the plain filter of the reference: the validity bitmap of
+// the selected rows (nil when none is NULL), their NULL count and the bytes
+// of their values.
+func refGather(a arrow.Array, sel []byte, n, width int) ([]byte, int, []byte) {
+	var valid, vals []byte
+	src := a.Data().Buffers()[1].Bytes()
+	nulls, j := 0, 0
+	for i := range n {
+		if !bitutil.BitIsSet(sel, i) {
+			continue
+		}
+		vals = append(vals, src[i*width:(i+1)*width]...)
+		valid = append(valid, 0)[:(j+8)/8]
+		if a.IsNull(i) {
+			nulls++
+		} else {
+			bitutil.SetBit(valid, j)
+		}
+		j++
+	}
+	if nulls == 0 {
+		valid = nil
+	}
+	return valid, nulls, vals
+}
+
+// TestReadPageGatheredNotGathered checks that the columns it does not
+// gather give no array and no error, and that a selection that does not
+// fit the page is refused.
+func TestReadPageGatheredNotGathered(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := openBytes(t, smallSegment(t, mem), "kinds.seg")
+	_, n := r.Page(0)
+	sel := make([]byte, (n+7)/8)
+	sel[0] = 0b101
+	for c, f := range r.Schema().Fields() {
+		a, err := r.ReadPageGathered(mem, c, 0, sel, 2)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Type, err)
+		}
+		gathered := a != nil
+		if a != nil {
+			a.Release()
+		}
+		if want := slicesContainType(gatherTypes, f.Type) || f.Type.ID() == arrow.TIMESTAMP; gathered != want {
+			t.Errorf("%s: gathered %v, want %v", f.Type, gathered, want)
+		}
+	}
+	for _, tc := range []struct {
+		name          string
+		col, p        int
+		sel           []byte
+		selected      int
+		wantSubstring string
+	}{
+		{"column out of range", 99, 0, sel, 2, "out of range"},
+		{"page out of range", 0, 99, sel, 2, "out of range"},
+		{"short selection", 0, 0, sel[:1], 2, "a selection of 1 bytes"},
+		{"wrong count", 0, 0, sel, 3, "3 rows selected, the selection has 2"},
+	} {
+		_, err := r.ReadPageGathered(mem, tc.col, tc.p, tc.sel, tc.selected)
+		if !errors.Is(err, rowttl.ErrInvalidArgument) || !bytes.Contains([]byte(err.Error()), []byte(tc.wantSubstring)) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+func slicesContainType(ts []arrow.DataType, dt arrow.DataType) bool {
+	for _, t := range ts {
+		if arrow.TypeEqual(t, dt) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestReadPageGatheredCorrupt checks that a damaged file fails as ReadPage
+// fails, with ErrCorruption and the same message, on every flipped byte of
+// a small segment; and, below the checksums, that every damaged or cut
+// body of a gathered chunk is refused by gatherChunk exactly when
+// decodeChunk refuses it, with the same error, and otherwise decodes to
+// the same rows.
+func TestReadPageGatheredCorrupt(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	orig := smallSegment(t, mem)
+	r := openBytes(t, orig, "x")
+	var cols []int
+	for c, f := range r.Schema().Fields() {
+		if id := f.Type.ID(); id != arrow.BOOL && id != arrow.STRING && id != arrow.DECIMAL128 {
+			cols = append(cols, c)
+		}
+	}
+	buf := make([]byte, len(orig))
+	for i := 0; i < len(orig); i += 3 {
+		copy(buf, orig)
+		buf[i] ^= 0x5a
+		name := fmt.Sprintf("flip-%d.seg", i)
+		fr, err := Open(newHeapMapped(buf), int64(len(buf)), name)
+		if err != nil {
+			continue
+		}
+		for _, c := range cols {
+			for p := 0; p < fr.NumPages(); p++ {
+				_, n := fr.Page(p)
+				sel := make([]byte, (n+7)/8)
+				for k := range sel {
+					sel[k] = byte(i*7 + k)
+				}
+				ga, gerr := fr.ReadPageGathered(mem, c, p, sel, popcountBits(sel, n))
+				if ga != nil {
+					ga.Release()
+				}
+				wa, werr := fr.ReadPage(mem, c, p)
+				if wa != nil {
+					wa.Release()
+				}
+				if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() {
+					t.Fatalf("%s column %d page %d: ReadPageGathered says %v, ReadPage %v", name, c, p, gerr, werr)
+				}
+				if gerr != nil {
+					checkCorrupt(t, gerr, name)
+				}
+			}
+		}
+	}
+
+	// Below the checksums: damaged bodies.
+	rng := rngFor(1)
+	sc := new(scratch)
+	for _, c := range cols {
+		ct := r.f.cols[c]
+		for p := 0; p < r.NumPages(); p++ {
+			ch := r.f.chunk(c, p)
+			body, err := r.readChunk(ch, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := r.f.pages[p]
+			sel := make([]byte, (n+7)/8)
+			for k := range sel {
+				sel[k] = byte(rng.Uint32())
+			}
+			selected := popcountBits(sel, n)
+			var bodies [][]byte
+			for k := 0; k <= len(body); k++ {
+				bodies = append(bodies, bytes.Clone(body[:k]), append(bytes.Clone(body), byte(k)))
+				if k < len(body) {
+					for _, x := range []byte{0x01, 0x80, 0xff} {
+						d := bytes.Clone(body)
+						d[k] ^= x
+						bodies = append(bodies, d)
+					}
+				}
+			}
+			for _, d := range bodies {
+				want, werr := decodeChunk(mem, ct, n, int(ch.zone.NullCount), ch.enc, d, sc)
+				got, gerr := gatherChunk(mem, ct, n, int(ch.zone.NullCount), ch.enc, d, sel, selected)
+				if werr != nil || gerr != nil {
+					if gerr == nil || werr == nil || gerr.Error() != werr.Error() {
+						t.Fatalf("column %d page %d body %x: gatherChunk says %v, decodeChunk %v", c, p, d, gerr, werr)
+					}
+					continue
+				}
+				width := want.DataType().(arrow.FixedWidthDataType).Bytes()
+				_, wantNulls, wantVals := refGather(want, sel, n, width)
+				if got.NullN() != wantNulls || !bytes.Equal(got.Data().Buffers()[1].Bytes()[:selected*width], wantVals) {
+					t.Fatalf("column %d page %d body %x: gathered rows differ", c, p, d)
+				}
+				want.Release()
+				got.Release()
+			}
+		}
+	}
+}
