@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -326,6 +327,56 @@ func BenchmarkPackedKernels(b *testing.B) {
 		b.Run(fmt.Sprintf("sum-all-%d", bw), func(b *testing.B) {
 			for b.Loop() {
 				sumFOR(src, n, bw, 1000, nil)
+			}
+		})
+	}
+}
+
+// BenchmarkGatherKernels compares, on one 64Ki-row page with half its rows
+// selected at random (a page of the bench's events, half expired),
+// decoding the page whole and gathering the selected values with the
+// fused kernels of ReadPageGathered.
+func BenchmarkGatherKernels(b *testing.B) {
+	const n = 65536
+	for _, bw := range []uint{20, 42} {
+		rng := rand.New(rand.NewPCG(uint64(bw), 2))
+		src := packRandom(rng, n, bw)
+		sel := make([]byte, n/8)
+		for i := range sel {
+			sel[i] = byte(rng.Uint32())
+		}
+		selected := popcountBits(sel, n)
+		whole := make([]int64, n)
+		dst := make([]int64, selected)
+		gather := func() {
+			j := 0
+			for i0 := 0; i0 < n; i0 += 64 {
+				for w := loadBits(sel, i0, 64); w != 0; w &= w - 1 {
+					dst[j] = whole[i0+bits.TrailingZeros64(w)]
+					j++
+				}
+			}
+		}
+		b.Run(fmt.Sprintf("for-whole-%d", bw), func(b *testing.B) {
+			for b.Loop() {
+				unpackFOR(whole, src, bw, 1000)
+				gather()
+			}
+		})
+		b.Run(fmt.Sprintf("for-gathered-%d", bw), func(b *testing.B) {
+			for b.Loop() {
+				unpackFORGathered(dst, src, bw, 1000, sel, n)
+			}
+		})
+		b.Run(fmt.Sprintf("delta-whole-%d", bw), func(b *testing.B) {
+			for b.Loop() {
+				unpackDelta(whole, src, bw, 0, 1)
+				gather()
+			}
+		})
+		b.Run(fmt.Sprintf("delta-gathered-%d", bw), func(b *testing.B) {
+			for b.Loop() {
+				unpackDeltaGathered(dst, src, bw, 0, 1, sel, n)
 			}
 		})
 	}

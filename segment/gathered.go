@@ -338,6 +338,11 @@ func unpackFORGathered[T integer](dst []T, src []byte, bw uint, base int64, sel 
 	if bw == 64 {
 		mask = ^uint64(0)
 	}
+	out := unsafe.Pointer(unsafe.SliceData(dst))
+	size := unsafe.Sizeof(T(0))
+	// Eight values take bw bytes (see rangeFOR).
+	o1, o2, o3, o4, o5, o6, o7 := bw>>3, 2*bw>>3, 3*bw>>3, 4*bw>>3, 5*bw>>3, 6*bw>>3, 7*bw>>3
+	s1, s2, s3, s4, s5, s6, s7 := bw&7, 2*bw&7, 3*bw&7, 4*bw&7, 5*bw&7, 6*bw&7, 7*bw&7
 	j := 0
 	for i0 := 0; i0 < n; i0 += 64 {
 		m := min(64, n-i0)
@@ -350,6 +355,33 @@ func unpackFORGathered[T integer](dst []T, src []byte, bw uint, base int64, sel 
 		}
 		bit0 := uint(i0) * bw
 		if i0+m <= nf {
+			if c := bits.OnesCount64(word); c > denseWord && j+c < len(dst) {
+				// Dense: every row stored, j advanced by its bit, as
+				// unpackDeltaGathered's loop does.
+				q := unsafe.Add(p, bit0>>3)
+				w := word
+				for range 8 {
+					*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(base + int64(*(*uint64)(q)&mask))
+					j += int(w & 1)
+					*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(base + int64(*(*uint64)(unsafe.Add(q, o1))>>s1&mask))
+					j += int(w >> 1 & 1)
+					*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(base + int64(*(*uint64)(unsafe.Add(q, o2))>>s2&mask))
+					j += int(w >> 2 & 1)
+					*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(base + int64(*(*uint64)(unsafe.Add(q, o3))>>s3&mask))
+					j += int(w >> 3 & 1)
+					*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(base + int64(*(*uint64)(unsafe.Add(q, o4))>>s4&mask))
+					j += int(w >> 4 & 1)
+					*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(base + int64(*(*uint64)(unsafe.Add(q, o5))>>s5&mask))
+					j += int(w >> 5 & 1)
+					*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(base + int64(*(*uint64)(unsafe.Add(q, o6))>>s6&mask))
+					j += int(w >> 6 & 1)
+					*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(base + int64(*(*uint64)(unsafe.Add(q, o7))>>s7&mask))
+					j += int(w >> 7 & 1)
+					w >>= 8
+					q = unsafe.Add(q, bw)
+				}
+				continue
+			}
 			for ; word != 0; word &= word - 1 {
 				b := bit0 + uint(bits.TrailingZeros64(word))*bw
 				dst[j] = T(base + int64(*(*uint64)(unsafe.Add(p, b>>3))>>(b&7)&mask))
@@ -372,27 +404,78 @@ func unpackFORGathered[T integer](dst []T, src []byte, bw uint, base int64, sel 
 
 // unpackDeltaGathered is unpackDelta of the rows below n whose bit is set in
 // sel, stored in order into dst (one slot per selected row). The prefix sum
-// runs over every row; 64 rows at a time are unpacked into a buffer on the
-// stack by unpackDelta's loop and the selected ones copied from it.
+// runs over every row. Where one load reads a value, every row's value is
+// stored at dst[j] and j advances by the row's bit, with no branch: the
+// next row overwrites an unselected one, so a word's stores reach one slot
+// past its selected rows, and a word runs so only while that slot lies
+// within dst. The rest go 64 rows at a time through unpackDelta into a
+// buffer on the stack, whose selected values are copied out.
 func unpackDeltaGathered[T integer](dst []T, src []byte, bw uint, first, minDelta int64, sel []byte, n int) {
 	j := 0
 	if sel[0]&1 != 0 {
 		dst[0] = T(first)
 		j = 1
 	}
-	// tmp[0] is row k0's value, known; tmp[1:] rows k0+1 to k0+64, from
-	// packed values k0 to k0+63, which start at a byte as k0 is a
-	// multiple of 64.
-	var tmp [65]T
 	acc := first
-	for k0 := 0; k0 < n-1; k0 += 64 {
+	// Row k+1 is packed value k: a block of rows k0+1 to k0+64 has its
+	// packed values from a byte, as k0 is a multiple of 64.
+	k0 := 0
+	if nf := fastCount(n-1, len(src), bw); bw > 0 && nf >= 64 && len(dst) > 0 {
+		p := unsafe.Pointer(unsafe.SliceData(src))
+		out := unsafe.Pointer(unsafe.SliceData(dst))
+		size := unsafe.Sizeof(T(0))
+		mask := uint64(1)<<bw - 1
+		// Eight values take bw bytes (see rangeFOR).
+		o1, o2, o3, o4, o5, o6, o7 := bw>>3, 2*bw>>3, 3*bw>>3, 4*bw>>3, 5*bw>>3, 6*bw>>3, 7*bw>>3
+		s1, s2, s3, s4, s5, s6, s7 := bw&7, 2*bw&7, 3*bw&7, 4*bw&7, 5*bw&7, 6*bw&7, 7*bw&7
+		for ; k0+64 <= nf; k0 += 64 {
+			word := bitsFrom(sel, k0+1, 64)
+			if word == 0 {
+				acc = sumDeltas(acc, src[uint(k0)*bw>>3:], bw, minDelta)
+				continue
+			}
+			if j+bits.OnesCount64(word) >= len(dst) {
+				break // the last selected rows: no slot past them
+			}
+			q := unsafe.Add(p, uint(k0)*bw>>3)
+			for range 8 {
+				acc += minDelta + int64(*(*uint64)(q)&mask)
+				*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(acc)
+				j += int(word & 1)
+				acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o1))>>s1&mask)
+				*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(acc)
+				j += int(word >> 1 & 1)
+				acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o2))>>s2&mask)
+				*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(acc)
+				j += int(word >> 2 & 1)
+				acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o3))>>s3&mask)
+				*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(acc)
+				j += int(word >> 3 & 1)
+				acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o4))>>s4&mask)
+				*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(acc)
+				j += int(word >> 4 & 1)
+				acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o5))>>s5&mask)
+				*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(acc)
+				j += int(word >> 5 & 1)
+				acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o6))>>s6&mask)
+				*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(acc)
+				j += int(word >> 6 & 1)
+				acc += minDelta + int64(*(*uint64)(unsafe.Add(q, o7))>>s7&mask)
+				*(*T)(unsafe.Add(out, uintptr(j)*size)) = T(acc)
+				j += int(word >> 7 & 1)
+				word >>= 8
+				q = unsafe.Add(q, bw)
+			}
+		}
+	}
+	var tmp [65]T // tmp[0] is row k0's value, tmp[1:] rows k0+1 to k0+64
+	for ; k0 < n-1; k0 += 64 {
 		m := min(64, n-1-k0)
 		word := bitsFrom(sel, k0+1, m)
 		if word == 0 {
 			if m < 64 {
 				break // the last rows, none kept
 			}
-			// Nothing to keep: the sum alone.
 			acc = sumDeltas(acc, src[uint(k0)*bw>>3:], bw, minDelta)
 			continue
 		}
@@ -432,6 +515,10 @@ func sumDeltas(acc int64, src []byte, bw uint, minDelta int64) int64 {
 	}
 	return acc
 }
+
+// denseWord is the number of selected rows of 64 above which a word of a
+// frame-of-reference page is unpacked whole rather than row by row.
+const denseWord = 24
 
 // bitsFrom returns the m (at most 64) bits of bm from bit i, any bit; bm
 // holds bit i+m-1.

@@ -409,3 +409,84 @@ func TestReadPageGatheredCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestGatherKernels checks unpackFORGathered and unpackDeltaGathered
+// against unpackFOR and unpackDelta of every row followed by a plain
+// gather, for random bit widths, row counts and selections, and that they
+// write nothing past the selected slots: their branch-free loops store a
+// slot past a word's selected rows, which must stay inside dst. The seed
+// is printed.
+func TestGatherKernels(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rngFor(seed)
+	for iter := range 400 {
+		n := 1 + rng.IntN(3000)
+		if iter%4 == 0 {
+			n = 64 * (1 + rng.IntN(40))
+		}
+		bw := uint(rng.IntN(65))
+		src := packRandom(rng, n, bw)
+		sel := make([]byte, (n+7)/8)
+		density := []float64{0, 0.02, 0.3, 0.5, 0.7, 0.98, 1}[rng.IntN(7)]
+		for i := range n {
+			if rng.Float64() < density {
+				bitutil.SetBit(sel, i)
+			}
+		}
+		if rng.IntN(3) == 0 {
+			// The last row, alone or not: the stores of its word reach
+			// the end of dst.
+			bitutil.SetBit(sel, n-1)
+		}
+		base, minDelta := int64(rng.Uint64()), int64(rng.Uint64()>>rng.IntN(64))
+		name := fmt.Sprintf("n %d bw %d density %.2f", n, bw, density)
+		checkKernel(t, name+" for int64", sel, n, func(d []int64) { unpackFOR(d, src, bw, base) },
+			func(d []int64) { unpackFORGathered(d, src, bw, base, sel, n) })
+		if bw <= 8 {
+			checkKernel(t, name+" for int8", sel, n, func(d []int8) { unpackFOR(d, src, bw, base) },
+				func(d []int8) { unpackFORGathered(d, src, bw, base, sel, n) })
+		}
+		dsrc := src[:packedLen(n-1, bw)]
+		if n-1 > 0 && bw > 0 && uint(n-1)*bw%8 != 0 {
+			// A delta run holds n-1 values: clear the bits past them.
+			dsrc = bytes.Clone(dsrc)
+			dsrc[len(dsrc)-1] &= 1<<(uint(n-1)*bw%8) - 1
+		}
+		checkKernel(t, name+" delta int64", sel, n, func(d []int64) { unpackDelta(d, dsrc, bw, base, minDelta) },
+			func(d []int64) { unpackDeltaGathered(d, dsrc, bw, base, minDelta, sel, n) })
+		checkKernel(t, name+" delta int16", sel, n, func(d []int16) { unpackDelta(d, dsrc, bw, base, minDelta) },
+			func(d []int16) { unpackDeltaGathered(d, dsrc, bw, base, minDelta, sel, n) })
+	}
+}
+
+// checkKernel runs whole into n slots and gathered into a dst of the
+// selected rows' slots followed by guard slots, and compares.
+func checkKernel[T integer](t *testing.T, name string, sel []byte, n int, whole, gathered func([]T)) {
+	t.Helper()
+	all := make([]T, n)
+	whole(all)
+	var want []T
+	for i := range n {
+		if bitutil.BitIsSet(sel, i) {
+			want = append(want, all[i])
+		}
+	}
+	const guards = 8
+	buf := make([]T, len(want)+guards)
+	for i := range buf {
+		buf[i] = T(0x5a5a5a5a5a5a5a5a & uint64(^T(0)>>1))
+	}
+	sentinel := buf[0]
+	gathered(buf[:len(want):len(want)])
+	for j, v := range want {
+		if buf[j] != v {
+			t.Fatalf("%s: value %d is %d, want %d", name, j, buf[j], v)
+		}
+	}
+	for _, g := range buf[len(want):] {
+		if g != sentinel {
+			t.Fatalf("%s: a slot past dst was written", name)
+		}
+	}
+}
