@@ -380,4 +380,28 @@ func BenchmarkGatherKernels(b *testing.B) {
 			}
 		})
 	}
+	// An arithmetic sequence: ids and clock ticks, delta of 0 bits.
+	sel := make([]byte, n/8)
+	rng := rand.New(rand.NewPCG(0, 2))
+	for i := range sel {
+		sel[i] = byte(rng.Uint32())
+	}
+	whole, dst := make([]int64, n), make([]int64, popcountBits(sel, n))
+	b.Run("delta-whole-0", func(b *testing.B) {
+		for b.Loop() {
+			unpackDelta(whole, nil, 0, 1_765_180_800_000_000, 259200)
+			j := 0
+			for i0 := 0; i0 < n; i0 += 64 {
+				for w := loadBits(sel, i0, 64); w != 0; w &= w - 1 {
+					dst[j] = whole[i0+bits.TrailingZeros64(w)]
+					j++
+				}
+			}
+		}
+	})
+	b.Run("delta-gathered-0", func(b *testing.B) {
+		for b.Loop() {
+			unpackDeltaGathered(dst, nil, 0, 1_765_180_800_000_000, 259200, sel, n)
+		}
+	})
 }

@@ -411,6 +411,30 @@ func unpackFORGathered[T integer](dst []T, src []byte, bw uint, base int64, sel 
 // within dst. The rest go 64 rows at a time through unpackDelta into a
 // buffer on the stack, whose selected values are copied out.
 func unpackDeltaGathered[T integer](dst []T, src []byte, bw uint, first, minDelta int64, sel []byte, n int) {
+	if bw == 0 {
+		// An arithmetic sequence (a key, a clock's ticks): row i is
+		// first + i × minDelta, as the repeated sum wraps.
+		j := 0
+		for i0 := 0; i0 < n; i0 += 64 {
+			m := min(64, n-i0)
+			word := loadBits(sel, i0, m)
+			if word == ^uint64(0) {
+				d := dst[j : j+64 : j+64]
+				v := first + int64(i0)*minDelta
+				for k := range d {
+					d[k] = T(v)
+					v += minDelta
+				}
+				j += 64
+				continue
+			}
+			for ; word != 0; word &= word - 1 {
+				dst[j] = T(first + int64(i0+bits.TrailingZeros64(word))*minDelta)
+				j++
+			}
+		}
+		return
+	}
 	j := 0
 	if sel[0]&1 != 0 {
 		dst[0] = T(first)
