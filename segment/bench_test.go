@@ -404,4 +404,32 @@ func BenchmarkGatherKernels(b *testing.B) {
 			unpackDeltaGathered(dst, nil, 0, 1_765_180_800_000_000, 259200, sel, n)
 		}
 	})
+	// The validity of a page with a NULL in ten rows, as __TTL__'s.
+	valid := make([]byte, n/8)
+	for i := range n {
+		if rng.IntN(10) != 0 {
+			valid[i/8] |= 1 << (i % 8)
+		}
+	}
+	out := make([]byte, (len(dst)+7)/8)
+	b.Run("validity-rowwise", func(b *testing.B) {
+		for b.Loop() {
+			clear(out)
+			j := 0
+			for i0 := 0; i0 < n; i0 += 64 {
+				for w := loadBits(sel, i0, 64); w != 0; w &= w - 1 {
+					i := i0 + bits.TrailingZeros64(w)
+					if valid[i>>3]&(1<<(i&7)) != 0 {
+						out[j>>3] |= 1 << (j & 7)
+					}
+					j++
+				}
+			}
+		}
+	})
+	b.Run("validity-gathered", func(b *testing.B) {
+		for b.Loop() {
+			gatherBits(out, valid, sel, n)
+		}
+	})
 }

@@ -112,42 +112,54 @@ func gatherChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, b
 
 // gatherBits writes into dst (zeroed here) bit i of src for every row i
 // below n whose bit is set in sel, in order, and returns how many of them
-// are clear.
+// are clear. A word's selected bits are mostly alike (a validity bitmap
+// has few NULLs, or few values): they are written as a run of ones, or
+// left zero, and the few that differ are then cleared or set where their
+// rank among the selected rows puts them.
 func gatherBits(dst, src, sel []byte, n int) int {
 	clear(dst)
 	j, zeros := 0, 0
 	for i0 := 0; i0 < n; i0 += 64 {
 		m := min(64, n-i0)
 		w := loadBits(sel, i0, m)
-		s := loadBits(src, i0, m)
-		if w == ^uint64(0) {
-			orBitsAt(dst, j, s)
-			zeros += 64 - bits.OnesCount64(s)
-			j += 64
+		if w == 0 {
 			continue
 		}
-		for ; w != 0; w &= w - 1 {
-			if s>>bits.TrailingZeros64(w)&1 != 0 {
-				dst[j>>3] |= 1 << (j & 7)
-			} else {
-				zeros++
+		s := loadBits(src, i0, m)
+		c := bits.OnesCount64(w)
+		x := w &^ s // the selected rows whose bit is clear
+		nz := bits.OnesCount64(x)
+		zeros += nz
+		if nz*2 <= c {
+			setRun(dst, j, c)
+			for ; x != 0; x &= x - 1 {
+				k := j + bits.OnesCount64(w&(x&-x-1))
+				dst[k>>3] &^= 1 << (k & 7)
 			}
-			j++
+		} else {
+			for y := w & s; y != 0; y &= y - 1 {
+				k := j + bits.OnesCount64(w&(y&-y-1))
+				dst[k>>3] |= 1 << (k & 7)
+			}
 		}
+		j += c
 	}
 	return zeros
 }
 
-// orBitsAt ORs the 64 bits of w into bm from bit j, any bit: bm must hold
-// bit j+63.
-func orBitsAt(bm []byte, j int, w uint64) {
-	s := uint(j & 7)
-	b := j >> 3
+// setRun sets bits j to j+c-1 of bm (c at most 64).
+func setRun(bm []byte, j, c int) {
+	w := ^uint64(0)
+	if c < 64 {
+		w = 1<<c - 1
+	}
+	b, s := j>>3, uint(j&7)
+	last := (j + c - 1) >> 3
 	lo := w << s
-	for k := 0; k < 8; k++ {
+	for k := 0; k < 8 && b+k <= last; k++ {
 		bm[b+k] |= byte(lo >> (8 * k))
 	}
-	if s != 0 {
+	if b+8 <= last {
 		bm[b+8] |= byte(w >> (64 - s))
 	}
 }

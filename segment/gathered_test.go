@@ -412,7 +412,7 @@ func TestReadPageGatheredCorrupt(t *testing.T) {
 
 // TestGatherKernels checks unpackFORGathered and unpackDeltaGathered
 // against unpackFOR and unpackDelta of every row followed by a plain
-// gather, for random bit widths, row counts and selections, and that they
+// gather, gatherBits against a gather bit by bit, for random bit widths, row counts and selections, and that they
 // write nothing past the selected slots: their branch-free loops store a
 // slot past a word's selected rows, which must stay inside dst. The seed
 // is printed.
@@ -439,6 +439,35 @@ func TestGatherKernels(t *testing.T) {
 			// the end of dst.
 			bitutil.SetBit(sel, n-1)
 		}
+		// gatherBits, with a guard byte past the selected rows' bits.
+		valid := make([]byte, (n+7)/8)
+		vd := []float64{0, 0.1, 0.5, 0.9, 1}[rng.IntN(5)]
+		for i := range n {
+			if rng.Float64() < vd {
+				bitutil.SetBit(valid, i)
+			}
+		}
+		selected := popcountBits(sel, n)
+		gotBits := make([]byte, (selected+7)/8+1)
+		gotBits[len(gotBits)-1] = 0xa5
+		zeros := gatherBits(gotBits[:len(gotBits)-1], valid, sel, n)
+		wantZeros, j := 0, 0
+		for i := range n {
+			if !bitutil.BitIsSet(sel, i) {
+				continue
+			}
+			if !bitutil.BitIsSet(valid, i) {
+				wantZeros++
+			}
+			if bitutil.BitIsSet(gotBits, j) != bitutil.BitIsSet(valid, i) {
+				t.Fatalf("n %d density %.2f, valid %.2f: gatherBits bit %d (row %d) differs", n, density, vd, j, i)
+			}
+			j++
+		}
+		if zeros != wantZeros || gotBits[len(gotBits)-1] != 0xa5 || selected%8 != 0 && gotBits[len(gotBits)-2]>>(selected%8) != 0 {
+			t.Fatalf("n %d density %.2f, valid %.2f: gatherBits counted %d zeros, want %d, or wrote past its bits", n, density, vd, zeros, wantZeros)
+		}
+
 		base, minDelta := int64(rng.Uint64()), int64(rng.Uint64()>>rng.IntN(64))
 		name := fmt.Sprintf("n %d bw %d density %.2f", n, bw, density)
 		checkKernel(t, name+" for int64", sel, n, func(d []int64) { unpackFOR(d, src, bw, base) },
