@@ -688,14 +688,23 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 			if _, ok := gathered[slot]; ok {
 				continue
 			}
-			a, err := task.r.ReadPage(s.pageMem, slots[slot], p)
+			// Numeric columns decode the selected rows alone, straight
+			// into the output; the others are decoded whole and
+			// filtered.
+			f, err := task.r.ReadPageGathered(s.pageMem, slots[slot], p, mask, selected)
 			if err != nil {
 				return nil, err
 			}
-			f, err := filterArray(ctx, s.pageMem, a, mask, n, selected)
-			a.Release()
-			if err != nil {
-				return nil, fmt.Errorf("filter page: %w", err)
+			if f == nil {
+				a, err := task.r.ReadPage(s.pageMem, slots[slot], p)
+				if err != nil {
+					return nil, err
+				}
+				f, err = filterArray(ctx, s.pageMem, a, mask, n, selected)
+				a.Release()
+				if err != nil {
+					return nil, fmt.Errorf("filter page: %w", err)
+				}
 			}
 			gathered[slot] = f
 		}
