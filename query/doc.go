@@ -8,11 +8,11 @@
 // first; its other columns are decoded only when some row passes, and
 // BIGINT, DOUBLE, string and binary columns for the passing rows alone when
 // they are few (a point lookup), straight into the output arrays; when more
-// pass (but not all), integer, date-time and floating-point columns decode
-// the passing rows straight into the output too (segment's
-// ReadPageGathered), and each other column is filtered right after it is
-// decoded, while the page is still in cache, and the page released before
-// the next.
+// pass (but not all), integer, date-time, floating-point, string and
+// binary columns decode the passing rows straight into the output too
+// (segment's ReadPageGathered), and boolean and decimal columns are
+// filtered right after they are decoded, while the page is still in cache,
+// and the page released before the next.
 //
 // Page skipping by TTL: a page whose __TTL__ zone map has no NULL and a
 // maximum at or below the scan's threshold is expired as a whole and never

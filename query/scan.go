@@ -688,9 +688,9 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 			if _, ok := gathered[slot]; ok {
 				continue
 			}
-			// Numeric columns decode the selected rows alone, straight
-			// into the output; the others are decoded whole and
-			// filtered.
+			// Numeric, string and binary columns decode the selected
+			// rows alone, straight into the output; booleans and
+			// decimals are decoded whole and filtered.
 			f, err := task.r.ReadPageGathered(s.pageMem, slots[slot], p, mask, selected)
 			if err != nil {
 				return nil, err

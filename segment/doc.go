@@ -58,10 +58,11 @@
 // into an Arrow array; an LZ4 chunk is cut into parts of 64 KiB of its body,
 // so that it decompresses only the parts that hold the page's lengths and
 // the values selected. ReadPageGathered decodes the selected rows of an
-// integer, date-time or floating-point page straight into an Arrow array,
-// without decoding the page into one first: frame-of-reference values are
-// unpacked where the selection has them, delta bodies summed over every
-// row and stored for the selected ones.
+// integer, date-time, floating-point, string or binary page straight into
+// an Arrow array, without decoding the page into one first:
+// frame-of-reference values are unpacked where the selection has them,
+// delta bodies summed over every row and stored for the selected ones, a
+// string page's values copied from where its chunk was decompressed.
 //
 // Zone map bounds are physical scalars (schema.Value). String bounds longer
 // than MaxBoundLen bytes and decimal bounds are not kept: such zone maps have

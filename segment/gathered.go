@@ -21,16 +21,18 @@ import (
 // in order, offset 0, with a validity bitmap only when some of them is NULL
 // (the rows, validity and null count a filter of ReadPage's array gives).
 //
-// Integer, date-time and floating-point columns are gathered so, of every
-// encoding; for other columns (booleans, decimals, strings and binary) it
-// returns nil and no error, and the caller reads the page with ReadPage and
-// filters it. Checks and errors are those of ReadPage.
+// Integer, date-time, floating-point, string and binary columns are
+// gathered so, of every encoding (a string page's lengths and values are
+// decoded into buffers of the Reader's, the selected ones copied out); for
+// booleans and decimals it returns nil and no error, and the caller reads
+// the page with ReadPage and filters it. Checks and errors are those of
+// ReadPage.
 func (r *Reader) ReadPageGathered(mem memory.Allocator, col, p int, sel []byte, selected int) (arrow.Array, error) {
 	if col < 0 || col >= len(r.f.cols) || p < 0 || p >= len(r.f.pages) {
 		return nil, rowttl.Errorf(rowttl.ErrInvalidArgument, "segment %s: column %d page %d out of range (%d columns, %d pages)", r.name, col, p, len(r.f.cols), len(r.f.pages))
 	}
 	ct := r.f.cols[col]
-	if ct.kind != kindInt && ct.kind != kindFloat {
+	if ct.kind != kindInt && ct.kind != kindFloat && ct.kind != kindBytes {
 		return nil, nil
 	}
 	n := r.f.pages[p]
@@ -49,25 +51,32 @@ func (r *Reader) ReadPageGathered(mem memory.Allocator, col, p int, sel []byte, 
 	if err != nil {
 		return nil, r.pageError(col, p, err)
 	}
-	arr, err := gatherChunk(mem, ct, n, int(c.zone.NullCount), c.enc, body, sel, selected)
+	arr, err := gatherChunk(mem, ct, n, int(c.zone.NullCount), c.enc, body, sel, selected, sc)
 	if err != nil {
 		return nil, r.corrupt(fmt.Sprintf("page %d column %d (%s)", p, col, r.f.schema.Field(col).Name), err)
 	}
 	return arr, nil
 }
 
-// gatherChunk decodes the selected rows of an integer or floating-point
-// chunk body of n rows into an Arrow array; the body is checked as
-// decodeChunk checks it.
-func gatherChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, body, sel []byte, selected int) (arrow.Array, error) {
-	var valid *memory.Buffer
+// gatherChunk decodes the selected rows of a chunk body of n rows of an
+// integer, floating-point, string or binary column into an Arrow array;
+// the body is checked as decodeChunk checks it.
+func gatherChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, body, sel []byte, selected int, sc *scratch) (arrow.Array, error) {
+	var bufs [3]*memory.Buffer
+	release := func() {
+		for _, b := range bufs {
+			if b != nil {
+				b.Release()
+			}
+		}
+	}
 	outNulls := 0
 	switch {
 	case nulls == 0:
 	case nulls == n:
 		if selected > 0 {
-			valid = newBuffer(mem, (selected+7)/8)
-			clear(valid.Bytes())
+			bufs[0] = newBuffer(mem, (selected+7)/8)
+			clear(bufs[0].Bytes())
 			outNulls = selected
 		}
 	default:
@@ -76,38 +85,145 @@ func gatherChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, b
 			return nil, err
 		}
 		body = rest
-		valid = newBuffer(mem, (selected+7)/8)
-		if outNulls = gatherBits(valid.Bytes(), bm, sel, n); outNulls == 0 {
-			valid.Release()
-			valid = nil
+		bufs[0] = newBuffer(mem, (selected+7)/8)
+		if outNulls = gatherBits(bufs[0].Bytes(), bm, sel, n); outNulls == 0 {
+			bufs[0].Release()
+			bufs[0] = nil
 		}
 	}
-	vals := newBuffer(mem, selected*ct.width)
-	out := vals.Bytes()
+	nbufs := 2
 	var err error
 	switch {
+	case ct.kind == kindBytes:
+		nbufs = 3
+		bufs[1], bufs[2], err = gatherStrings(mem, n, enc, body, sel, selected, sc)
 	case ct.kind == kindInt:
-		err = gatherInts(out, selected, ct.width, n, enc, body, sel)
+		bufs[1] = newBuffer(mem, selected*ct.width)
+		err = gatherInts(bufs[1].Bytes(), selected, ct.width, n, enc, body, sel)
 	case enc == encScaled && ct.width == 8:
-		err = gatherScaled(out, selected, n, body, sel)
+		bufs[1] = newBuffer(mem, selected*ct.width)
+		err = gatherScaled(bufs[1].Bytes(), selected, n, body, sel)
 	default:
-		err = gatherFloats(out, selected, ct.width, n, enc, body, sel)
+		bufs[1] = newBuffer(mem, selected*ct.width)
+		err = gatherFloats(bufs[1].Bytes(), selected, ct.width, n, enc, body, sel)
 	}
 	if err != nil {
-		vals.Release()
-		if valid != nil {
-			valid.Release()
-		}
+		release()
 		return nil, err
 	}
-	data := array.NewData(ct.dt, selected, []*memory.Buffer{valid, vals}, nil, outNulls, 0)
-	vals.Release()
-	if valid != nil {
-		valid.Release()
-	}
+	data := array.NewData(ct.dt, selected, bufs[:nbufs], nil, outNulls, 0)
+	release()
 	arr := array.MakeFromData(data)
 	data.Release()
 	return arr, nil
+}
+
+// gatherStrings decodes the selected rows of a string or binary body of n
+// rows (its validity split off) into new offset and value buffers. The
+// page's lengths and values are decoded into sc, not into an array of the
+// page: a plain page's values are copied once, from where the chunk was
+// decompressed into the output.
+func gatherStrings(mem memory.Allocator, n int, enc encoding, body, sel []byte, selected int, sc *scratch) (*memory.Buffer, *memory.Buffer, error) {
+	sc.sel32 = grow(sc.sel32, n+1)
+	offs := sc.sel32
+	var vals []byte
+	var err error
+	if enc == encPlain {
+		vals, err = plainStrings(offs, body)
+	} else {
+		err = decodeStrings(offs, enc, body, func(size int) []byte {
+			// 16 bytes of slack for copyShortEntries.
+			sc.strs = grow(sc.strs, size+16)
+			return sc.strs[: size : size+16]
+		}, sc)
+		if err == nil {
+			vals = sc.strs[:offs[n]]
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	total := 0
+	for i0 := 0; i0 < n; i0 += 64 {
+		word := loadBits(sel, i0, min(64, n-i0))
+		if word == ^uint64(0) {
+			total += int(offs[i0+64] - offs[i0])
+			continue
+		}
+		for ; word != 0; word &= word - 1 {
+			i := i0 + bits.TrailingZeros64(word)
+			total += int(offs[i+1] - offs[i])
+		}
+	}
+	ob := newBuffer(mem, (selected+1)*4)
+	db := memory.NewResizableBuffer(mem)
+	if total == 0 {
+		// Every value empty (a buffer resized to 0 holds no bytes).
+		clear(ob.Bytes())
+		return ob, db, nil
+	}
+	db.Reserve(total + moveSlack)
+	db.Resize(total)
+	copySelectedStrings(castSlice[int32](ob.Bytes(), selected+1), db.Buf()[:total+moveSlack], offs, vals, sel, n)
+	return ob, db, nil
+}
+
+// maxMoved is the longest value copySelectedStrings moves 32 bytes at a
+// time rather than by a call to memmove; moveSlack the bytes a move may
+// write past the value.
+const (
+	maxMoved  = 128
+	moveSlack = 32
+)
+
+// copySelectedStrings writes the selected rows of the strings offs and vals
+// hold into newOffs and data. A value of at most maxMoved bytes is moved 32
+// bytes at a time, not by a call to memmove, when the moveSlack bytes past
+// it lie within vals: the bytes moved past its end (fewer than moveSlack)
+// land where the next values (written afterwards) go, or past the last
+// one, so data must hold moveSlack bytes more than the selected values. 64
+// selected rows in a row are one range of bytes, copied at once.
+func copySelectedStrings(newOffs []int32, data []byte, offs []int32, vals, sel []byte, n int) {
+	short := len(vals) - moveSlack // a value ending at most here may be moved so
+	var sp, dp unsafe.Pointer
+	if short >= 0 {
+		sp, dp = unsafe.Pointer(unsafe.SliceData(vals)), unsafe.Pointer(unsafe.SliceData(data))
+	}
+	newOffs[0] = 0
+	j, pos := 0, int32(0)
+	for i0 := 0; i0 < n; i0 += 64 {
+		word := loadBits(sel, i0, min(64, n-i0))
+		if word == ^uint64(0) {
+			s, e := offs[i0], offs[i0+64]
+			copy(data[pos:], vals[s:e])
+			shift := pos - s
+			for k, o := range offs[i0+1 : i0+65] {
+				newOffs[j+1+k] = o + shift
+			}
+			j += 64
+			pos += e - s
+			continue
+		}
+		for ; word != 0; word &= word - 1 {
+			i := i0 + bits.TrailingZeros64(word)
+			s, e := offs[i], offs[i+1]
+			if e-s <= maxMoved && int(e) <= short {
+				d, q := unsafe.Add(dp, pos), unsafe.Add(sp, s)
+				for k := int32(0); k < e-s; k += 32 {
+					// Two 16-byte moves: one of 32 is a call to
+					// memmove, as the compiler cannot tell that d
+					// and q do not overlap.
+					*(*[16]byte)(unsafe.Add(d, k)) = *(*[16]byte)(unsafe.Add(q, k))
+					*(*[16]byte)(unsafe.Add(d, k+16)) = *(*[16]byte)(unsafe.Add(q, k+16))
+				}
+			} else {
+				copy(data[pos:pos+e-s], vals[s:e])
+			}
+			pos += e - s
+			j++
+			newOffs[j] = pos
+		}
+	}
 }
 
 // gatherBits writes into dst (zeroed here) bit i of src for every row i

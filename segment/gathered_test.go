@@ -2,10 +2,12 @@ package segment
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,6 +27,8 @@ var gatherTypes = []arrow.DataType{
 	&arrow.TimestampType{Unit: arrow.Microsecond},
 	arrow.PrimitiveTypes.Float32,
 	arrow.PrimitiveTypes.Float64,
+	arrow.BinaryTypes.String,
+	arrow.BinaryTypes.Binary,
 }
 
 // TestReadPageGathered compares ReadPageGathered with ReadPage and a plain
@@ -73,7 +77,7 @@ func TestReadPageGathered(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"plain", "constant", "for", "delta", "scaled", "no nulls", "some nulls", "all nulls"} {
+	for _, want := range []string{"plain", "constant", "for", "delta", "scaled", "dict", "no nulls", "some nulls", "all nulls"} {
 		if !seen[want] {
 			t.Errorf("no page was %s", want)
 		}
@@ -137,6 +141,10 @@ func genGatherColumn(mem memory.Allocator, dt arrow.DataType, rows, pageRows int
 				} else {
 					bb.Append(float32(x%(1<<20)) / 4)
 				}
+			case *array.StringBuilder:
+				bb.Append(gatherString(form, x, rng))
+			case *array.BinaryBuilder:
+				bb.Append([]byte(gatherString(form, x, rng)))
 			case *array.Float64Builder:
 				if form == 3 {
 					bb.Append(math.Float64frombits(uint64(x)))
@@ -148,6 +156,23 @@ func genGatherColumn(mem memory.Allocator, dt arrow.DataType, rows, pageRows int
 		}
 	}
 	return b.NewArray()
+}
+
+// gatherString makes a string of a page of the form: distinct values of
+// lengths around 16 bytes (the short moves' bound), sorted keys, one
+// value, long ones, or three values, one empty (a dictionary).
+func gatherString(form int, x int64, rng *rand.Rand) string {
+	switch form {
+	case 0:
+		return strings.Repeat("v", rng.IntN(24)) + fmt.Sprint(x)
+	case 1:
+		return fmt.Sprintf("k%016d", x)
+	case 2:
+		return "the same"
+	case 3:
+		return strings.Repeat(fmt.Sprint(x), 1+rng.IntN(8))
+	}
+	return []string{"", "city-a", "city-b"}[uint64(x)%3]
 }
 
 // gatherSelections returns selections of n rows: none, all, random ones of
@@ -207,11 +232,45 @@ func checkGathered(t *testing.T, mem memory.Allocator, r *Reader, p int, sel []b
 		t.Fatal(err)
 	}
 	defer whole.Release()
+	if !arrow.TypeEqual(got.DataType(), whole.DataType()) || got.Len() != selected || got.Data().Offset() != 0 {
+		t.Fatalf("%s: got %s of %d rows at offset %d, want %s of %d", name, got.DataType(), got.Len(), got.Data().Offset(), whole.DataType(), selected)
+	}
+	if id := whole.DataType().ID(); id == arrow.STRING || id == arrow.BINARY {
+		wantValid, wantNulls, wantOffs, wantVals := refGatherStrings(whole, sel, n)
+		checkValidity(t, name, got, selected, wantValid, wantNulls)
+		d := got.Data()
+		if offs := d.Buffers()[1].Bytes(); !bytes.Equal(offs[:4*(selected+1)], wantOffs) {
+			t.Fatalf("%s: offsets differ", name)
+		}
+		if vals := d.Buffers()[2].Bytes(); !bytes.Equal(vals, wantVals) {
+			k := 0
+			for k < min(len(vals), len(wantVals)) && vals[k] == wantVals[k] {
+				k++
+			}
+			t.Fatalf("%s: %d bytes of values, want %d, the first %d alike", name, len(vals), len(wantVals), k)
+		}
+		return
+	}
 	width := whole.DataType().(arrow.FixedWidthDataType).Bytes()
 	wantValid, wantNulls, wantVals := refGather(whole, sel, n, width)
+	checkValidity(t, name, got, selected, wantValid, wantNulls)
 	d := got.Data()
-	if !arrow.TypeEqual(got.DataType(), whole.DataType()) || got.Len() != selected || d.Offset() != 0 || got.NullN() != wantNulls {
-		t.Fatalf("%s: got %s of %d rows at offset %d with %d nulls, want %s of %d with %d", name, got.DataType(), got.Len(), d.Offset(), got.NullN(), whole.DataType(), selected, wantNulls)
+	if vals := d.Buffers()[1].Bytes(); !bytes.Equal(vals[:selected*width], wantVals) {
+		for j := range selected {
+			if !bytes.Equal(vals[j*width:(j+1)*width], wantVals[j*width:(j+1)*width]) {
+				t.Fatalf("%s: value %d is %x, want %x", name, j, vals[j*width:(j+1)*width], wantVals[j*width:(j+1)*width])
+			}
+		}
+	}
+}
+
+// checkValidity compares the null count and validity bitmap of got with
+// the reference's.
+func checkValidity(t *testing.T, name string, got arrow.Array, selected int, wantValid []byte, wantNulls int) {
+	t.Helper()
+	d := got.Data()
+	if got.NullN() != wantNulls {
+		t.Fatalf("%s: %d nulls, want %d", name, got.NullN(), wantNulls)
 	}
 	vb := d.Buffers()[0]
 	if (vb != nil) != (wantValid != nil) {
@@ -224,13 +283,39 @@ func checkGathered(t *testing.T, mem memory.Allocator, r *Reader, p int, sel []b
 			}
 		}
 	}
-	if vals := d.Buffers()[1].Bytes(); !bytes.Equal(vals[:selected*width], wantVals) {
-		for j := range selected {
-			if !bytes.Equal(vals[j*width:(j+1)*width], wantVals[j*width:(j+1)*width]) {
-				t.Fatalf("%s: value %d is %x, want %x", name, j, vals[j*width:(j+1)*width], wantVals[j*width:(j+1)*width])
-			}
+}
+
+// refGatherStrings is refGather of a string or binary array: the validity
+// and NULL count of the selected rows, their offsets from 0 and their
+// bytes, those of NULL slots included, as a filter of the array keeps them.
+func refGatherStrings(a arrow.Array, sel []byte, n int) ([]byte, int, []byte, []byte) {
+	d := a.Data()
+	offs := castSlice[int32](d.Buffers()[1].Bytes(), n+1)
+	src := d.Buffers()[2].Bytes()
+	var valid, outOffs, vals []byte
+	outOffs = binary.LittleEndian.AppendUint32(outOffs, 0)
+	nulls, j := 0, 0
+	for i := range n {
+		if !bitutil.BitIsSet(sel, i) {
+			continue
 		}
+		vals = append(vals, src[offs[i]:offs[i+1]]...)
+		outOffs = binary.LittleEndian.AppendUint32(outOffs, uint32(len(vals)))
+		valid = append(valid, 0)[:(j+8)/8]
+		if a.IsNull(i) {
+			nulls++
+		} else {
+			bitutil.SetBit(valid, j)
+		}
+		j++
 	}
+	if nulls == 0 {
+		valid = nil
+	}
+	if vals == nil {
+		vals = []byte{}
+	}
+	return valid, nulls, outOffs, vals
 }
 
 // refGather is the plain filter of the reference: the validity bitmap of
@@ -323,7 +408,7 @@ func TestReadPageGatheredCorrupt(t *testing.T) {
 	r := openBytes(t, orig, "x")
 	var cols []int
 	for c, f := range r.Schema().Fields() {
-		if id := f.Type.ID(); id != arrow.BOOL && id != arrow.STRING && id != arrow.DECIMAL128 {
+		if id := f.Type.ID(); id != arrow.BOOL && id != arrow.DECIMAL128 {
 			cols = append(cols, c)
 		}
 	}
@@ -391,16 +476,24 @@ func TestReadPageGatheredCorrupt(t *testing.T) {
 			}
 			for _, d := range bodies {
 				want, werr := decodeChunk(mem, ct, n, int(ch.zone.NullCount), ch.enc, d, sc)
-				got, gerr := gatherChunk(mem, ct, n, int(ch.zone.NullCount), ch.enc, d, sel, selected)
+				got, gerr := gatherChunk(mem, ct, n, int(ch.zone.NullCount), ch.enc, d, sel, selected, sc)
 				if werr != nil || gerr != nil {
 					if gerr == nil || werr == nil || gerr.Error() != werr.Error() {
 						t.Fatalf("column %d page %d body %x: gatherChunk says %v, decodeChunk %v", c, p, d, gerr, werr)
 					}
 					continue
 				}
-				width := want.DataType().(arrow.FixedWidthDataType).Bytes()
-				_, wantNulls, wantVals := refGather(want, sel, n, width)
-				if got.NullN() != wantNulls || !bytes.Equal(got.Data().Buffers()[1].Bytes()[:selected*width], wantVals) {
+				var wantNulls int
+				var wantVals, gotVals []byte
+				if ct.kind == kindBytes {
+					_, wantNulls, _, wantVals = refGatherStrings(want, sel, n)
+					gotVals = got.Data().Buffers()[2].Bytes()
+				} else {
+					width := want.DataType().(arrow.FixedWidthDataType).Bytes()
+					_, wantNulls, wantVals = refGather(want, sel, n, width)
+					gotVals = got.Data().Buffers()[1].Bytes()[:selected*width]
+				}
+				if got.NullN() != wantNulls || !bytes.Equal(gotVals, wantVals) {
 					t.Fatalf("column %d page %d body %x: gathered rows differ", c, p, d)
 				}
 				want.Release()
