@@ -27,9 +27,10 @@
 // bitmap (a count, its popcount less the soon rows expired since) instead
 // of reading __TTL__. A threshold below T never uses it. The memo holds one
 // bit per row of the pages that built it, and goes with the segment reader.
-// The batches Next returns use it too: a mixed page whose __TTL__ is
-// neither projected nor filtered on judges expiry after the filter, from
-// the memo or on the packed values, rather than decoding __TTL__.
+// The batches Next returns use it too: a mixed page whose __TTL__ is not
+// filtered on judges expiry after the filter, from the memo or on the
+// packed values, rather than decoding __TTL__ (a projected __TTL__ is then
+// read for the live rows alone, as other columns are).
 //
 // Merge-on-read: before the TTL rule, the keys of every rowset are merged in
 // rowset.Merge's order (the newest version of a key wins; int64 keys take

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -606,10 +605,12 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	var ttlCol arrow.Array
 	// lateTTL: a mixed page judges expiry after the filter, if any, for
 	// the rows it keeps (liveAfter: on the packed values, or from the
-	// page's liveness memo), unless __TTL__ is decoded anyway.
+	// page's liveness memo), unless the filter decoded __TTL__ anyway. A
+	// __TTL__ that is output too is then read for the live rows alone,
+	// as the other columns are (ReadPageGathered): cheaper than decoding
+	// it whole for the mask and filtering it.
 	_, ttlDecoded := decoded[s.snap.ttlSlot()]
-	lateTTL := ttlState == ttlcol.Mixed && !ttlDecoded && !slices.Contains(s.outSlots, s.snap.ttlSlot()) &&
-		ttl.idx >= 0 && r.ValuesOK(ttl.idx)
+	lateTTL := ttlState == ttlcol.Mixed && !ttlDecoded && ttl.idx >= 0 && r.ValuesOK(ttl.idx)
 	switch {
 	case lateTTL:
 		setAll(mask, n)
