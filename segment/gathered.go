@@ -247,7 +247,14 @@ func gatherBits(dst, src, sel []byte, n int) int {
 		nz := bits.OnesCount64(x)
 		zeros += nz
 		if nz*2 <= c {
-			setRun(dst, j, c)
+			if b := j >> 3; b+9 <= len(dst) {
+				// setRun, inline: a word's ones and the byte past it.
+				run, sh := ^uint64(0)>>(64-c), uint(j&7)
+				binary.LittleEndian.PutUint64(dst[b:], binary.LittleEndian.Uint64(dst[b:])|run<<sh)
+				dst[b+8] |= byte(run >> (64 - sh))
+			} else {
+				setRun(dst, j, c)
+			}
 			for ; x != 0; x &= x - 1 {
 				k := j + bits.OnesCount64(w&(x&-x-1))
 				dst[k>>3] &^= 1 << (k & 7)
