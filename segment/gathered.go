@@ -144,6 +144,7 @@ func gatherStrings(mem memory.Allocator, n int, enc encoding, body, sel []byte, 
 		return nil, nil, err
 	}
 	total := 0
+	op := unsafe.Pointer(unsafe.SliceData(offs))
 	for i0 := 0; i0 < n; i0 += 64 {
 		word := loadBits(sel, i0, min(64, n-i0))
 		if word == ^uint64(0) {
@@ -151,8 +152,9 @@ func gatherStrings(mem memory.Allocator, n int, enc encoding, body, sel []byte, 
 			continue
 		}
 		for ; word != 0; word &= word - 1 {
-			i := i0 + bits.TrailingZeros64(word)
-			total += int(offs[i+1] - offs[i])
+			// Rows below n: offs holds n+1, both read in one load.
+			se := *(*uint64)(unsafe.Add(op, (i0+bits.TrailingZeros64(word))*4))
+			total += int(int32(se>>32) - int32(se))
 		}
 	}
 	ob := newBuffer(mem, (selected+1)*4)
@@ -189,6 +191,7 @@ func copySelectedStrings(newOffs []int32, data []byte, offs []int32, vals, sel [
 	if short >= 0 {
 		sp, dp = unsafe.Pointer(unsafe.SliceData(vals)), unsafe.Pointer(unsafe.SliceData(data))
 	}
+	op, np := unsafe.Pointer(unsafe.SliceData(offs)), unsafe.Pointer(unsafe.SliceData(newOffs))
 	newOffs[0] = 0
 	j, pos := 0, int32(0)
 	for i0 := 0; i0 < n; i0 += 64 {
@@ -204,15 +207,34 @@ func copySelectedStrings(newOffs []int32, data []byte, offs []int32, vals, sel [
 			pos += e - s
 			continue
 		}
+		if i0+64 > n {
+			// The last rows: offsets read and written with checks.
+			for ; word != 0; word &= word - 1 {
+				i := i0 + bits.TrailingZeros64(word)
+				s, e := offs[i], offs[i+1]
+				copy(data[pos:pos+e-s], vals[s:e])
+				pos += e - s
+				j++
+				newOffs[j] = pos
+			}
+			continue
+		}
+		// Rows below n, whose offsets (offs holds n+1) are read as one
+		// load of both, and selected ones, whose output offsets
+		// (newOffs holds a slot past each) need no check either.
 		for ; word != 0; word &= word - 1 {
 			i := i0 + bits.TrailingZeros64(word)
-			s, e := offs[i], offs[i+1]
+			se := *(*uint64)(unsafe.Add(op, i*4))
+			s, e := int32(se), int32(se>>32)
 			if e-s <= maxMoved && int(e) <= short {
+				// Two 16-byte moves at a time: one of 32 is a call
+				// to memmove, as the compiler cannot tell that the
+				// two do not overlap. The first two go whatever the
+				// length, within the slack.
 				d, q := unsafe.Add(dp, pos), unsafe.Add(sp, s)
-				for k := int32(0); k < e-s; k += 32 {
-					// Two 16-byte moves: one of 32 is a call to
-					// memmove, as the compiler cannot tell that d
-					// and q do not overlap.
+				*(*[16]byte)(d) = *(*[16]byte)(q)
+				*(*[16]byte)(unsafe.Add(d, 16)) = *(*[16]byte)(unsafe.Add(q, 16))
+				for k := int32(32); k < e-s; k += 32 {
 					*(*[16]byte)(unsafe.Add(d, k)) = *(*[16]byte)(unsafe.Add(q, k))
 					*(*[16]byte)(unsafe.Add(d, k+16)) = *(*[16]byte)(unsafe.Add(q, k+16))
 				}
@@ -221,7 +243,7 @@ func copySelectedStrings(newOffs []int32, data []byte, offs []int32, vals, sel [
 			}
 			pos += e - s
 			j++
-			newOffs[j] = pos
+			*(*int32)(unsafe.Add(np, j*4)) = pos
 		}
 	}
 }
