@@ -126,6 +126,19 @@ func FuzzReader(f *testing.F) {
 					}
 					g.Release()
 				}
+				// So must the gathered read, where it gathers.
+				sel := make([]byte, (n+7)/8)
+				for i := 2; i < n; i += 3 {
+					sel[i/8] |= 1 << (i % 8)
+				}
+				g, err := r.ReadPageGathered(mem, c, p, sel, popcountBits(sel, n))
+				if err != nil {
+					t.Fatalf("ReadPage decoded what ReadPageGathered refuses: %v", err)
+				}
+				if g != nil {
+					compareGathered(t, g, a, sel, n)
+					g.Release()
+				}
 				a.Release()
 			}
 		}
@@ -134,7 +147,8 @@ func FuzzReader(f *testing.F) {
 
 // FuzzDecodeChunk feeds arbitrary bodies to the chunk decoders, past the
 // checksum that normally guards them: a body whose checksum was forged must
-// still never panic nor produce a malformed array.
+// still never panic nor produce a malformed array, and the gathered
+// decoders (ReadPageGathered) must refuse and decode what it does.
 func FuzzDecodeChunk(f *testing.F) {
 	// Seeds: the real bodies of the seed segments.
 	for _, s := range fuzzSeeds(f) {
@@ -167,6 +181,7 @@ func FuzzDecodeChunk(f *testing.F) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		defer mem.AssertSize(t, 0)
 		a, err := decodeChunk(mem, ct, n, nn, encoding(enc), body, new(scratch))
+		checkGatheredChunk(t, mem, ct, n, nn, encoding(enc), body, a, err)
 		if err != nil {
 			return
 		}
@@ -212,6 +227,66 @@ func FuzzDecodeChunk(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// checkGatheredChunk checks that gatherChunk refuses a body exactly when
+// decodeChunk does (decoded, err), with the same error, and otherwise
+// gives the rows of decoded that a selection keeps, under a selection of
+// every row and of some.
+func checkGatheredChunk(t *testing.T, mem memory.Allocator, ct colType, n, nulls int, enc encoding, body []byte, decoded arrow.Array, err error) {
+	t.Helper()
+	if ct.kind != kindInt && ct.kind != kindFloat && ct.kind != kindBytes {
+		return
+	}
+	some := make([]byte, (n+7)/8)
+	for i := 0; i < n; i++ {
+		if (i*7+n)%3 != 0 {
+			some[i/8] |= 1 << (i % 8)
+		}
+	}
+	all := make([]byte, (n+7)/8)
+	setBits(all, n)
+	for _, sel := range [][]byte{some, all} {
+		selected := popcountBits(sel, n)
+		got, gerr := gatherChunk(mem, ct, n, nulls, enc, body, sel, selected, new(scratch))
+		if err != nil || gerr != nil {
+			if err == nil || gerr == nil || err.Error() != gerr.Error() {
+				t.Fatalf("gatherChunk says %v, decodeChunk %v", gerr, err)
+			}
+			continue
+		}
+		compareGathered(t, got, decoded, sel, n)
+		got.Release()
+	}
+}
+
+// compareGathered fails unless got holds the rows of whole (n of them)
+// whose bit is set in sel, as a filter keeps them: values (NULL slots
+// too), validity, NULL count, offset 0.
+func compareGathered(t *testing.T, got, whole arrow.Array, sel []byte, n int) {
+	t.Helper()
+	selected := popcountBits(sel, n)
+	if got.Len() != selected || got.Data().Offset() != 0 {
+		t.Fatalf("gathered %d rows at offset %d, want %d", got.Len(), got.Data().Offset(), selected)
+	}
+	var wantValid, wantVals, gotVals []byte
+	var wantNulls int
+	if id := whole.DataType().ID(); id == arrow.STRING || id == arrow.BINARY {
+		var wantOffs []byte
+		wantValid, wantNulls, wantOffs, wantVals = refGatherStrings(whole, sel, n)
+		if !bytes.Equal(got.Data().Buffers()[1].Bytes()[:4*(selected+1)], wantOffs) {
+			t.Fatal("gathered offsets differ")
+		}
+		gotVals = got.Data().Buffers()[2].Bytes()
+	} else {
+		w := whole.DataType().(arrow.FixedWidthDataType).Bytes()
+		wantValid, wantNulls, wantVals = refGather(whole, sel, n, w)
+		gotVals = got.Data().Buffers()[1].Bytes()[:selected*w]
+	}
+	checkValidity(t, "gathered", got, selected, wantValid, wantNulls)
+	if !bytes.Equal(gotVals, wantVals) {
+		t.Fatal("gathered values differ")
+	}
 }
 
 func typeIndex(dt arrow.DataType) int {
