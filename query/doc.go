@@ -29,8 +29,9 @@
 // bit per row of the pages that built it, and goes with the segment reader.
 // The batches Next returns use it too: a mixed page whose __TTL__ is not
 // filtered on judges expiry after the filter, from the memo or on the
-// packed values, rather than decoding __TTL__ (a projected __TTL__ is then
-// read for the live rows alone, as other columns are).
+// packed values, rather than decoding __TTL__; a projected __TTL__ does
+// so from the scan that builds the page's memo on, and is then read for
+// the live rows alone, as other columns are.
 //
 // Merge-on-read: before the TTL rule, the keys of every rowset are merged in
 // rowset.Merge's order (the newest version of a key wins; int64 keys take

@@ -108,6 +108,16 @@ func (m *liveMemo) copyTo(live []byte, thr int64) int {
 	return m.count - k
 }
 
+// liveMemoReady reports whether liveMemoFor would return the page's memo
+// or ask for one to be built, without marking the page as a miss does.
+func (s *Scan) liveMemoReady(task pageTask) bool {
+	if s.noLiveMemo || task.memo == nil || task.p >= len(task.memo) {
+		return false
+	}
+	pm := &task.memo[task.p]
+	return pm.live.Load().answers(s.threshold) || pm.tested.Load()
+}
+
 // liveMemoFor returns the memo of the page of task that answers at the
 // scan's threshold, or nil; build says whether the caller, which must test
 // the page's __TTL__, should test it whole and build one (see buildMemo).

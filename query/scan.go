@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -605,12 +606,19 @@ func (s *Scan) readPage(task pageTask) (arrow.RecordBatch, error) {
 	var ttlCol arrow.Array
 	// lateTTL: a mixed page judges expiry after the filter, if any, for
 	// the rows it keeps (liveAfter: on the packed values, or from the
-	// page's liveness memo), unless the filter decoded __TTL__ anyway. A
-	// __TTL__ that is output too is then read for the live rows alone,
-	// as the other columns are (ReadPageGathered): cheaper than decoding
-	// it whole for the mask and filtering it.
+	// page's liveness memo), unless the filter decoded __TTL__ anyway.
+	// A __TTL__ that is output too is then read for the live rows alone,
+	// as the other columns are (ReadPageGathered), when the memo answers
+	// or is to be built: the test on the packed values and that read
+	// cost about what decoding it whole for the mask and filtering it
+	// does, a memo's mask almost nothing. Otherwise the page is marked
+	// for the next scan to build its memo.
 	_, ttlDecoded := decoded[s.snap.ttlSlot()]
 	lateTTL := ttlState == ttlcol.Mixed && !ttlDecoded && ttl.idx >= 0 && r.ValuesOK(ttl.idx)
+	if lateTTL && slices.Contains(s.outSlots, s.snap.ttlSlot()) && !s.liveMemoReady(task) {
+		lateTTL = false
+		s.liveMemoFor(task)
+	}
 	switch {
 	case lateTTL:
 		setAll(mask, n)
