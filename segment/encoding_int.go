@@ -140,48 +140,7 @@ func decodeInts(out []byte, n, width int, enc encoding, src []byte) error {
 }
 
 func decodeIntsInto[T ~int8 | ~int16 | ~int32 | ~int64](dst []T, enc encoding, src []byte) error {
-	n := len(dst)
-	width := int(unsafe.Sizeof(T(0)))
-	fits := func(v int64) bool { return int64(T(v)) == v }
-	switch enc {
-	case encPlain:
-		if len(src) != n*width {
-			return errBodyLen
-		}
-		copy(asBytes(dst), src)
-		return nil
-	case encConstant:
-		v, k := binary.Varint(src)
-		if k <= 0 || k != len(src) {
-			return errBodyLen
-		}
-		if !fits(v) {
-			return errValue
-		}
-		t := T(v)
-		for i := range dst {
-			dst[i] = t
-		}
-		return nil
-	case encFOR:
-		base, bw, packed, err := parseFOR(src, n, width)
-		if err != nil {
-			return err
-		}
-		if !fits(base) {
-			return errValue
-		}
-		unpackFOR(dst, packed, bw, base)
-		return nil
-	case encDelta:
-		first, minDelta, bw, packed, err := parseDelta(src, n, fits)
-		if err != nil {
-			return err
-		}
-		unpackDelta(dst, packed, bw, first, minDelta)
-		return nil
-	}
-	return errUnknownEn
+	return gatherIntsInto(dst, len(dst), enc, src, nil)
 }
 
 // parseFOR reads and checks the header of a frame-of-reference body of n

@@ -66,26 +66,5 @@ func encodeScaled(dst []byte, vals []float64, limit int, scratch *[]uint64, ints
 
 // decodeScaled decodes a scaled body into out (n float64 values).
 func decodeScaled(out []byte, n int, src []byte) error {
-	if len(src) < 2 {
-		return errBodyLen
-	}
-	e, inner := int(src[0]), encoding(src[1])
-	if e > maxScaleExp {
-		return errValue
-	}
-	switch inner {
-	case encPlain, encConstant, encFOR, encDelta:
-	default:
-		return errUnknownEn
-	}
-	ints := castSlice[int64](out, n)
-	if err := decodeIntsInto(ints, inner, src[2:]); err != nil {
-		return err
-	}
-	floats := castSlice[float64](out, n)
-	p := pow10[e]
-	for i, v := range ints {
-		floats[i] = float64(v) / p
-	}
-	return nil
+	return gatherScaled(out, n, n, src, nil)
 }

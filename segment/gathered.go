@@ -323,8 +323,9 @@ func gatherInts(out []byte, selected, width, n int, enc encoding, src, sel []byt
 	return gatherIntsInto(castSlice[int64](out, selected), n, enc, src, sel)
 }
 
-// gatherIntsInto is decodeIntsInto for the selected rows of n, stored in
-// order into dst (one slot per selected row), with the same checks.
+// gatherIntsInto decodes the rows of n whose bit is set in sel, stored in
+// order into dst (one slot per selected row); a nil sel selects every row
+// (decodeIntsInto), so that both reads make the same checks.
 func gatherIntsInto[T ~int8 | ~int16 | ~int32 | ~int64](dst []T, n int, enc encoding, src, sel []byte) error {
 	width := int(unsafe.Sizeof(T(0)))
 	fits := func(v int64) bool { return int64(T(v)) == v }
@@ -333,7 +334,11 @@ func gatherIntsInto[T ~int8 | ~int16 | ~int32 | ~int64](dst []T, n int, enc enco
 		if len(src) != n*width {
 			return errBodyLen
 		}
-		gatherPlain(dst, src, sel, n)
+		if sel == nil {
+			copy(asBytes(dst), src)
+		} else {
+			gatherPlain(dst, src, sel, n)
+		}
 		return nil
 	case encConstant:
 		v, k := binary.Varint(src)
@@ -356,21 +361,30 @@ func gatherIntsInto[T ~int8 | ~int16 | ~int32 | ~int64](dst []T, n int, enc enco
 		if !fits(base) {
 			return errValue
 		}
-		unpackFORGathered(dst, packed, bw, base, sel, n)
+		if sel == nil {
+			unpackFOR(dst, packed, bw, base)
+		} else {
+			unpackFORGathered(dst, packed, bw, base, sel, n)
+		}
 		return nil
 	case encDelta:
 		first, minDelta, bw, packed, err := parseDelta(src, n, fits)
 		if err != nil {
 			return err
 		}
-		unpackDeltaGathered(dst, packed, bw, first, minDelta, sel, n)
+		if sel == nil {
+			unpackDelta(dst, packed, bw, first, minDelta)
+		} else {
+			unpackDeltaGathered(dst, packed, bw, first, minDelta, sel, n)
+		}
 		return nil
 	}
 	return errUnknownEn
 }
 
-// gatherScaled is decodeScaled for the selected rows of n, stored in order
-// into out (selected float64 values).
+// gatherScaled decodes the selected rows of n of a scaled body, stored in
+// order into out (selected float64 values); a nil sel selects every row
+// (decodeScaled).
 func gatherScaled(out []byte, selected, n int, src, sel []byte) error {
 	if len(src) < 2 {
 		return errBodyLen
