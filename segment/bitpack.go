@@ -338,12 +338,18 @@ func rangeFORStaged(src []byte, n int, bw uint, base, a int64, span uint64, nega
 	g := max(1, stageLen/int(bw))
 	var buf [stageLen + 64]byte
 	for v := 0; v < n; v += 8 * g {
-		k := min(8*g, n-v)
-		off := v / 8 * int(bw)
-		end := min(len(src), off+g*int(bw)+8)
-		m := copy(buf[:], src[off:end])
-		rangeFOR(buf[:m], k, bw, base, a, span, negate, t[v/8:], f[v/8:])
+		part, k := stagePart(buf[:], src, v, n, g, bw)
+		rangeFOR(part, k, bw, base, a, span, negate, t[v/8:], f[v/8:])
 	}
+}
+
+// stagePart copies into buf the packed values of the part of g groups of
+// eight that starts at value v of n (bw bits each), with the 8 bytes past
+// it, and returns the copy and the part's number of values.
+func stagePart(buf, src []byte, v, n, g int, bw uint) ([]byte, int) {
+	off := v / 8 * int(bw)
+	end := min(len(src), off+g*int(bw)+8)
+	return buf[:copy(buf, src[off:end])], min(8*g, n-v)
 }
 
 // rangeFOR2 is rangeFOR of two ranges from the same a, each value unpacked
@@ -355,11 +361,8 @@ func rangeFOR2(src []byte, n int, bw uint, base, a int64, span, span2 uint64, t,
 		g := max(1, stageLen/int(bw))
 		var buf [stageLen + 64]byte
 		for v := 0; v < n; v += 8 * g {
-			k := min(8*g, n-v)
-			off := v / 8 * int(bw)
-			end := min(len(src), off+g*int(bw)+8)
-			m := copy(buf[:], src[off:end])
-			rangeFOR2(buf[:m], k, bw, base, a, span, span2, t[v/8:], t2[v/8:])
+			part, k := stagePart(buf[:], src, v, n, g, bw)
+			rangeFOR2(part, k, bw, base, a, span, span2, t[v/8:], t2[v/8:])
 		}
 		return
 	}
