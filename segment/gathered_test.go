@@ -122,19 +122,10 @@ func genGatherColumn(mem memory.Allocator, dt arrow.DataType, rows, pageRows int
 				b.AppendNull()
 				continue
 			}
+			if appendInt(b, x) {
+				continue
+			}
 			switch bb := b.(type) {
-			case *array.Int8Builder:
-				bb.Append(int8(x))
-			case *array.Int16Builder:
-				bb.Append(int16(x))
-			case *array.Int32Builder:
-				bb.Append(int32(x))
-			case *array.Int64Builder:
-				bb.Append(x)
-			case *array.Date32Builder:
-				bb.Append(arrow.Date32(int32(x)))
-			case *array.TimestampBuilder:
-				bb.Append(arrow.Timestamp(x))
 			case *array.Float32Builder:
 				if form == 3 {
 					bb.Append(math.Float32frombits(uint32(x)))
@@ -292,29 +283,18 @@ func refGatherStrings(a arrow.Array, sel []byte, n int) ([]byte, int, []byte, []
 	d := a.Data()
 	offs := castSlice[int32](d.Buffers()[1].Bytes(), n+1)
 	src := d.Buffers()[2].Bytes()
-	var valid, outOffs, vals []byte
+	var outOffs, vals []byte
 	outOffs = binary.LittleEndian.AppendUint32(outOffs, 0)
-	nulls, j := 0, 0
 	for i := range n {
-		if !bitutil.BitIsSet(sel, i) {
-			continue
+		if bitutil.BitIsSet(sel, i) {
+			vals = append(vals, src[offs[i]:offs[i+1]]...)
+			outOffs = binary.LittleEndian.AppendUint32(outOffs, uint32(len(vals)))
 		}
-		vals = append(vals, src[offs[i]:offs[i+1]]...)
-		outOffs = binary.LittleEndian.AppendUint32(outOffs, uint32(len(vals)))
-		valid = append(valid, 0)[:(j+8)/8]
-		if a.IsNull(i) {
-			nulls++
-		} else {
-			bitutil.SetBit(valid, j)
-		}
-		j++
-	}
-	if nulls == 0 {
-		valid = nil
 	}
 	if vals == nil {
 		vals = []byte{}
 	}
+	valid, nulls := refValidity(a, sel, n)
 	return valid, nulls, outOffs, vals
 }
 
@@ -322,14 +302,26 @@ func refGatherStrings(a arrow.Array, sel []byte, n int) ([]byte, int, []byte, []
 // the selected rows (nil when none is NULL), their NULL count and the bytes
 // of their values.
 func refGather(a arrow.Array, sel []byte, n, width int) ([]byte, int, []byte) {
-	var valid, vals []byte
+	var vals []byte
 	src := a.Data().Buffers()[1].Bytes()
+	for i := range n {
+		if bitutil.BitIsSet(sel, i) {
+			vals = append(vals, src[i*width:(i+1)*width]...)
+		}
+	}
+	valid, nulls := refValidity(a, sel, n)
+	return valid, nulls, vals
+}
+
+// refValidity is the validity bitmap of the selected rows of a (nil when
+// none is NULL) and their NULL count, a row at a time.
+func refValidity(a arrow.Array, sel []byte, n int) ([]byte, int) {
+	var valid []byte
 	nulls, j := 0, 0
 	for i := range n {
 		if !bitutil.BitIsSet(sel, i) {
 			continue
 		}
-		vals = append(vals, src[i*width:(i+1)*width]...)
 		valid = append(valid, 0)[:(j+8)/8]
 		if a.IsNull(i) {
 			nulls++
@@ -341,7 +333,7 @@ func refGather(a arrow.Array, sel []byte, n, width int) ([]byte, int, []byte) {
 	if nulls == 0 {
 		valid = nil
 	}
-	return valid, nulls, vals
+	return valid, nulls
 }
 
 // TestReadPageGatheredNotGathered checks that the columns it does not

@@ -80,17 +80,12 @@ func genArray(mem memory.Allocator, dt arrow.DataType, n int, rng *rand.Rand, sh
 		case shapeConstant:
 			x = 42
 		}
+		if appendInt(b, x) {
+			continue
+		}
 		switch bb := b.(type) {
 		case *array.BooleanBuilder:
 			bb.Append(x&1 == 1)
-		case *array.Int8Builder:
-			bb.Append(int8(x))
-		case *array.Int16Builder:
-			bb.Append(int16(x))
-		case *array.Int32Builder:
-			bb.Append(int32(x))
-		case *array.Int64Builder:
-			bb.Append(x)
 		case *array.Float32Builder:
 			if sh == shapeRandom {
 				bb.Append(math.Float32frombits(uint32(x)))
@@ -107,10 +102,6 @@ func genArray(mem memory.Allocator, dt arrow.DataType, n int, rng *rand.Rand, sh
 			bb.Append(genString(rng, sh, x))
 		case *array.BinaryBuilder:
 			bb.Append([]byte(genString(rng, sh, x)))
-		case *array.Date32Builder:
-			bb.Append(arrow.Date32(int32(x)))
-		case *array.TimestampBuilder:
-			bb.Append(arrow.Timestamp(x))
 		case *array.Decimal128Builder:
 			bb.Append(decimal128.New(x>>7, uint64(x)*0x9e3779b97f4a7c15))
 		default:
@@ -118,6 +109,28 @@ func genArray(mem memory.Allocator, dt arrow.DataType, n int, rng *rand.Rand, sh
 		}
 	}
 	return b.NewArray()
+}
+
+// appendInt appends x, truncated, to an integer, DATE or TIMESTAMP builder
+// and says whether b was one.
+func appendInt(b array.Builder, x int64) bool {
+	switch bb := b.(type) {
+	case *array.Int8Builder:
+		bb.Append(int8(x))
+	case *array.Int16Builder:
+		bb.Append(int16(x))
+	case *array.Int32Builder:
+		bb.Append(int32(x))
+	case *array.Int64Builder:
+		bb.Append(x)
+	case *array.Date32Builder:
+		bb.Append(arrow.Date32(int32(x)))
+	case *array.TimestampBuilder:
+		bb.Append(arrow.Timestamp(x))
+	default:
+		return false
+	}
+	return true
 }
 
 func genString(rng *rand.Rand, sh shape, x int64) string {
