@@ -31,21 +31,8 @@ func encodeFixed(dst, raw []byte, width int) ([]byte, encoding) {
 
 // decodeFixed decodes into out, which holds len(out)/width values.
 func decodeFixed(out []byte, width int, enc encoding, src []byte) error {
-	switch enc {
-	case encPlain:
-		if len(src) != len(out) {
-			return errBodyLen
-		}
-		copy(out, src)
-		return nil
-	case encConstant:
-		if len(src) != width {
-			return errBodyLen
-		}
-		fillRepeat(out, src)
-		return nil
-	}
-	return errUnknownEn
+	n := len(out) / width
+	return gatherFixedWidth(out, n, width, n, enc, src, nil)
 }
 
 // encodeBools appends the encoding of vals (0 or 1 each).

@@ -105,7 +105,7 @@ func gatherChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, b
 		err = gatherScaled(bufs[1].Bytes(), selected, n, body, sel)
 	default:
 		bufs[1] = newBuffer(mem, selected*ct.width)
-		err = gatherFloats(bufs[1].Bytes(), selected, ct.width, n, enc, body, sel)
+		err = gatherFixedWidth(bufs[1].Bytes(), selected, ct.width, n, enc, body, sel)
 	}
 	if err != nil {
 		release()
@@ -412,15 +412,19 @@ func gatherScaled(out []byte, selected, n int, src, sel []byte) error {
 	return nil
 }
 
-// gatherFloats is decodeFixed of a float32 or float64 body (plain or
-// constant) for the selected rows of n, stored in order into out.
-func gatherFloats(out []byte, selected, width, n int, enc encoding, src, sel []byte) error {
+// gatherFixedWidth decodes the selected rows of n of a plain or constant body
+// of fixed-width values, stored in order into out. A nil sel selects every
+// row (decodeFixed), of any width; a selection gathers 4- and 8-byte
+// values (FLOAT, DOUBLE).
+func gatherFixedWidth(out []byte, selected, width, n int, enc encoding, src, sel []byte) error {
 	switch enc {
 	case encPlain:
 		if len(src) != n*width {
 			return errBodyLen
 		}
-		if width == 4 {
+		if sel == nil {
+			copy(out, src)
+		} else if width == 4 {
 			gatherPlain(castSlice[uint32](out, selected), src, sel, n)
 		} else {
 			gatherPlain(castSlice[uint64](out, selected), src, sel, n)
