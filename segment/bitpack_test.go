@@ -242,19 +242,25 @@ func TestRangeFORStaged(t *testing.T) {
 			3 * per, 3*per + 1, 5*per - 3, 2*per + rng.IntN(3*per),
 			(2*stageLen*8)/int(bw) - 8, // packed bytes: at most 2*stageLen
 		} {
-			src := packRandom(rng, n, bw)
-			base := rng.Int64N(2000) - 1000
-			if rng.IntN(2) == 0 {
-				base = int64(rng.Uint64())
-			}
-			vals := naiveFOR(src, n, bw, base)
-			a := vals[rng.IntN(n)] + rng.Int64N(3) - 1
+			src, base, _, a := randomFORRun(rng, n, bw)
 			span := uint64(1) << (bw - 1) >> rng.IntN(int(bw))
 			if err := checkRangeFOR(src, n, bw, base, a, span, rng.IntN(2) == 0); err != nil {
 				t.Fatalf("seed %d: width %d, %d values (%d bytes): %v", seed, bw, n, len(src), err)
 			}
 		}
 	}
+}
+
+// randomFORRun packs n random values of bw bits over a small or a random
+// base, and returns them decoded with a range start next to one of them.
+func randomFORRun(rng *rand.Rand, n int, bw uint) (src []byte, base int64, vals []int64, a int64) {
+	src = packRandom(rng, n, bw)
+	base = rng.Int64N(2000) - 1000
+	if rng.IntN(2) == 0 {
+		base = int64(rng.Uint64())
+	}
+	vals = naiveFOR(src, n, bw, base)
+	return src, base, vals, vals[rng.IntN(n)] + rng.Int64N(3) - 1
 }
 
 // TestRangeFOR2 checks rangeFOR2 against the decoded values, on runs short
@@ -270,13 +276,7 @@ func TestRangeFOR2(t *testing.T) {
 			if n > 200_000 {
 				continue
 			}
-			src := packRandom(rng, n, bw)
-			base := rng.Int64N(2000) - 1000
-			if rng.IntN(2) == 0 {
-				base = int64(rng.Uint64())
-			}
-			vals := naiveFOR(src, n, bw, base)
-			a := vals[rng.IntN(n)] + rng.Int64N(3) - 1
+			src, base, vals, a := randomFORRun(rng, n, bw)
 			spans := []uint64{0, 1, uint64(rng.Int64N(1 << 20)), math.MaxInt64, math.MaxUint64}
 			span, span2 := spans[rng.IntN(len(spans))], spans[rng.IntN(len(spans))]
 			if bw > 0 && bw < 64 {
