@@ -111,21 +111,27 @@ func (m *liveMemo) copyTo(live []byte, thr int64) int {
 // liveMemoReady reports whether liveMemoFor would return the page's memo
 // or ask for one to be built, without marking the page as a miss does.
 func (s *Scan) liveMemoReady(task pageTask) bool {
+	pm := s.pageMemo(task)
+	return pm != nil && (pm.live.Load().answers(s.threshold) || pm.tested.Load())
+}
+
+// pageMemo returns the memo slot of the page of task, or nil when the scan
+// keeps none for it.
+func (s *Scan) pageMemo(task pageTask) *pageMemo {
 	if s.noLiveMemo || task.memo == nil || task.p >= len(task.memo) {
-		return false
+		return nil
 	}
-	pm := &task.memo[task.p]
-	return pm.live.Load().answers(s.threshold) || pm.tested.Load()
+	return &task.memo[task.p]
 }
 
 // liveMemoFor returns the memo of the page of task that answers at the
 // scan's threshold, or nil; build says whether the caller, which must test
 // the page's __TTL__, should test it whole and build one (see buildMemo).
 func (s *Scan) liveMemoFor(task pageTask) (m *liveMemo, build bool) {
-	if s.noLiveMemo || task.memo == nil || task.p >= len(task.memo) {
+	pm := s.pageMemo(task)
+	if pm == nil {
 		return nil, false
 	}
-	pm := &task.memo[task.p]
 	m = pm.live.Load()
 	if m.answers(s.threshold) {
 		return m, false
