@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/internal/gather"
 )
 
 // Filtering a page by its selection bitmap is on the path of every scan
@@ -20,7 +21,8 @@ import (
 // avoid a branch or a call per row where they can: bitmaps (validity,
 // booleans) are packed a mask word at a time, short strings moved as
 // fixed-size blocks into slack past the data (never part of the array's
-// length), fixed-width values taken from two mask words at once.
+// length; package gather, which segment's gathered reads share),
+// fixed-width values taken from two mask words at once.
 
 // eachSet calls fn for every set bit of the first n bits of mask.
 func eachSet(mask []byte, n int, fn func(i int)) {
@@ -283,11 +285,6 @@ func filterBools(mem memory.Allocator, a *array.Boolean, mask []byte, n, selecte
 	return array.MakeFromData(d)
 }
 
-// bytesSlack is the room left past the data of a gathered string column:
-// values up to this long are moved as one fixed-size block, which may
-// write past their end into the room the next value (or the slack) takes.
-const bytesSlack = 32
-
 // filterBytes gathers the selected values of a string or binary array.
 func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected int) arrow.Array {
 	var offs []int32
@@ -302,13 +299,13 @@ func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected i
 	ob := memory.NewResizableBuffer(mem)
 	ob.Resize((selected + 1) * 4)
 	newOffs := arrow.Int32Traits.CastFromBytes(ob.Bytes())
-	total := bytesOffsets(newOffs, offs, mask, n)
+	total := gather.Offsets(newOffs, offs, mask, n)
 	db := memory.NewResizableBuffer(mem)
-	db.Reserve(int(total) + bytesSlack)
+	db.Reserve(int(total) + gather.Slack)
 	db.ResizeNoShrink(int(total))
 	// The capacity of src past its values is memory of the same buffer:
 	// blocks may be read from it.
-	gatherBytes(db.Buf(), src[:cap(src)], offs, mask, n)
+	gather.Bytes(db.Buf(), src[:cap(src)], offs, mask, n)
 	out := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, ob, db}, nil, nulls, 0)
 	if valid != nil {
 		valid.Release()
@@ -317,93 +314,6 @@ func filterBytes(mem memory.Allocator, a arrow.Array, mask []byte, n, selected i
 	db.Release()
 	defer out.Release()
 	return array.MakeFromData(out)
-}
-
-// bytesOffsets writes into dst (one more than the rows selected) the
-// offsets, from 0, of the values offs bounds whose bit is set in mask, and
-// returns their total length.
-func bytesOffsets(dst, offs []int32, mask []byte, n int) int32 {
-	j, pos := 0, int32(0)
-	dst[0] = 0
-	full := n / 64
-	for w := 0; w < full; w++ {
-		word := binary.LittleEndian.Uint64(mask[w*8:])
-		ow := offs[w*64 : w*64+65]
-		if word == ^uint64(0) {
-			// 64 rows in a row: their offsets shifted at once.
-			shift := pos - ow[0]
-			out := dst[j+1 : j+65]
-			for k, o := range ow[1:65] {
-				out[k] = o + shift
-			}
-			j += 64
-			pos = out[63]
-			continue
-		}
-		out := dst[j+1 : j+1+bits.OnesCount64(word)]
-		for k := range out {
-			b := bits.TrailingZeros64(word) & 63
-			pos += ow[b+1] - ow[b]
-			out[k] = pos
-			word &= word - 1
-		}
-		j += len(out)
-	}
-	for i := full * 64; i < n; i++ {
-		if bitutil.BitIsSet(mask, i) {
-			pos += offs[i+1] - offs[i]
-			j++
-			dst[j] = pos
-		}
-	}
-	return pos
-}
-
-// gatherBytes copies into dst, one after the other, the values of src
-// (bounded by offs, from offs[0]) whose bit is set in mask. dst holds
-// bytesSlack bytes past their total: a short value is moved as one block
-// of that size, as a copy call per value costs more than the copy. A block
-// read never passes the end of src, which may run past the values; a
-// value nearer its end is copied exactly.
-func gatherBytes(dst, src []byte, offs []int32, mask []byte, n int) {
-	base := offs[0]
-	// A block may be read from src and written to dst at or before these.
-	// Testing them in full (sign included) lets the compiler drop the
-	// bounds checks of the block moves, which were most of their cost.
-	lastRead, lastWrite := len(src)-bytesSlack, len(dst)-bytesSlack
-	pos := 0
-	full := n / 64
-	for w := 0; w < full; w++ {
-		word := binary.LittleEndian.Uint64(mask[w*8:])
-		ow := offs[w*64 : w*64+65]
-		if word == ^uint64(0) {
-			s, e := ow[0]-base, ow[64]-base
-			pos += copy(dst[pos:], src[s:e])
-			continue
-		}
-		for ; word != 0; word &= word - 1 {
-			b := bits.TrailingZeros64(word) & 63
-			s, l := int(ow[b]-base), int(ow[b+1]-ow[b])
-			if l <= bytesSlack && s >= 0 && s <= lastRead && pos >= 0 && pos <= lastWrite {
-				// Two 16-byte moves: the compiler turns one of 32
-				// bytes into a memmove call, or a trip through the
-				// stack.
-				d := (*[bytesSlack]byte)(dst[pos : pos+bytesSlack])
-				v := (*[bytesSlack]byte)(src[s : s+bytesSlack])
-				*(*[16]byte)(d[:16]) = *(*[16]byte)(v[:16])
-				*(*[16]byte)(d[16:]) = *(*[16]byte)(v[16:])
-			} else {
-				copy(dst[pos:pos+l], src[s:s+l])
-			}
-			pos += l
-		}
-	}
-	for i := full * 64; i < n; i++ {
-		if bitutil.BitIsSet(mask, i) {
-			s, e := offs[i]-base, offs[i+1]-base
-			pos += copy(dst[pos:], src[s:e])
-		}
-	}
 }
 
 // FilterBatch returns the rows of rec whose bit is set in mask (an

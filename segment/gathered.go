@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/internal/gather"
 )
 
 // ReadPageGathered is ReadPage followed by a filter of the rows whose bit is
@@ -143,109 +144,17 @@ func gatherStrings(mem memory.Allocator, n int, enc encoding, body, sel []byte, 
 	if err != nil {
 		return nil, nil, err
 	}
-	total := 0
-	op := unsafe.Pointer(unsafe.SliceData(offs))
-	for i0 := 0; i0 < n; i0 += 64 {
-		word := loadBits(sel, i0, min(64, n-i0))
-		if word == ^uint64(0) {
-			total += int(offs[i0+64] - offs[i0])
-			continue
-		}
-		for ; word != 0; word &= word - 1 {
-			// Rows below n: offs holds n+1, both read in one load.
-			se := *(*uint64)(unsafe.Add(op, (i0+bits.TrailingZeros64(word))*4))
-			total += int(int32(se>>32) - int32(se))
-		}
-	}
 	ob := newBuffer(mem, (selected+1)*4)
+	total := int(gather.Offsets(castSlice[int32](ob.Bytes(), selected+1), offs[:n+1], sel, n))
 	db := memory.NewResizableBuffer(mem)
 	if total == 0 {
 		// Every value empty (a buffer resized to 0 holds no bytes).
-		clear(ob.Bytes())
 		return ob, db, nil
 	}
-	db.Reserve(total + moveSlack)
+	db.Reserve(total + gather.Slack)
 	db.Resize(total)
-	copySelectedStrings(castSlice[int32](ob.Bytes(), selected+1), db.Buf()[:total+moveSlack], offs, vals, sel, n)
+	gather.Bytes(db.Buf()[:total+gather.Slack], vals, offs[:n+1], sel, n)
 	return ob, db, nil
-}
-
-// maxMoved is the longest value copySelectedStrings moves 32 bytes at a
-// time rather than by a call to memmove; moveSlack the bytes a move may
-// write past the value.
-const (
-	maxMoved  = 128
-	moveSlack = 32
-)
-
-// copySelectedStrings writes the selected rows of the strings offs and vals
-// hold into newOffs and data. A value of at most maxMoved bytes is moved 32
-// bytes at a time, not by a call to memmove, when the moveSlack bytes past
-// it lie within vals: the bytes moved past its end (fewer than moveSlack)
-// land where the next values (written afterwards) go, or past the last
-// one, so data must hold moveSlack bytes more than the selected values. 64
-// selected rows in a row are one range of bytes, copied at once.
-func copySelectedStrings(newOffs []int32, data []byte, offs []int32, vals, sel []byte, n int) {
-	short := len(vals) - moveSlack // a value ending at most here may be moved so
-	var sp, dp unsafe.Pointer
-	if short >= 0 {
-		sp, dp = unsafe.Pointer(unsafe.SliceData(vals)), unsafe.Pointer(unsafe.SliceData(data))
-	}
-	op, np := unsafe.Pointer(unsafe.SliceData(offs)), unsafe.Pointer(unsafe.SliceData(newOffs))
-	newOffs[0] = 0
-	j, pos := 0, int32(0)
-	for i0 := 0; i0 < n; i0 += 64 {
-		word := loadBits(sel, i0, min(64, n-i0))
-		if word == ^uint64(0) {
-			s, e := offs[i0], offs[i0+64]
-			copy(data[pos:], vals[s:e])
-			shift := pos - s
-			for k, o := range offs[i0+1 : i0+65] {
-				newOffs[j+1+k] = o + shift
-			}
-			j += 64
-			pos += e - s
-			continue
-		}
-		if i0+64 > n {
-			// The last rows: offsets read and written with checks.
-			for ; word != 0; word &= word - 1 {
-				i := i0 + bits.TrailingZeros64(word)
-				s, e := offs[i], offs[i+1]
-				copy(data[pos:pos+e-s], vals[s:e])
-				pos += e - s
-				j++
-				newOffs[j] = pos
-			}
-			continue
-		}
-		// Rows below n, whose offsets (offs holds n+1) are read as one
-		// load of both, and selected ones, whose output offsets
-		// (newOffs holds a slot past each) need no check either.
-		for ; word != 0; word &= word - 1 {
-			i := i0 + bits.TrailingZeros64(word)
-			se := *(*uint64)(unsafe.Add(op, i*4))
-			s, e := int32(se), int32(se>>32)
-			if e-s <= maxMoved && int(e) <= short {
-				// Two 16-byte moves at a time: one of 32 is a call
-				// to memmove, as the compiler cannot tell that the
-				// two do not overlap. The first two go whatever the
-				// length, within the slack.
-				d, q := unsafe.Add(dp, pos), unsafe.Add(sp, s)
-				*(*[16]byte)(d) = *(*[16]byte)(q)
-				*(*[16]byte)(unsafe.Add(d, 16)) = *(*[16]byte)(unsafe.Add(q, 16))
-				for k := int32(32); k < e-s; k += 32 {
-					*(*[16]byte)(unsafe.Add(d, k)) = *(*[16]byte)(unsafe.Add(q, k))
-					*(*[16]byte)(unsafe.Add(d, k+16)) = *(*[16]byte)(unsafe.Add(q, k+16))
-				}
-			} else {
-				copy(data[pos:pos+e-s], vals[s:e])
-			}
-			pos += e - s
-			j++
-			*(*int32)(unsafe.Add(np, j*4)) = pos
-		}
-	}
 }
 
 // gatherBits writes into dst (zeroed here) bit i of src for every row i
