@@ -43,19 +43,6 @@ func eachSet(mask []byte, n int, fn func(i int)) {
 	}
 }
 
-// maskWord returns bits 64*w to 64*w+63 of mask, those at or past n
-// clear; mask holds n bits, rounded up to a byte.
-func maskWord(mask []byte, w, n int) uint64 {
-	if (w+1)*64 <= n {
-		return binary.LittleEndian.Uint64(mask[w*8:])
-	}
-	var word uint64
-	for k := 0; w*64+k*8 < n; k++ {
-		word |= uint64(mask[w*8+k]) << (8 * k)
-	}
-	return word & (1<<(n-w*64) - 1)
-}
-
 // gatherFixed copies src[i] for every set bit i, in order, into dst. The
 // word loop is written out here rather than through eachSet: a closure call
 // per row was most of its cost.
@@ -126,7 +113,7 @@ func filterValidity(mem memory.Allocator, a arrow.Array, mask []byte, n, selecte
 		return nil, 0
 	}
 	buf := newBitsBuffer(mem, selected)
-	nulls := selected - gatherBits(buf.Buf(), a.NullBitmapBytes(), a.Data().Offset(), mask, n)
+	nulls := selected - gather.Bits(buf.Bytes(), a.NullBitmapBytes(), a.Data().Offset(), mask, n)
 	if nulls == 0 {
 		buf.Release()
 		return nil, 0
@@ -134,85 +121,11 @@ func filterValidity(mem memory.Allocator, a arrow.Array, mask []byte, n, selecte
 	return buf, nulls
 }
 
-// newBitsBuffer returns a buffer of n bits for gatherBits, which stores
-// whole words: it has room up to the next.
+// newBitsBuffer returns a buffer of n bits, for gather.Bits to fill.
 func newBitsBuffer(mem memory.Allocator, n int) *memory.Buffer {
 	buf := memory.NewResizableBuffer(mem)
-	buf.Reserve((n + 63) / 64 * 8)
-	buf.ResizeNoShrink(int(bitutil.BytesForBits(int64(n))))
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
 	return buf
-}
-
-// gatherBits writes to out the bits of bm (from bit off on) whose bit is
-// set in mask, packed, and returns how many of them are set. out must
-// hold the packed bits rounded up to a word. The output is built a word
-// at a time: the bits under each mask word are packed together
-// (compressBits) and appended to acc, which holds k bits not yet stored.
-func gatherBits(out, bm []byte, off int, mask []byte, n int) int {
-	var acc uint64
-	k, o, ones := 0, 0, 0
-	for w := 0; w*64 < n; w++ {
-		m := maskWord(mask, w, n)
-		if m == 0 {
-			continue
-		}
-		v := bitsAt(bm, off+w*64)
-		c := bits.OnesCount64(m)
-		ones += bits.OnesCount64(m & v)
-		cw := compressBits(v, m, c)
-		acc |= cw << k
-		if k += c; k >= 64 {
-			binary.LittleEndian.PutUint64(out[o:], acc)
-			o += 8
-			k -= 64
-			acc = cw >> (c - k) // the bits that did not fit; 0 when all did
-		}
-	}
-	for ; k > 0; k -= 8 {
-		out[o] = byte(acc)
-		acc >>= 8
-		o++
-	}
-	return ones
-}
-
-// compressBits returns the bits of v under the c set bits of m, packed
-// into the low c bits: bit p of the result is the bit of v at the p-th set
-// bit of m. It visits the rarer of the valid and the NULL rows under m,
-// which for columns of few NULLs (or few values) is a handful a word, and
-// none when all are valid: a branch per row on its validity bit mispredicts
-// as often as NULLs come.
-func compressBits(v, m uint64, c int) uint64 {
-	valid, null := m&v, m&^v
-	if null == 0 {
-		return 1<<c - 1 // c = 64 shifts out to all ones
-	}
-	if bits.OnesCount64(null) <= c/2 {
-		cw := uint64(1)<<c - 1
-		for ; null != 0; null &= null - 1 {
-			cw &^= 1 << bits.OnesCount64(m&(null&-null-1))
-		}
-		return cw
-	}
-	var cw uint64
-	for ; valid != 0; valid &= valid - 1 {
-		cw |= 1 << bits.OnesCount64(m&(valid&-valid-1))
-	}
-	return cw
-}
-
-// bitsAt returns the 64 bits of bm from bit i on, those past its end clear.
-func bitsAt(bm []byte, i int) uint64 {
-	b, sh := i>>3, uint(i&7)
-	if b+9 <= len(bm) {
-		return binary.LittleEndian.Uint64(bm[b:])>>sh | uint64(bm[b+8])<<(64-sh)
-	}
-	// Near the end: bm ends within the next 8 bytes.
-	var w uint64
-	for k := 0; b+k < len(bm); k++ {
-		w |= uint64(bm[b+k]) << (8 * k)
-	}
-	return w >> sh
 }
 
 // filterArray returns the rows of a (n long) whose bits are set in mask.
@@ -275,7 +188,7 @@ func filterBools(mem memory.Allocator, a *array.Boolean, mask []byte, n, selecte
 	if b := a.Data().Buffers()[1]; b != nil { // nil in an array of no rows
 		src = b.Bytes()
 	}
-	gatherBits(vals.Buf(), src, a.Data().Offset(), mask, n)
+	gather.Bits(vals.Bytes(), src, a.Data().Offset(), mask, n)
 	d := array.NewData(a.DataType(), selected, []*memory.Buffer{valid, vals}, nil, nulls, 0)
 	if valid != nil {
 		valid.Release()

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/rowttl/rowttl/internal/gather"
 )
 
 const benchRows = 1 << 16
@@ -429,7 +430,7 @@ func BenchmarkGatherKernels(b *testing.B) {
 	})
 	b.Run("validity-gathered", func(b *testing.B) {
 		for b.Loop() {
-			gatherBits(out, valid, sel, n)
+			gather.Bits(out, valid, 0, sel, n)
 		}
 	})
 }

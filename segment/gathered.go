@@ -87,7 +87,7 @@ func gatherChunk(mem memory.Allocator, ct colType, n, nulls int, enc encoding, b
 		}
 		body = rest
 		bufs[0] = newBuffer(mem, (selected+7)/8)
-		if outNulls = gatherBits(bufs[0].Bytes(), bm, sel, n); outNulls == 0 {
+		if outNulls = selected - gather.Bits(bufs[0].Bytes(), bm, 0, sel, n); outNulls == 0 {
 			bufs[0].Release()
 			bufs[0] = nil
 		}
@@ -155,67 +155,6 @@ func gatherStrings(mem memory.Allocator, n int, enc encoding, body, sel []byte, 
 	db.Resize(total)
 	gather.Bytes(db.Buf()[:total+gather.Slack], vals, offs[:n+1], sel, n)
 	return ob, db, nil
-}
-
-// gatherBits writes into dst (zeroed here) bit i of src for every row i
-// below n whose bit is set in sel, in order, and returns how many of them
-// are clear. A word's selected bits are mostly alike (a validity bitmap
-// has few NULLs, or few values): they are written as a run of ones, or
-// left zero, and the few that differ are then cleared or set where their
-// rank among the selected rows puts them.
-func gatherBits(dst, src, sel []byte, n int) int {
-	clear(dst)
-	j, zeros := 0, 0
-	for i0 := 0; i0 < n; i0 += 64 {
-		m := min(64, n-i0)
-		w := loadBits(sel, i0, m)
-		if w == 0 {
-			continue
-		}
-		s := loadBits(src, i0, m)
-		c := bits.OnesCount64(w)
-		x := w &^ s // the selected rows whose bit is clear
-		nz := bits.OnesCount64(x)
-		zeros += nz
-		if nz*2 <= c {
-			if b := j >> 3; b+9 <= len(dst) {
-				// setRun, inline: a word's ones and the byte past it.
-				run, sh := ^uint64(0)>>(64-c), uint(j&7)
-				binary.LittleEndian.PutUint64(dst[b:], binary.LittleEndian.Uint64(dst[b:])|run<<sh)
-				dst[b+8] |= byte(run >> (64 - sh))
-			} else {
-				setRun(dst, j, c)
-			}
-			for ; x != 0; x &= x - 1 {
-				k := j + bits.OnesCount64(w&(x&-x-1))
-				dst[k>>3] &^= 1 << (k & 7)
-			}
-		} else {
-			for y := w & s; y != 0; y &= y - 1 {
-				k := j + bits.OnesCount64(w&(y&-y-1))
-				dst[k>>3] |= 1 << (k & 7)
-			}
-		}
-		j += c
-	}
-	return zeros
-}
-
-// setRun sets bits j to j+c-1 of bm (c at most 64).
-func setRun(bm []byte, j, c int) {
-	w := ^uint64(0)
-	if c < 64 {
-		w = 1<<c - 1
-	}
-	b, s := j>>3, uint(j&7)
-	last := (j + c - 1) >> 3
-	lo := w << s
-	for k := 0; k < 8 && b+k <= last; k++ {
-		bm[b+k] |= byte(lo >> (8 * k))
-	}
-	if b+8 <= last {
-		bm[b+8] |= byte(w >> (64 - s))
-	}
 }
 
 // gatherInts decodes into out, which holds selected values of width bytes,

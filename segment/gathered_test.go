@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/rowttl/rowttl"
+	"github.com/rowttl/rowttl/internal/gather"
 )
 
 // gatherTypes are the column types ReadPageGathered gathers itself.
@@ -497,7 +498,7 @@ func TestReadPageGatheredCorrupt(t *testing.T) {
 
 // TestGatherKernels checks unpackFORGathered and unpackDeltaGathered
 // against unpackFOR and unpackDelta of every row followed by a plain
-// gather, gatherBits against a gather bit by bit, for random bit widths, row counts and selections, and that they
+// gather, gather.Bits (as the validity of a page is gathered) against a gather bit by bit, for random bit widths, row counts and selections, and that they
 // write nothing past the selected slots: their branch-free loops store a
 // slot past a word's selected rows, which must stay inside dst. The seed
 // is printed.
@@ -524,7 +525,8 @@ func TestGatherKernels(t *testing.T) {
 			// the end of dst.
 			bitutil.SetBit(sel, n-1)
 		}
-		// gatherBits, with a guard byte past the selected rows' bits.
+		// gather.Bits, into bytes of garbage with a guard byte past the
+		// selected rows' bits.
 		valid := make([]byte, (n+7)/8)
 		vd := []float64{0, 0.1, 0.5, 0.9, 1}[rng.IntN(5)]
 		for i := range n {
@@ -533,9 +535,9 @@ func TestGatherKernels(t *testing.T) {
 			}
 		}
 		selected := popcountBits(sel, n)
-		gotBits := make([]byte, (selected+7)/8+1)
+		gotBits := bytes.Repeat([]byte{0xff}, (selected+7)/8+1)
 		gotBits[len(gotBits)-1] = 0xa5
-		zeros := gatherBits(gotBits[:len(gotBits)-1], valid, sel, n)
+		zeros := selected - gather.Bits(gotBits[:len(gotBits)-1], valid, 0, sel, n)
 		wantZeros, j := 0, 0
 		for i := range n {
 			if !bitutil.BitIsSet(sel, i) {
@@ -545,12 +547,12 @@ func TestGatherKernels(t *testing.T) {
 				wantZeros++
 			}
 			if bitutil.BitIsSet(gotBits, j) != bitutil.BitIsSet(valid, i) {
-				t.Fatalf("n %d density %.2f, valid %.2f: gatherBits bit %d (row %d) differs", n, density, vd, j, i)
+				t.Fatalf("n %d density %.2f, valid %.2f: gather.Bits bit %d (row %d) differs", n, density, vd, j, i)
 			}
 			j++
 		}
 		if zeros != wantZeros || gotBits[len(gotBits)-1] != 0xa5 || selected%8 != 0 && gotBits[len(gotBits)-2]>>(selected%8) != 0 {
-			t.Fatalf("n %d density %.2f, valid %.2f: gatherBits counted %d zeros, want %d, or wrote past its bits", n, density, vd, zeros, wantZeros)
+			t.Fatalf("n %d density %.2f, valid %.2f: gather.Bits counted %d zeros, want %d, or wrote past its bits", n, density, vd, zeros, wantZeros)
 		}
 
 		base, minDelta := int64(rng.Uint64()), int64(rng.Uint64()>>rng.IntN(64))

@@ -1,7 +1,7 @@
 // Package gather owns the copies of the rows that a selection bitmap (LSB
-// first, a bit a row) picks out of the buffers of a variable-length column
-// in Arrow's layout: the offsets of the selected values, from 0, and their
-// bytes one after the other. Scans gather a page's live rows with it, both
+// first, a bit a row) picks out of buffers in Arrow's layout: the bits of a
+// bitmap (validity, booleans), and of a variable-length column the offsets
+// of the selected values, from 0, and their bytes one after the other. Scans gather a page's live rows with it, both
 // from a decoded Arrow array (package query) and straight from a decoded
 // segment page (package segment).
 //
@@ -107,4 +107,92 @@ func Bytes(dst, src []byte, offs []int32, mask []byte, n int) {
 			pos += copy(dst[pos:], src[s:e])
 		}
 	}
+}
+
+// Bits writes to out the bits of bm (from bit off on) whose bit is set in
+// the first n bits of mask, packed, and returns how many of them are set.
+// out must hold the packed bits, a byte for each eight or fewer: every one
+// of those bytes is written (out need not be cleared), the bits past the
+// last clear, and nothing past them. The output is built a word at a
+// time: the bits under each mask word are packed together (compressBits)
+// and appended to acc, which holds k bits not yet stored; a word is
+// stored once 64 of them are, all of them bits of the output.
+func Bits(out, bm []byte, off int, mask []byte, n int) int {
+	var acc uint64
+	k, o, ones := 0, 0, 0
+	for w := 0; w*64 < n; w++ {
+		m := maskWord(mask, w, n)
+		if m == 0 {
+			continue
+		}
+		v := bitsAt(bm, off+w*64)
+		c := bits.OnesCount64(m)
+		ones += bits.OnesCount64(m & v)
+		cw := compressBits(v, m, c)
+		acc |= cw << k
+		if k += c; k >= 64 {
+			binary.LittleEndian.PutUint64(out[o:], acc)
+			o += 8
+			k -= 64
+			acc = cw >> (c - k) // the bits that did not fit; 0 when all did
+		}
+	}
+	for ; k > 0; k -= 8 {
+		out[o] = byte(acc)
+		acc >>= 8
+		o++
+	}
+	return ones
+}
+
+// compressBits returns the bits of v under the c set bits of m, packed
+// into the low c bits: bit p of the result is the bit of v at the p-th set
+// bit of m. It visits the rarer of the valid and the NULL rows under m,
+// which for columns of few NULLs (or few values) is a handful a word, and
+// none when all are valid: a branch per row on its validity bit mispredicts
+// as often as NULLs come.
+func compressBits(v, m uint64, c int) uint64 {
+	valid, null := m&v, m&^v
+	if null == 0 {
+		return 1<<c - 1 // c = 64 shifts out to all ones
+	}
+	if bits.OnesCount64(null) <= c/2 {
+		cw := uint64(1)<<c - 1
+		for ; null != 0; null &= null - 1 {
+			cw &^= 1 << bits.OnesCount64(m&(null&-null-1))
+		}
+		return cw
+	}
+	var cw uint64
+	for ; valid != 0; valid &= valid - 1 {
+		cw |= 1 << bits.OnesCount64(m&(valid&-valid-1))
+	}
+	return cw
+}
+
+// bitsAt returns the 64 bits of bm from bit i on, those past its end clear.
+func bitsAt(bm []byte, i int) uint64 {
+	b, sh := i>>3, uint(i&7)
+	if b+9 <= len(bm) {
+		return binary.LittleEndian.Uint64(bm[b:])>>sh | uint64(bm[b+8])<<(64-sh)
+	}
+	// Near the end: bm ends within the next 8 bytes.
+	var w uint64
+	for k := 0; b+k < len(bm); k++ {
+		w |= uint64(bm[b+k]) << (8 * k)
+	}
+	return w >> sh
+}
+
+// maskWord returns bits 64*w to 64*w+63 of mask, those at or past n
+// clear; mask holds n bits, rounded up to a byte.
+func maskWord(mask []byte, w, n int) uint64 {
+	if (w+1)*64 <= n {
+		return binary.LittleEndian.Uint64(mask[w*8:])
+	}
+	var word uint64
+	for k := 0; w*64+k*8 < n; k++ {
+		word |= uint64(mask[w*8+k]) << (8 * k)
+	}
+	return word & (1<<(n-w*64) - 1)
 }

@@ -64,3 +64,48 @@ func TestOffsetsBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestBits checks Bits against a gather a bit at a time, at every bit
+// offset into the source, for bitmaps and selections of every density and
+// row counts off multiples of 64: the bits, their count, the clear bits
+// past the last, into bytes of garbage, with nothing written past them.
+func TestBits(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 9))
+	for trial := range 3000 {
+		n := rng.IntN(400)
+		off := rng.IntN(70)
+		bd, md := []float64{0, 0.1, 0.5, 0.9, 1}[rng.IntN(5)], []float64{0, 0.05, 0.5, 0.95, 1}[rng.IntN(5)]
+		bm := make([]byte, (off+n+7)/8)
+		for i := range off + n {
+			if rng.Float64() < bd {
+				bm[i/8] |= 1 << (i % 8)
+			}
+		}
+		mask := make([]byte, (n+7)/8)
+		var want []bool
+		for i := range n {
+			if rng.Float64() < md {
+				mask[i/8] |= 1 << (i % 8)
+				want = append(want, bm[(off+i)/8]>>((off+i)%8)&1 == 1)
+			}
+		}
+		const guard = 0xa5
+		out := bytes.Repeat([]byte{0xff}, (len(want)+7)/8+1)
+		out[len(out)-1] = guard
+		ones := Bits(out[:len(out)-1], bm, off, mask, n)
+		wantOnes := 0
+		for j, b := range want {
+			if b {
+				wantOnes++
+			}
+			if out[j/8]>>(j%8)&1 == 1 != b {
+				t.Fatalf("seed %d trial %d: bit %d differs", seed, trial, j)
+			}
+		}
+		if ones != wantOnes || out[len(out)-1] != guard || len(want)%8 != 0 && out[len(out)-2]>>(len(want)%8) != 0 {
+			t.Fatalf("seed %d trial %d: %d ones (want %d), or bits past the last set, or a write past them", seed, trial, ones, wantOnes)
+		}
+	}
+}
