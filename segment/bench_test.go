@@ -352,7 +352,7 @@ func BenchmarkGatherKernels(b *testing.B) {
 		gather := func() {
 			j := 0
 			for i0 := 0; i0 < n; i0 += 64 {
-				for w := loadBits(sel, i0, 64); w != 0; w &= w - 1 {
+				for w := gather.Word(sel, i0, 64); w != 0; w &= w - 1 {
 					dst[j] = whole[i0+bits.TrailingZeros64(w)]
 					j++
 				}
@@ -393,7 +393,7 @@ func BenchmarkGatherKernels(b *testing.B) {
 			unpackDelta(whole, nil, 0, 1_765_180_800_000_000, 259200)
 			j := 0
 			for i0 := 0; i0 < n; i0 += 64 {
-				for w := loadBits(sel, i0, 64); w != 0; w &= w - 1 {
+				for w := gather.Word(sel, i0, 64); w != 0; w &= w - 1 {
 					dst[j] = whole[i0+bits.TrailingZeros64(w)]
 					j++
 				}
@@ -418,7 +418,7 @@ func BenchmarkGatherKernels(b *testing.B) {
 			clear(out)
 			j := 0
 			for i0 := 0; i0 < n; i0 += 64 {
-				for w := loadBits(sel, i0, 64); w != 0; w &= w - 1 {
+				for w := gather.Word(sel, i0, 64); w != 0; w &= w - 1 {
 					i := i0 + bits.TrailingZeros64(w)
 					if valid[i>>3]&(1<<(i&7)) != 0 {
 						out[j>>3] |= 1 << (j & 7)

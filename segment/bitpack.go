@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"unsafe"
+
+	"github.com/rowttl/rowttl/internal/gather"
 )
 
 // Bit packing. Value i of a packed run of width bw occupies bits
@@ -565,7 +567,7 @@ func rangeFORSelected(src []byte, n int, bw uint, base, a int64, span uint64, ne
 	}
 	for ; i0 < n; i0 += 64 {
 		m := min(64, n-i0)
-		w := loadBits(sel, i0, m)
+		w := gather.Word(sel, i0, m)
 		if w == 0 {
 			continue
 		}
@@ -588,19 +590,6 @@ func rangeFORSelected(src []byte, n int, bw uint, base, a int64, span uint64, ne
 		orBits(t, i0, m, tw)
 		orBits(f, i0, m, ^tw&w)
 	}
-}
-
-// loadBits returns the m (at most 64) bits of bm from row i0 (a multiple
-// of 64).
-func loadBits(bm []byte, i0, m int) uint64 {
-	if m == 64 {
-		return binary.LittleEndian.Uint64(bm[i0>>3:])
-	}
-	var w uint64
-	for k := 0; k*8 < m; k++ {
-		w |= uint64(bm[i0>>3+k]) << (8 * k)
-	}
-	return w & (1<<m - 1)
 }
 
 // orBits ORs the m bits of w into bm from row i0 (a multiple of 64).

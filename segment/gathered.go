@@ -301,7 +301,7 @@ func gatherPlain[T integer](dst []T, src, sel []byte, n int) {
 	j := 0
 	for i0 := 0; i0 < n; i0 += 64 {
 		m := min(64, n-i0)
-		word := loadBits(sel, i0, m)
+		word := gather.Word(sel, i0, m)
 		if word == ^uint64(0) {
 			j += copy(out[j*w:], src[i0*w:(i0+64)*w]) / w
 			continue
@@ -369,7 +369,7 @@ func unpackFORGathered[T integer](dst []T, src []byte, bw uint, base int64, sel 
 	j := 0
 	for i0 := 0; i0 < n; i0 += 64 {
 		m := min(64, n-i0)
-		word := loadBits(sel, i0, m)
+		word := gather.Word(sel, i0, m)
 		if word == ^uint64(0) {
 			// 64 values from a byte: i0 is a multiple of 8.
 			unpackFOR(dst[j:j+64:j+64], src[uint(i0)*bw>>3:], bw, base)
@@ -440,7 +440,7 @@ func unpackDeltaGathered[T integer](dst []T, src []byte, bw uint, first, minDelt
 		j := 0
 		for i0 := 0; i0 < n; i0 += 64 {
 			m := min(64, n-i0)
-			word := loadBits(sel, i0, m)
+			word := gather.Word(sel, i0, m)
 			if word == ^uint64(0) {
 				d := dst[j : j+64 : j+64]
 				v := first + int64(i0)*minDelta
@@ -476,7 +476,7 @@ func unpackDeltaGathered[T integer](dst []T, src []byte, bw uint, first, minDelt
 		o1, o2, o3, o4, o5, o6, o7 := bw>>3, 2*bw>>3, 3*bw>>3, 4*bw>>3, 5*bw>>3, 6*bw>>3, 7*bw>>3
 		s1, s2, s3, s4, s5, s6, s7 := bw&7, 2*bw&7, 3*bw&7, 4*bw&7, 5*bw&7, 6*bw&7, 7*bw&7
 		for ; k0+64 <= nf; k0 += 64 {
-			word := bitsFrom(sel, k0+1, 64)
+			word := gather.From(sel, k0+1, 64)
 			if word == 0 {
 				acc = sumDeltas(acc, src[uint(k0)*bw>>3:], bw, minDelta)
 				continue
@@ -518,7 +518,7 @@ func unpackDeltaGathered[T integer](dst []T, src []byte, bw uint, first, minDelt
 	var tmp [65]T // tmp[0] is row k0's value, tmp[1:] rows k0+1 to k0+64
 	for ; k0 < n-1; k0 += 64 {
 		m := min(64, n-1-k0)
-		word := bitsFrom(sel, k0+1, m)
+		word := gather.From(sel, k0+1, m)
 		if word == 0 {
 			if m < 64 {
 				break // the last rows, none kept
@@ -566,25 +566,3 @@ func sumDeltas(acc int64, src []byte, bw uint, minDelta int64) int64 {
 // denseWord is the number of selected rows of 64 above which a word of a
 // frame-of-reference page is unpacked whole rather than row by row.
 const denseWord = 24
-
-// bitsFrom returns the m (at most 64) bits of bm from bit i, any bit; bm
-// holds bit i+m-1.
-func bitsFrom(bm []byte, i, m int) uint64 {
-	b, s := i>>3, uint(i&7)
-	var w uint64
-	if b+8 <= len(bm) {
-		w = binary.LittleEndian.Uint64(bm[b:]) >> s
-		if s != 0 && b+8 < len(bm) {
-			w |= uint64(bm[b+8]) << (64 - s)
-		}
-	} else {
-		for k := 0; b+k < len(bm); k++ {
-			w |= uint64(bm[b+k]) << (8 * k)
-		}
-		w >>= s
-	}
-	if m < 64 {
-		w &= 1<<m - 1
-	}
-	return w
-}

@@ -121,11 +121,11 @@ func Bits(out, bm []byte, off int, mask []byte, n int) int {
 	var acc uint64
 	k, o, ones := 0, 0, 0
 	for w := 0; w*64 < n; w++ {
-		m := maskWord(mask, w, n)
+		m := Word(mask, w*64, min(64, n-w*64))
 		if m == 0 {
 			continue
 		}
-		v := bitsAt(bm, off+w*64)
+		v := From(bm, off+w*64, 64)
 		c := bits.OnesCount64(m)
 		ones += bits.OnesCount64(m & v)
 		cw := compressBits(v, m, c)
@@ -170,29 +170,37 @@ func compressBits(v, m uint64, c int) uint64 {
 	return cw
 }
 
-// bitsAt returns the 64 bits of bm from bit i on, those past its end clear.
-func bitsAt(bm []byte, i int) uint64 {
-	b, sh := i>>3, uint(i&7)
-	if b+9 <= len(bm) {
-		return binary.LittleEndian.Uint64(bm[b:])>>sh | uint64(bm[b+8])<<(64-sh)
+// Word returns the m (at most 64) bits of bm from bit i0, a multiple of 64
+// (a byte at least); bm holds bit i0+m-1.
+func Word(bm []byte, i0, m int) uint64 {
+	if m == 64 {
+		return binary.LittleEndian.Uint64(bm[i0>>3:])
 	}
-	// Near the end: bm ends within the next 8 bytes.
 	var w uint64
-	for k := 0; b+k < len(bm); k++ {
-		w |= uint64(bm[b+k]) << (8 * k)
+	for k := 0; k*8 < m; k++ {
+		w |= uint64(bm[i0>>3+k]) << (8 * k)
 	}
-	return w >> sh
+	return w & (1<<m - 1)
 }
 
-// maskWord returns bits 64*w to 64*w+63 of mask, those at or past n
-// clear; mask holds n bits, rounded up to a byte.
-func maskWord(mask []byte, w, n int) uint64 {
-	if (w+1)*64 <= n {
-		return binary.LittleEndian.Uint64(mask[w*8:])
+// From returns the m (at most 64) bits of bm from bit i, any bit; those
+// past the end of bm are clear.
+func From(bm []byte, i, m int) uint64 {
+	b, s := i>>3, uint(i&7)
+	var w uint64
+	if b+8 <= len(bm) {
+		w = binary.LittleEndian.Uint64(bm[b:]) >> s
+		if s != 0 && b+8 < len(bm) {
+			w |= uint64(bm[b+8]) << (64 - s)
+		}
+	} else {
+		for k := 0; b+k < len(bm); k++ {
+			w |= uint64(bm[b+k]) << (8 * k)
+		}
+		w >>= s
 	}
-	var word uint64
-	for k := 0; w*64+k*8 < n; k++ {
-		word |= uint64(mask[w*8+k]) << (8 * k)
+	if m < 64 {
+		w &= 1<<m - 1
 	}
-	return word & (1<<(n-w*64) - 1)
+	return w
 }
