@@ -1,9 +1,11 @@
 // Package gather owns the copies of the rows that a selection bitmap (LSB
-// first, a bit a row) picks out of buffers in Arrow's layout: the bits of a
-// bitmap (validity, booleans), and of a variable-length column the offsets
-// of the selected values, from 0, and their bytes one after the other. Scans gather a page's live rows with it, both
-// from a decoded Arrow array (package query) and straight from a decoded
-// segment page (package segment).
+// first, a bit a row) picks out of buffers in Arrow's layout: the bits of
+// a bitmap (validity, booleans), and of a variable-length column the
+// offsets of the selected values, from 0, and their bytes one after the
+// other; and the loads of a bitmap's words that such loops, and segment's
+// unpacking under a selection, read selections with. Scans gather a
+// page's live rows with it, both from a decoded Arrow array (package
+// query) and straight from a decoded segment page (package segment).
 //
 // It must never allocate, nor know of arrays, pages or encodings: callers
 // size the buffers (Offsets gives the bytes to hold, Slack the room past
